@@ -1,0 +1,58 @@
+"""The model registry: names users type, the plugin that serves each ONNX file.
+
+``--model yunet`` names a model facestream fetches itself; ``--model PATH.onnx`` names a file whose
+metadata (``facestream.model``, written by our fetch and export tools) picks its plugin.
+"""
+
+from pathlib import Path
+
+from detector_service.models import yunet
+from detector_service.models.base import (
+    META_MODEL,
+    META_VERSION,
+    META_WEIGHTS,
+    DecodeOptions,
+    Detections,
+    FaceModel,
+    InputSpec,
+)
+from facestream import paths
+from facestream.errors import ModelError
+from schemas import ModelRef
+
+PLUGINS: dict[str, type] = {yunet.YuNet.name: yunet.YuNet}
+# Models facestream can download by name: name -> fetch(models_dir) -> path.
+FETCHABLE = {"yunet": yunet.fetch}
+
+__all__ = ["FETCHABLE", "PLUGINS", "DecodeOptions", "Detections", "FaceModel", "InputSpec", "plugin_for", "resolve"]
+
+
+def resolve(spec: str, fetch_missing: bool = True) -> Path:
+    """A model name or an ONNX path -> the file to load (fetching a named model if needed)."""
+    if spec in FETCHABLE:
+        if not fetch_missing:
+            raise ModelError(f"model {spec!r} is not fetched yet: run `facestream models fetch {spec}`")
+        return FETCHABLE[spec](paths.models_dir())
+    path = Path(spec).expanduser()
+    if not path.is_file():
+        names = ", ".join(sorted(FETCHABLE))
+        raise ModelError(f"--model {spec!r} is neither a known model ({names}) nor an existing .onnx file")
+    return path
+
+
+def plugin_for(metadata: dict[str, str], source: str) -> FaceModel:
+    """Pick and build the plugin an ONNX file asks for in its metadata."""
+    name = metadata.get(META_MODEL)
+    if name is None:
+        raise ModelError(
+            f"{source} carries no '{META_MODEL}' metadata, so facestream cannot tell how to decode it; "
+            "use a file made by `facestream models fetch` or `facestream export`"
+        )
+    if name not in PLUGINS:
+        raise ModelError(f"{source} is a {name!r} model; this facestream knows {', '.join(sorted(PLUGINS))}")
+    ref = ModelRef(
+        name=name,
+        version=metadata.get(META_VERSION, "unknown"),
+        weights_sha256=metadata.get(META_WEIGHTS, "unknown"),
+    )
+    return PLUGINS[name](ref)

@@ -1,0 +1,48 @@
+"""Model-independent post-processing: score filter, top-k, NMS, mapping back to the frame."""
+
+import numpy as np
+
+from detector_service.models.base import DecodeOptions, Detections
+
+
+def select(
+    boxes: np.ndarray, scores: np.ndarray, landmarks: np.ndarray | None, options: DecodeOptions
+) -> Detections:
+    """Keep boxes over the score threshold, the best ``top_k`` of them, then greedy NMS."""
+    keep = np.flatnonzero(scores > options.score_threshold)
+    if len(keep) > options.top_k:
+        keep = keep[np.argpartition(-scores[keep], options.top_k)[: options.top_k]]
+    keep = keep[np.argsort(-scores[keep], kind="stable")]
+    keep = keep[nms(boxes[keep], options.nms_iou, options.max_faces)]
+    return Detections(
+        boxes=boxes[keep].astype(np.float32),
+        scores=scores[keep].astype(np.float32),
+        landmarks=None if landmarks is None else landmarks[keep].astype(np.float32),
+    )
+
+
+def nms(boxes: np.ndarray, iou_threshold: float, max_out: int) -> np.ndarray:
+    """Greedy non-maximum suppression over boxes already sorted by descending score."""
+    x0, y0, x1, y1 = boxes.T
+    areas = np.maximum(x1 - x0, 0) * np.maximum(y1 - y0, 0)
+    order = np.arange(len(boxes))
+    kept: list[int] = []
+    while order.size and len(kept) < max_out:
+        i = order[0]
+        kept.append(i)
+        rest = order[1:]
+        w = np.maximum(np.minimum(x1[i], x1[rest]) - np.maximum(x0[i], x0[rest]), 0)
+        h = np.maximum(np.minimum(y1[i], y1[rest]) - np.maximum(y0[i], y0[rest]), 0)
+        inter = w * h
+        iou = inter / np.maximum(areas[i] + areas[rest] - inter, 1e-9)
+        order = rest[iou <= iou_threshold]
+    return np.array(kept, dtype=np.int64)
+
+
+def to_frame(det: Detections, scale: float, width: int, height: int) -> Detections:
+    """Undo the letterbox (a pure scale: images sit at the top-left) and clip to the frame."""
+    boxes = det.boxes / scale
+    np.clip(boxes[:, 0::2], 0, width, out=boxes[:, 0::2])
+    np.clip(boxes[:, 1::2], 0, height, out=boxes[:, 1::2])
+    landmarks = None if det.landmarks is None else det.landmarks / scale
+    return Detections(boxes=boxes, scores=det.scores, landmarks=landmarks)

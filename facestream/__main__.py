@@ -1,0 +1,3 @@
+from facestream.cli import main
+
+main()

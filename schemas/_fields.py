@@ -1,0 +1,81 @@
+"""Strict field checks shared by the message types: one place decides what "valid" means."""
+
+import math
+from typing import Any
+
+import msgpack
+
+from schemas.errors import SchemaError
+
+SCHEMA_VERSION = 1
+
+
+def unpack_map(message_type: str, payload: bytes) -> dict[str, Any]:
+    """msgpack bytes -> dict, with the version gate every reader must apply first."""
+    if not isinstance(payload, (bytes, bytearray, memoryview)) or len(payload) == 0:
+        raise SchemaError(message_type, None, "empty payload")
+    try:
+        fields = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+    except Exception as exc:  # msgpack raises several unrelated types for bad bytes
+        raise SchemaError(message_type, None, f"not valid msgpack ({type(exc).__name__}: {exc})") from None
+    if not isinstance(fields, dict):
+        raise SchemaError(message_type, None, f"expected a msgpack map, got {type(fields).__name__}")
+    version = integer(message_type, fields, "schema_version", minimum=1)
+    if version > SCHEMA_VERSION:
+        raise SchemaError(
+            message_type,
+            "schema_version",
+            f"major version {version} is newer than this reader understands ({SCHEMA_VERSION}); upgrade facestream",
+        )
+    return fields
+
+
+def pack_map(fields: dict[str, Any]) -> bytes:
+    return msgpack.packb({"schema_version": SCHEMA_VERSION, **fields}, use_bin_type=True)
+
+
+def present(message_type: str, fields: dict[str, Any], name: str) -> Any:
+    if name not in fields:
+        raise SchemaError(message_type, name, "missing")
+    return fields[name]
+
+
+def integer(message_type: str, fields: dict[str, Any], name: str, minimum: int = 0) -> int:
+    value = present(message_type, fields, name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SchemaError(message_type, name, f"expected an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise SchemaError(message_type, name, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def text(message_type: str, fields: dict[str, Any], name: str, max_len: int = 255) -> str:
+    value = present(message_type, fields, name)
+    if not isinstance(value, str):
+        raise SchemaError(message_type, name, f"expected a string, got {type(value).__name__}")
+    if not value or len(value) > max_len:
+        raise SchemaError(message_type, name, f"must be 1 to {max_len} characters, got {len(value)}")
+    return value
+
+
+def blob(message_type: str, fields: dict[str, Any], name: str) -> bytes:
+    value = present(message_type, fields, name)
+    if not isinstance(value, (bytes, bytearray)):
+        raise SchemaError(message_type, name, f"expected bytes, got {type(value).__name__}")
+    if not value:
+        raise SchemaError(message_type, name, "is empty")
+    return bytes(value)
+
+
+def number(message_type: str, name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SchemaError(message_type, name, f"expected a finite number, got {value!r}")
+    return float(value)
+
+
+def sequence(message_type: str, name: str, value: Any, length: int | None = None) -> list | tuple:
+    if not isinstance(value, (list, tuple)):
+        raise SchemaError(message_type, name, f"expected a list, got {type(value).__name__}")
+    if length is not None and len(value) != length:
+        raise SchemaError(message_type, name, f"expected {length} items, got {len(value)}")
+    return value

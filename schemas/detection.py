@@ -1,0 +1,125 @@
+"""Detection event: the faces found in one frame, on topic ``detections``, key = camera_id."""
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from schemas import _fields as f
+
+_TYPE = "DetectionEvent"
+# Fixed namespace so that every replica, and every rerun, names the same event the same way.
+_EVENT_NAMESPACE = uuid.UUID("5b0e5f8c-6f0e-4f43-9a43-0c6f7ce5e1d1")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRef:
+    """Which detector made an event: enough to tell two weight files of one model apart."""
+
+    name: str
+    version: str
+    weights_sha256: str
+
+    def fields(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "weights_sha256": self.weights_sha256}
+
+
+@dataclass(frozen=True, slots=True)
+class Face:
+    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in original frame pixels
+    score: float  # 0..1
+    landmarks: tuple[tuple[float, float], ...] | None = None  # (x, y) pairs, model-specific order
+
+    def fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"box": list(self.box), "score": self.score}
+        if self.landmarks is not None:
+            out["landmarks"] = [list(p) for p in self.landmarks]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class DetectionEvent:
+    event_id: str
+    camera_id: str
+    frame_seq: int
+    capture_ts_ns: int
+    detect_ts_ns: int
+    model: ModelRef
+    width: int
+    height: int
+    faces: tuple[Face, ...]
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "camera_id": self.camera_id,
+            "frame_seq": self.frame_seq,
+            "capture_ts_ns": self.capture_ts_ns,
+            "detect_ts_ns": self.detect_ts_ns,
+            "model": self.model.fields(),
+            "width": self.width,
+            "height": self.height,
+            "faces": [face.fields() for face in self.faces],
+        }
+
+
+def event_id_for(camera_id: str, frame_seq: int, model: ModelRef) -> str:
+    """Deterministic: a redelivered frame gets the same id, so consumers can drop duplicates."""
+    name = f"{camera_id}\x1f{frame_seq}\x1f{model.name}\x1f{model.version}\x1f{model.weights_sha256}"
+    return str(uuid.uuid5(_EVENT_NAMESPACE, name))
+
+
+def _model_from(value: Any) -> ModelRef:
+    if not isinstance(value, dict):
+        raise f.SchemaError(_TYPE, "model", f"expected a map, got {type(value).__name__}")
+    return ModelRef(
+        name=f.text(_TYPE, value, "name"),
+        version=f.text(_TYPE, value, "version"),
+        weights_sha256=f.text(_TYPE, value, "weights_sha256"),
+    )
+
+
+def _face_from(index: int, value: Any) -> Face:
+    where = f"faces[{index}]"
+    if not isinstance(value, dict):
+        raise f.SchemaError(_TYPE, where, f"expected a map, got {type(value).__name__}")
+    raw_box = f.sequence(_TYPE, f"{where}.box", f.present(_TYPE, value, "box"), length=4)
+    box = tuple(f.number(_TYPE, f"{where}.box", v) for v in raw_box)
+    if box[2] < box[0] or box[3] < box[1]:
+        raise f.SchemaError(_TYPE, f"{where}.box", f"needs x0 <= x1 and y0 <= y1, got {list(box)}")
+    score = f.number(_TYPE, f"{where}.score", f.present(_TYPE, value, "score"))
+    if not 0.0 <= score <= 1.0:
+        raise f.SchemaError(_TYPE, f"{where}.score", f"must be within 0..1, got {score}")
+    landmarks = None
+    if value.get("landmarks") is not None:
+        points = f.sequence(_TYPE, f"{where}.landmarks", value["landmarks"])
+        landmarks = tuple(
+            tuple(f.number(_TYPE, f"{where}.landmarks", v) for v in f.sequence(_TYPE, f"{where}.landmarks", p, 2))
+            for p in points
+        )
+    return Face(box=box, score=score, landmarks=landmarks)  # type: ignore[arg-type]
+
+
+def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
+    faces = f.sequence(_TYPE, "faces", f.present(_TYPE, fields, "faces"))
+    return DetectionEvent(
+        event_id=f.text(_TYPE, fields, "event_id"),
+        camera_id=f.text(_TYPE, fields, "camera_id"),
+        frame_seq=f.integer(_TYPE, fields, "frame_seq"),
+        capture_ts_ns=f.integer(_TYPE, fields, "capture_ts_ns"),
+        detect_ts_ns=f.integer(_TYPE, fields, "detect_ts_ns"),
+        model=_model_from(f.present(_TYPE, fields, "model")),
+        width=f.integer(_TYPE, fields, "width", minimum=1),
+        height=f.integer(_TYPE, fields, "height", minimum=1),
+        faces=tuple(_face_from(i, face) for i, face in enumerate(faces)),
+    )
+
+
+def encode_detection(event: DetectionEvent) -> bytes:
+    """Validate and serialise; raises SchemaError exactly where ``decode_detection`` would."""
+    fields = event.fields()
+    event_from_fields(fields)
+    return f.pack_map(fields)
+
+
+def decode_detection(payload: bytes) -> DetectionEvent:
+    return event_from_fields(f.unpack_map(_TYPE, payload))
