@@ -29,10 +29,14 @@ def bootstrap_servers() -> str:
     return external_bootstrap() or f"127.0.0.1:{local_port()}"
 
 
-def admin(bootstrap: str | None = None):
+def admin(bootstrap: str | None = None, quiet: bool = False):
+    """An admin client; ``quiet`` silences librdkafka's own connection-refused lines (for probes)."""
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": bootstrap or bootstrap_servers()})
+    config = {"bootstrap.servers": bootstrap or bootstrap_servers()}
+    if quiet:
+        config["log_level"] = 0
+    return AdminClient(config)
 
 
 def check_reachable(bootstrap: str | None = None, timeout_s: float = 10.0) -> int:
@@ -41,7 +45,7 @@ def check_reachable(bootstrap: str | None = None, timeout_s: float = 10.0) -> in
 
     bootstrap = bootstrap or bootstrap_servers()
     try:
-        meta = admin(bootstrap).list_topics(timeout=timeout_s)
+        meta = admin(bootstrap, quiet=True).list_topics(timeout=timeout_s)
     except KafkaException as exc:
         hint = "" if external_bootstrap() else " Start the local one with `facestream kafka start`."
         raise BrokerError(f"no Kafka broker answers at {bootstrap} ({exc.args[0].str()}).{hint}") from None

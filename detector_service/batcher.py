@@ -1,0 +1,45 @@
+"""Batches by poll size with a deadline counted from the batch's first message.
+
+A full batch goes at once; a partial one waits at most ``max_wait_s`` after its first message
+arrived, so a quiet camera never waits for a busy one to fill the batch.
+"""
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# consume(max_messages, timeout_s) -> up to max_messages items, like Consumer.consume.
+Consume = Callable[[int, float], Sequence[T]]
+
+
+class Batcher:
+    def __init__(
+        self,
+        consume: Consume,
+        size: int,
+        max_wait_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"batch size must be >= 1, got {size}")
+        if max_wait_s < 0:
+            raise ValueError(f"max wait must be >= 0, got {max_wait_s}")
+        self._consume = consume
+        self.size = size
+        self.max_wait_s = max_wait_s
+        self._clock = clock
+
+    def next_batch(self, idle_timeout_s: float) -> list[T]:
+        """Wait up to ``idle_timeout_s`` for a first message, then fill until full or the deadline."""
+        batch = list(self._consume(self.size, idle_timeout_s))
+        if not batch:
+            return batch
+        deadline = self._clock() + self.max_wait_s
+        while len(batch) < self.size:
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                break
+            batch.extend(self._consume(self.size - len(batch), remaining))
+        return batch

@@ -1,0 +1,72 @@
+"""``facestream detect`` and ``facestream models``: the detector service and its model files."""
+
+import json
+
+import click
+
+from detector_service.runtime import PROVIDER_CHOICES
+from schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
+
+
+def _size(_ctx, _param, value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        width, height = (int(v) for v in value.lower().split("x"))
+    except ValueError:
+        raise click.BadParameter(f"expected WIDTHxHEIGHT, e.g. 640x480, got {value!r}") from None
+    return width, height
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  facestream detect                                   # YuNet, group facestream-detector
+  facestream detect --model yunet --group lobby --batch 16 --max-wait-ms 20
+  facestream detect --model mogface.onnx --provider cuda --input-size 640x480
+  FACESTREAM_DETECT_BATCH=32 facestream detect        # any option from the environment
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--model", default="yunet", help="A model name (yunet) or an .onnx file made by facestream.")
+@click.option("--group", default="facestream-detector", help="Kafka consumer group; replicas share it.")
+@click.option("--batch", type=click.IntRange(min=1), default=8, help="Frames per inference (poll size).")
+@click.option("--max-wait-ms", type=click.FloatRange(min=0), default=50.0,
+              help="Longest wait for a batch to fill, from its first frame.")  # fmt: skip
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="auto",
+              help="ONNX Runtime execution provider; auto tries tensorrt, cuda, cpu in turn.")  # fmt: skip
+@click.option("--input-size", callback=_size, default=None, help="Network input WIDTHxHEIGHT (default: the model's).")
+@click.option("--score-threshold", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
+@click.option("--nms-iou", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
+@click.option("--decode-threads", type=click.IntRange(min=1), default=2, help="JPEG decode threads.")
+@click.option("--ort-threads", type=click.IntRange(min=0), default=0, help="ONNX Runtime CPU threads (0: ORT's choice).")
+@click.option("--frames-topic", default=FRAMES_TOPIC)
+@click.option("--detections-topic", default=DETECTIONS_TOPIC)
+@click.option("--dead-letter-topic", default=DEAD_LETTER_TOPIC, help="Where frames that cannot be read go.")
+@click.option("--stats-interval", type=float, default=5.0, help="Seconds between stats lines (0: off).")
+@click.option("--stop-after-idle", type=click.FloatRange(min=0), default=None,
+              help="Exit after this many seconds without frames (batch jobs, tests).")  # fmt: skip
+def detect(**options) -> None:
+    """Consume frames, detect faces, publish one detection event per frame."""
+    from detector_service.service import DetectorConfig, DetectorService
+
+    config = DetectorConfig(**options)
+    summary = DetectorService(config).run()
+    click.echo(json.dumps(summary))
+
+
+@click.group()
+def models() -> None:
+    """Fetch and inspect model files."""
+
+
+@models.command("fetch", epilog="\b\nExamples:\n  facestream models fetch\n  facestream models fetch yunet")
+@click.argument("names", nargs=-1)
+def fetch(names: tuple[str, ...]) -> None:
+    """Download, verify (sha256) and prepare models; all known ones if none are named."""
+    from detector_service.models import FETCHABLE, resolve
+
+    for name in names or sorted(FETCHABLE):
+        if name not in FETCHABLE:
+            raise click.BadParameter(f"unknown model {name!r}; known: {', '.join(sorted(FETCHABLE))}")
+        click.echo(f"{name}: {resolve(name)}")

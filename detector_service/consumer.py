@@ -1,0 +1,98 @@
+"""The Kafka side of the detector: the group member, its producer, and commits after acks.
+
+Auto-commit is off and offsets are committed explicitly from the ``OffsetTracker``; on a
+rebalance the member first lets its in-flight records land, then commits what it owned.
+"""
+
+import logging
+import time
+
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+
+from detector_service.offsets import OffsetTracker
+from facestream import kafka_clients
+
+log = logging.getLogger(__name__)
+
+
+def make_producer(bootstrap: str, client_id: str) -> Producer:
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "client.id": client_id,
+            "enable.idempotence": True,  # acks=all and no duplicates from the producer's own retries
+            "linger.ms": 5,
+            "compression.type": "lz4",
+            "message.max.bytes": kafka_clients.MAX_MESSAGE_BYTES,
+        }
+    )
+
+
+class GroupMember:
+    """A consumer-group member that commits only what the ``OffsetTracker`` says is safe."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, client_id: str, publisher_flush) -> None:
+        self.tracker = OffsetTracker()
+        self.assigned: set[tuple[str, int]] = set()
+        self.first_assigned_at: float | None = None  # monotonic clock
+        self._flush = publisher_flush
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "client.id": client_id,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                "auto.offset.reset": "earliest",  # a new group starts from the oldest retained frame
+                "partition.assignment.strategy": "cooperative-sticky",
+                "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
+            }
+        )
+        self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)
+
+    def consume(self, max_messages: int, timeout_s: float) -> list:
+        return self.consumer.consume(num_messages=max_messages, timeout=timeout_s)
+
+    def owns(self, msg) -> bool:
+        return (msg.topic(), msg.partition()) in self.assigned
+
+    def commit(self, asynchronous: bool) -> None:
+        ready = self.tracker.committable()
+        ready = {tp: off for tp, off in ready.items() if tp in self.assigned}
+        if not ready:
+            return
+        offsets = [TopicPartition(t, p, o) for (t, p), o in ready.items()]
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=asynchronous)
+        except KafkaException as exc:  # e.g. a rebalance in progress: the next commit retries
+            log.warning("offset commit failed, will retry: %s", exc)
+            return
+        self.tracker.mark_committed(ready)
+
+    def close(self) -> None:
+        self.consumer.close()
+
+    def _on_assign(self, _consumer, partitions) -> None:
+        self.assigned |= {(p.topic, p.partition) for p in partitions}
+        if self.first_assigned_at is None:
+            self.first_assigned_at = time.monotonic()
+        log.info("assigned %s", _names(partitions))
+
+    def _on_revoke(self, _consumer, partitions) -> None:
+        log.info("revoked %s: committing what has landed", _names(partitions))
+        self._flush()
+        self.commit(asynchronous=False)
+        self._drop(partitions)
+
+    def _on_lost(self, _consumer, partitions) -> None:
+        log.warning("lost %s without a clean hand-over: their frames will be processed again", _names(partitions))
+        self._drop(partitions)
+
+    def _drop(self, partitions) -> None:
+        tps = [(p.topic, p.partition) for p in partitions]
+        self.assigned -= set(tps)
+        self.tracker.forget(tps)
+
+
+def _names(partitions) -> str:
+    return ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing"

@@ -1,0 +1,79 @@
+"""Turning detections into events, and publishing events and dead letters to Kafka.
+
+Both kinds of record report back through ``on_done(error)`` once the broker acknowledged them (or
+gave up), which is what lets the service commit a frame's offset only after its outcome is safe.
+"""
+
+import time
+from collections.abc import Callable
+
+from detector_service.models.base import Detections
+from schemas import DetectionEvent, Face, Frame, ModelRef, encode_detection, event_id_for
+
+OnDone = Callable[[object | None], None]  # called with a KafkaError, or None on success
+
+
+def build_event(frame: Frame, detections: Detections, model: ModelRef) -> DetectionEvent:
+    """One event per frame; ``detections`` already in the frame's own pixels."""
+    landmarks = detections.landmarks
+    faces = tuple(
+        Face(
+            box=tuple(round(float(v), 2) for v in detections.boxes[i]),
+            score=round(float(detections.scores[i]), 4),
+            landmarks=None if landmarks is None else tuple((round(float(x), 2), round(float(y), 2)) for x, y in landmarks[i]),
+        )
+        for i in range(len(detections))
+    )
+    return DetectionEvent(
+        event_id=event_id_for(frame.camera_id, frame.frame_seq, model),
+        camera_id=frame.camera_id,
+        frame_seq=frame.frame_seq,
+        capture_ts_ns=frame.capture_ts_ns,
+        detect_ts_ns=time.time_ns(),
+        model=model,
+        width=frame.width,
+        height=frame.height,
+        faces=faces,
+    )
+
+
+class Publisher:
+    """Writes events to the detections topic and rejected frames to the dead-letter topic."""
+
+    def __init__(self, producer, detections_topic: str, dead_letter_topic: str, group_id: str) -> None:
+        self._producer = producer
+        self.detections_topic = detections_topic
+        self.dead_letter_topic = dead_letter_topic
+        self._group_id = group_id
+
+    def event(self, event: DetectionEvent, on_done: OnDone) -> None:
+        self._send(self.detections_topic, event.camera_id.encode(), encode_detection(event), None, on_done)
+
+    def dead_letter(self, source, stage: str, error: Exception, on_done: OnDone) -> None:
+        """Forward the original record untouched, with why and where it failed in its headers."""
+        headers = [
+            ("facestream.error", f"{type(error).__name__}: {error}".encode()),
+            ("facestream.stage", stage.encode()),
+            ("facestream.source", f"{source.topic()}/{source.partition()}@{source.offset()}".encode()),
+            ("facestream.group", self._group_id.encode()),
+        ]
+        self._send(self.dead_letter_topic, source.key(), source.value() or b"", headers, on_done)
+
+    def serve(self, timeout_s: float = 0.0) -> None:
+        """Run delivery callbacks that are due."""
+        self._producer.poll(timeout_s)
+
+    def flush(self, timeout_s: float) -> int:
+        """Wait for every record in flight; return how many are still undelivered."""
+        return self._producer.flush(timeout_s)
+
+    def _send(self, topic: str, key: bytes | None, value: bytes, headers, on_done: OnDone) -> None:
+        def delivered(err, _msg) -> None:
+            on_done(err)
+
+        while True:
+            try:
+                self._producer.produce(topic, value=value, key=key, headers=headers, on_delivery=delivered)
+                return
+            except BufferError:  # local queue full: let deliveries drain, then retry (back-pressure)
+                self._producer.poll(0.1)

@@ -1,0 +1,206 @@
+"""Wires the stages: group member -> batcher -> preprocess -> runtime + model -> events -> offsets."""
+
+import logging
+import signal
+import socket
+import time
+from dataclasses import dataclass
+
+from detector_service import models
+from detector_service.batcher import Batcher
+from detector_service.consumer import GroupMember, make_producer
+from detector_service.events import Publisher, build_event
+from detector_service.models.base import DecodeOptions
+from detector_service.postprocess import to_frame
+from detector_service.preprocess import DecodeError, Placed, Preprocessor
+from detector_service.runtime import open_session
+from detector_service.stats import Stats, StatsReporter
+from facestream import kafka_clients
+from facestream.errors import BrokerError, ConfigError
+from schemas import SchemaError, decode_frame
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    model: str = "yunet"
+    group: str = "facestream-detector"
+    batch: int = 8
+    max_wait_ms: float = 50.0
+    provider: str = "auto"
+    frames_topic: str = "frames"
+    detections_topic: str = "detections"
+    dead_letter_topic: str = "frames.dlq"
+    input_size: tuple[int, int] | None = None  # (width, height); None: the model's default
+    score_threshold: float | None = None
+    nms_iou: float | None = None
+    decode_threads: int = 2
+    ort_threads: int = 0
+    stats_interval: float = 5.0  # seconds
+    stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long
+
+
+class DetectorService:
+    def __init__(self, config: DetectorConfig, bootstrap: str | None = None) -> None:
+        self.config = config
+        self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
+        path = models.resolve(config.model)
+        self.runtime = open_session(path, config.provider, config.ort_threads)
+        self.model = models.plugin_for(self.runtime.metadata, str(path))
+        self.input_hw = self._input_hw()
+        defaults = self.model.default_options
+        self.options = DecodeOptions(
+            score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,
+            nms_iou=defaults.nms_iou if config.nms_iou is None else config.nms_iou,
+        )
+        self.stats = Stats(provider=self.runtime.provider, fallback=bool(self.runtime.fallbacks))
+        self._fatal: str | None = None
+        self._stopping = False
+        self._warm_up()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def run(self) -> dict:
+        """Serve until SIGINT/SIGTERM (or idle, if asked); return the final counters."""
+        cfg = self.config
+        kafka_clients.check_reachable(self.bootstrap)
+        kafka_clients.ensure_topics({cfg.frames_topic: 4, cfg.detections_topic: 4, cfg.dead_letter_topic: 1},
+                                    self.bootstrap)  # fmt: skip
+        client_id = f"facestream-detector-{socket.gethostname()}"
+        producer = make_producer(self.bootstrap, client_id)
+        self.publisher = Publisher(producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
+        self.member = GroupMember(self.bootstrap, cfg.group, cfg.frames_topic, client_id,
+                                  lambda: self.publisher.flush(30.0))  # fmt: skip
+        self.preprocessor = Preprocessor(self.input_hw, cfg.decode_threads)
+        batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
+        reporter = StatsReporter(self.stats, cfg.stats_interval)
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        log.info(
+            "detector %s v%s, input %dx%d, batch %d, max wait %.0f ms, group %s: %s -> %s",
+            self.model.ref.name, self.model.ref.version, self.input_hw[1], self.input_hw[0],
+            cfg.batch, cfg.max_wait_ms, cfg.group, cfg.frames_topic, cfg.detections_topic,
+        )  # fmt: skip
+        last_frame = time.monotonic()
+        try:
+            while not self._stopping:
+                messages = batcher.next_batch(idle_timeout_s=0.5)
+                if messages:
+                    last_frame = time.monotonic()
+                    self.process(messages)
+                elif self._idle_for(last_frame):
+                    log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle)
+                    break
+                self.publisher.serve()
+                self.member.commit(asynchronous=True)
+                self._raise_if_fatal()
+                reporter.tick()
+        finally:
+            self._shutdown(previous)
+        return self.stats.summary()
+
+    def _idle_for(self, last_frame: float) -> bool:
+        """Idle time counts from the last frame, but never from before the first assignment."""
+        limit, assigned_at = self.config.stop_after_idle, self.member.first_assigned_at
+        if limit is None or assigned_at is None:
+            return False
+        return time.monotonic() - max(last_frame, assigned_at) >= limit
+
+    def _shutdown(self, previous_handlers: dict) -> None:
+        left = self.publisher.flush(30.0)
+        if left:
+            log.error("%d records were not acknowledged at shutdown; their frames stay uncommitted", left)
+        self.member.commit(asynchronous=False)
+        self.member.close()
+        self.preprocessor.close()
+        for sig, handler in previous_handlers.items():
+            signal.signal(sig, handler)
+        log.info("stopped: %s", self.stats.line())
+
+    def _on_signal(self, signum, _frame) -> None:
+        log.info("%s received: finishing the batch in hand, then stopping", signal.Signals(signum).name)
+        self._stopping = True
+
+    # -- one batch ----------------------------------------------------------------------------
+
+    def process(self, messages: list) -> None:
+        frames, sources = [], []
+        for msg in messages:
+            if msg.error():
+                log.warning("consumer error: %s", msg.error())
+                continue
+            if not self.member.owns(msg):  # revoked while the batch filled: the new owner has it
+                continue
+            self.member.tracker.track((msg.topic(), msg.partition()), msg.offset())
+            self.stats.frames += 1
+            try:
+                frames.append(decode_frame(msg.value()))
+                sources.append(msg)
+            except SchemaError as exc:
+                self._dead_letter(msg, "schema", exc)
+        if not frames:
+            return
+        self.stats.batches += 1
+        t0 = time.perf_counter()
+        batch, placed = self.preprocessor.run(frames)
+        good = [i for i, p in enumerate(placed) if isinstance(p, Placed)]
+        for i, p in enumerate(placed):
+            if isinstance(p, DecodeError):
+                self._dead_letter(sources[i], "decode", p)
+        if not good:
+            return
+        t1 = time.perf_counter()
+        outputs = self.runtime.run(self.model.prepare(batch[good] if len(good) < len(frames) else batch))
+        t2 = time.perf_counter()
+        detections = self.model.decode(outputs, self.input_hw, self.options)
+        for det, i in zip(detections, good):
+            p = placed[i]
+            event = build_event(frames[i], to_frame(det, p.scale, p.width, p.height), self.model.ref)
+            self.publisher.event(event, self._on_done(sources[i], "events"))
+        t3 = time.perf_counter()
+        self.stats.preprocess_s += t1 - t0
+        self.stats.infer_s += t2 - t1
+        self.stats.postprocess_s += t3 - t2
+
+    def _dead_letter(self, msg, stage: str, error: Exception) -> None:
+        log.warning("dead-lettering %s/%d@%d (%s): %s", msg.topic(), msg.partition(), msg.offset(), stage, error)
+        self.publisher.dead_letter(msg, stage, error, self._on_done(msg, "dead_letters"))
+
+    def _on_done(self, msg, counter: str):
+        tp, offset = (msg.topic(), msg.partition()), msg.offset()
+
+        def done(err) -> None:
+            if err is not None:
+                # Never commit past a frame whose outcome the broker did not take: stop, and let
+                # the group hand its partition to a member that can (at-least-once).
+                self._fatal = f"delivery of the outcome of {tp[0]}/{tp[1]}@{offset} failed: {err}"
+                return
+            setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+            self.member.tracker.done(tp, offset)
+
+        return done
+
+    def _raise_if_fatal(self) -> None:
+        if self._fatal:
+            raise BrokerError(self._fatal)
+
+    # -- start-up -----------------------------------------------------------------------------
+
+    def _input_hw(self) -> tuple[int, int]:
+        spec = self.model.default_input
+        if self.config.input_size is None:
+            return spec.height, spec.width
+        width, height = self.config.input_size
+        if width % spec.multiple_of or height % spec.multiple_of:
+            raise ConfigError(f"{self.model.ref.name} needs input sides that are multiples of {spec.multiple_of}, "
+                              f"got {width}x{height}")  # fmt: skip
+        return height, width
+
+    def _warm_up(self) -> None:
+        """One inference at full batch before joining the group, so the first real batch is not slow."""
+        import numpy as np
+
+        t0 = time.perf_counter()
+        dummy = np.zeros((self.config.batch, *self.input_hw, 3), dtype=np.uint8)
+        self.runtime.run(self.model.prepare(dummy))
+        log.info("warm-up inference at batch %d took %.0f ms", self.config.batch, (time.perf_counter() - t0) * 1000)

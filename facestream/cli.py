@@ -1,0 +1,98 @@
+"""The ``facestream`` command. Subcommands load on first use, so ``facestream --help`` stays fast.
+
+Every option can also come from an environment variable (``FACESTREAM_<COMMAND>_<OPTION>``, shown
+in each ``--help``) or from a TOML config file with one table per command (``--config``).
+"""
+
+import importlib
+import sys
+import tomllib
+from pathlib import Path
+
+import click
+
+from facestream import __version__, logs
+from facestream.errors import ConfigError, FacestreamError
+
+SUBCOMMANDS = {
+    "kafka": "facestream.broker.cli:kafka",
+    "produce": "producers.cli:produce",
+    "detect": "detector_service.cli:detect",
+    "models": "detector_service.cli:models",
+    "samples": "facestream.samples_cli:samples",
+    "events": "facestream.events_cli:events",
+    "demo": "facestream.demo:demo",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when named (or listed in --help)."""
+
+    def __init__(self, *args, lazy: dict[str, str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module, attr = self.lazy[name].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+def load_config(path: Path) -> dict:
+    """TOML file -> click's default_map: ``[detect] batch = 16`` sets ``detect --batch``."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    unknown = set(data) - set(SUBCOMMANDS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; known: {sorted(SUBCOMMANDS)}")
+    return {name: {k.replace("-", "_"): v for k, v in table.items()} for name, table in data.items()}
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=SUBCOMMANDS,
+    context_settings={"auto_envvar_prefix": "FACESTREAM", "show_default": True, "help_option_names": ["-h", "--help"]},
+    epilog="""\b
+Examples:
+  facestream demo                          # everything, live, on this machine
+  facestream kafka start                   # a local Apache Kafka broker
+  facestream produce --camera door --source door.mp4 --fps 15
+  facestream detect --model yunet --group detectors --batch 16
+  facestream events                        # print detection events as they arrive
+""",
+)
+@click.option("--config", type=click.Path(dir_okay=False, path_type=Path), envvar="FACESTREAM_CONFIG",
+              help="TOML file with one table per command, e.g. [detect] batch = 16.")  # fmt: skip
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
+@click.version_option(__version__, prog_name="facestream")
+@click.pass_context
+def cli(ctx: click.Context, config: Path | None, verbose: bool) -> None:
+    """Kafka-based face detection for many camera streams."""
+    logs.setup(verbose)
+    if config is not None:
+        ctx.default_map = load_config(config)
+
+
+def main(command: click.Command = cli, env_prefix: str = "FACESTREAM") -> None:
+    """Run a command with facestream's errors turned into one line and an exit code."""
+    if command is not cli:  # `python -m <service>`: no group callback sets logging up
+        logs.setup()
+    try:
+        code = command.main(standalone_mode=False, auto_envvar_prefix=env_prefix)
+    except click.exceptions.Abort:
+        code = 130
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except FacestreamError as exc:
+        click.echo(f"error: {exc}", err=True)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,4 @@
+from facestream.cli import main
+from producers.cli import produce
+
+main(produce, env_prefix="FACESTREAM_PRODUCE")

@@ -1,0 +1,81 @@
+"""What a camera reads from: a video file, an image file, folder or glob, a camera index, or a URL.
+
+Everything but images goes through OpenCV's ``VideoCapture`` (files, ``/dev/video`` indexes,
+RTSP/HTTP streams). Images are read once and kept in memory when there are few of them, so a
+looping demo costs no disk reads.
+"""
+
+import glob
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from facestream.errors import SourceError
+
+log = logging.getLogger(__name__)
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".pgm", ".webp", ".tif", ".tiff"}
+CACHE_LIMIT = 64  # images kept decoded in memory
+
+
+class ImageSource:
+    def __init__(self, files: list[Path]) -> None:
+        self.files = files
+        self._cache: dict[Path, np.ndarray] = {}
+
+    def frames(self) -> Iterator[np.ndarray]:
+        readable = 0
+        for path in self.files:
+            image = self._cache.get(path)
+            if image is None:
+                image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+                if image is None:
+                    log.warning("skipping %s: not a readable image", path)
+                    continue
+                if len(self.files) <= CACHE_LIMIT:
+                    self._cache[path] = image
+            readable += 1
+            yield image
+        if readable == 0:
+            raise SourceError(f"none of the {len(self.files)} file(s) is a readable image")
+
+
+class CaptureSource:
+    """A video file, camera index or stream URL, read with ``cv2.VideoCapture``."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+
+    def frames(self) -> Iterator[np.ndarray]:
+        capture = cv2.VideoCapture(int(self.spec) if self.spec.isdigit() else self.spec)
+        if not capture.isOpened():
+            raise SourceError(f"OpenCV cannot open {self.spec!r} (file, camera index or RTSP/HTTP URL)")
+        try:
+            while True:
+                ok, frame = capture.read()
+                if not ok:
+                    return
+                yield frame
+        finally:
+            capture.release()
+
+
+def open_source(spec: str) -> ImageSource | CaptureSource:
+    """Pick the reader from what ``spec`` looks like; raise SourceError if it names nothing usable."""
+    if "://" in spec or spec.isdigit():
+        return CaptureSource(spec)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        if not files:
+            raise SourceError(f"folder {spec} holds no images ({', '.join(sorted(IMAGE_SUFFIXES))})")
+        return ImageSource(files)
+    if path.is_file():
+        return ImageSource([path]) if path.suffix.lower() in IMAGE_SUFFIXES else CaptureSource(str(path))
+    matches = sorted(Path(p) for p in glob.glob(str(path)) if Path(p).suffix.lower() in IMAGE_SUFFIXES)
+    if matches:
+        return ImageSource(matches)
+    raise SourceError(f"source {spec!r} is not a file, folder, image glob, camera index or URL")

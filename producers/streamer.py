@@ -1,0 +1,182 @@
+"""Paces several cameras in one process and publishes their frames, keyed by camera id.
+
+One thread serves every camera in order of its next due time, so N cameras at F fps cost one
+loop, not N threads. A camera that falls behind does not burst to catch up: its schedule is
+reset and the late frames are counted.
+"""
+
+import logging
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from confluent_kafka import Producer
+
+from facestream import kafka_clients
+from producers.encoder import JpegEncoder
+from producers.sources import open_source
+from schemas import Frame, encode_frame
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Camera:
+    camera_id: str
+    source: str
+    next_seq: int
+    sent: int = 0
+    late: int = 0
+    due: float = 0.0
+    done: bool = False
+    _frames: Iterator[np.ndarray] | None = field(default=None, repr=False)
+
+    def read(self, loop: bool) -> np.ndarray | None:
+        """The next frame, reopening the source at its end when looping; None when finished."""
+        for _attempt in range(2):
+            if self._frames is None:
+                self._frames = open_source(self.source).frames()
+            frame = next(self._frames, None)
+            if frame is not None:
+                return frame
+            self._frames = None
+            if not loop:
+                return None
+        return None
+
+
+@dataclass
+class StreamStats:
+    sent: int = 0
+    acked: int = 0
+    bytes: int = 0
+    errors: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def line(self, cameras: list[Camera]) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        per_camera = " ".join(f"{c.camera_id}={c.sent}" + (f" ({c.late} late)" if c.late else "") for c in cameras)
+        return (
+            f"sent {self.sent} frames ({self.sent / elapsed:.1f} fps), acked {self.acked}, "
+            f"{self.bytes / 1e6:.1f} MB, delivery errors {self.errors} | {per_camera}"
+        )
+
+
+class Streamer:
+    def __init__(
+        self,
+        cameras: list[tuple[str, str]],
+        fps: float,
+        topic: str = "frames",
+        encoder: JpegEncoder | None = None,
+        loop: bool = False,
+        max_frames: int | None = None,
+        start_seq: int | None = None,
+        bootstrap: str | None = None,
+        stats_interval_s: float = 2.0,
+    ) -> None:
+        # Sequence numbers start from the clock (µs) so a restarted producer never reuses one.
+        first = time.time_ns() // 1000 if start_seq is None else start_seq
+        self.cameras = [Camera(cid, src, next_seq=first) for cid, src in cameras]
+        for camera in self.cameras:
+            open_source(camera.source)  # fail now, loudly, on a source that names nothing
+        self.period = 1.0 / fps if fps > 0 else 0.0
+        self.topic = topic
+        self.encoder = encoder or JpegEncoder()
+        self.loop = loop
+        self.max_frames = max_frames
+        self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
+        self.stats_interval_s = stats_interval_s
+        self.stats = StreamStats()
+        self._stopping = False
+
+    def run(self) -> StreamStats:
+        kafka_clients.check_reachable(self.bootstrap)
+        producer = Producer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "client.id": "facestream-producer",
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "message.max.bytes": kafka_clients.MAX_MESSAGE_BYTES,
+            }
+        )
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        next_report = time.monotonic() + self.stats_interval_s
+        now = time.monotonic()
+        for camera in self.cameras:
+            camera.due = now
+        try:
+            while not self._stopping:
+                live = [c for c in self.cameras if not c.done]
+                if not live:
+                    break
+                camera = min(live, key=lambda c: c.due)
+                wait = camera.due - time.monotonic()
+                if wait > 0:
+                    producer.poll(min(wait, 0.1))  # serve delivery reports while waiting
+                    continue
+                self._send_one(producer, camera)
+                producer.poll(0)
+                if time.monotonic() >= next_report:
+                    next_report = time.monotonic() + self.stats_interval_s
+                    self._report()
+        finally:
+            left = producer.flush(30.0)
+            if left:
+                self.stats.errors += left
+                log.error("%d frames were not acknowledged by Kafka within 30 s", left)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self._report(final=True)
+        return self.stats
+
+    def _send_one(self, producer: Producer, camera: Camera) -> None:
+        image = camera.read(self.loop)
+        if image is None:
+            camera.done = True
+            return
+        capture_ts_ns = time.time_ns()
+        data, width, height = self.encoder.encode(image)
+        frame = Frame(camera.camera_id, camera.next_seq, capture_ts_ns, width, height, data)
+        payload = encode_frame(frame)
+        while True:
+            try:
+                producer.produce(self.topic, value=payload, key=camera.camera_id.encode(), on_delivery=self._delivered)
+                break
+            except BufferError:  # local queue full: wait for the broker to catch up
+                producer.poll(0.1)
+        camera.next_seq += 1
+        camera.sent += 1
+        self.stats.sent += 1
+        self.stats.bytes += len(payload)
+        if self.max_frames is not None and camera.sent >= self.max_frames:
+            camera.done = True
+        camera.due += self.period
+        if time.monotonic() - camera.due > max(self.period, 0.05):
+            camera.late += 1
+            camera.due = time.monotonic()
+
+    def _delivered(self, err, _msg) -> None:
+        if err is None:
+            self.stats.acked += 1
+        else:
+            self.stats.errors += 1
+            log.error("frame delivery failed: %s", err)
+
+    def _report(self, final: bool = False) -> None:
+        line = self.stats.line(self.cameras)
+        if sys.stderr.isatty() and not final:
+            sys.stderr.write("\r" + line[:200].ljust(120))
+            sys.stderr.flush()
+        else:
+            if sys.stderr.isatty():
+                sys.stderr.write("\n")
+            log.info("%s%s", "done: " if final else "", line)
+
+    def _on_signal(self, signum, _frame) -> None:
+        log.info("%s received: flushing and stopping", signal.Signals(signum).name)
+        self._stopping = True
