@@ -34,9 +34,10 @@ def pack_map(fields: dict[str, Any]) -> bytes:
     return msgpack.packb({"schema_version": SCHEMA_VERSION, **fields}, use_bin_type=True)
 
 
-def present(message_type: str, fields: dict[str, Any], name: str) -> Any:
+def present(message_type: str, fields: dict[str, Any], name: str, prefix: str = "") -> Any:
+    """``fields[name]``; ``prefix`` says where a nested map sits (e.g. ``faces[2].``) in errors."""
     if name not in fields:
-        raise SchemaError(message_type, name, "missing")
+        raise SchemaError(message_type, prefix + name, "missing")
     return fields[name]
 
 
@@ -49,12 +50,12 @@ def integer(message_type: str, fields: dict[str, Any], name: str, minimum: int =
     return value
 
 
-def text(message_type: str, fields: dict[str, Any], name: str, max_len: int = 255) -> str:
-    value = present(message_type, fields, name)
+def text(message_type: str, fields: dict[str, Any], name: str, max_len: int = 255, prefix: str = "") -> str:
+    value = present(message_type, fields, name, prefix)
     if not isinstance(value, str):
-        raise SchemaError(message_type, name, f"expected a string, got {type(value).__name__}")
+        raise SchemaError(message_type, prefix + name, f"expected a string, got {type(value).__name__}")
     if not value or len(value) > max_len:
-        raise SchemaError(message_type, name, f"must be 1 to {max_len} characters, got {len(value)}")
+        raise SchemaError(message_type, prefix + name, f"must be 1 to {max_len} characters, got {len(value)}")
     return value
 
 

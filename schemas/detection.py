@@ -72,9 +72,9 @@ def _model_from(value: Any) -> ModelRef:
     if not isinstance(value, dict):
         raise f.SchemaError(_TYPE, "model", f"expected a map, got {type(value).__name__}")
     return ModelRef(
-        name=f.text(_TYPE, value, "name"),
-        version=f.text(_TYPE, value, "version"),
-        weights_sha256=f.text(_TYPE, value, "weights_sha256"),
+        name=f.text(_TYPE, value, "name", prefix="model."),
+        version=f.text(_TYPE, value, "version", prefix="model."),
+        weights_sha256=f.text(_TYPE, value, "weights_sha256", prefix="model."),
     )
 
 
@@ -82,11 +82,11 @@ def _face_from(index: int, value: Any) -> Face:
     where = f"faces[{index}]"
     if not isinstance(value, dict):
         raise f.SchemaError(_TYPE, where, f"expected a map, got {type(value).__name__}")
-    raw_box = f.sequence(_TYPE, f"{where}.box", f.present(_TYPE, value, "box"), length=4)
+    raw_box = f.sequence(_TYPE, f"{where}.box", f.present(_TYPE, value, "box", f"{where}."), length=4)
     box = tuple(f.number(_TYPE, f"{where}.box", v) for v in raw_box)
     if box[2] < box[0] or box[3] < box[1]:
         raise f.SchemaError(_TYPE, f"{where}.box", f"needs x0 <= x1 and y0 <= y1, got {list(box)}")
-    score = f.number(_TYPE, f"{where}.score", f.present(_TYPE, value, "score"))
+    score = f.number(_TYPE, f"{where}.score", f.present(_TYPE, value, "score", f"{where}."))
     if not 0.0 <= score <= 1.0:
         raise f.SchemaError(_TYPE, f"{where}.score", f"must be within 0..1, got {score}")
     landmarks = None

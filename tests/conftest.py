@@ -1,0 +1,54 @@
+"""Shared fixtures. Anything that talks to Kafka uses the real broker that
+``facestream kafka start`` runs (or the one KAFKA_BOOTSTRAP names): no fakes."""
+
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from facestream import kafka_clients, samples
+
+
+@pytest.fixture(scope="session")
+def bootstrap() -> str:
+    """Start the project's own broker (idempotent) and return its address."""
+    subprocess.run([sys.executable, "-m", "facestream", "kafka", "start"], check=True)
+    kafka_clients.check_reachable()
+    return kafka_clients.bootstrap_servers()
+
+
+@pytest.fixture
+def topics(bootstrap: str) -> dict[str, str]:
+    """Fresh topic and group names per test, so tests never see each other's records."""
+    tag = uuid.uuid4().hex[:10]
+    names = {"frames": f"t-{tag}.frames", "detections": f"t-{tag}.detections", "dlq": f"t-{tag}.dlq"}
+    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
+    return {**names, "group": f"t-{tag}.detector"}
+
+
+@pytest.fixture(scope="session")
+def yunet_path() -> Path:
+    from detector_service.models import resolve
+
+    return resolve("yunet")
+
+
+@pytest.fixture(scope="session")
+def sample_dir() -> Path:
+    return samples.fetch()
+
+
+@pytest.fixture
+def produce_raw(bootstrap: str):
+    """Publish raw bytes (valid or not) to a topic, bypassing the schema: what a buggy producer sends."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 16 * 1024 * 1024})
+
+    def send(topic: str, key: bytes, value: bytes) -> None:
+        producer.produce(topic, key=key, value=value)
+
+    yield send
+    assert producer.flush(30) == 0

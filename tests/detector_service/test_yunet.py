@@ -1,0 +1,68 @@
+"""YuNet's plugin against OpenCV's own YuNet decoder, on real photos, and its batch patch."""
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from detector_service import models
+from detector_service.models import yunet
+from detector_service.preprocess import letterbox_into
+from detector_service.runtime import open_session
+
+INPUT_HW = (480, 640)
+
+
+@pytest.fixture(scope="module")
+def runtime(yunet_path: Path):
+    return open_session(yunet_path, "cpu", threads=2)
+
+
+@pytest.fixture(scope="module")
+def photos(sample_dir: Path) -> np.ndarray:
+    names = ["obama.jpg", "biden.jpg", "breakingbad.jpg", "einstein.jpg", "takeo.ppm"]
+    batch = np.zeros((len(names), *INPUT_HW, 3), np.uint8)
+    for i, name in enumerate(names):
+        letterbox_into(cv2.imread(str(sample_dir / name)), batch[i])
+    return batch
+
+
+def test_file_names_itself(runtime) -> None:
+    plugin = models.plugin_for(runtime.metadata, "yunet")
+    assert plugin.ref.name == "yunet" and plugin.ref.version == "2023mar"
+    assert plugin.ref.weights_sha256 == yunet.WEIGHTS.sha256
+
+
+def test_batched_equals_one_by_one(runtime, photos: np.ndarray) -> None:
+    plugin = models.plugin_for(runtime.metadata, "yunet")
+    batched = runtime.run(plugin.prepare(photos))
+    for i in range(len(photos)):
+        single = runtime.run(plugin.prepare(photos[i : i + 1]))
+        for name, value in single.items():
+            np.testing.assert_allclose(batched[name][i : i + 1], value, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("input_hw", [INPUT_HW, (256, 320)])
+def test_decoding_matches_opencv_face_detector_yn(runtime, photos, yunet_path: Path, input_hw) -> None:
+    plugin = models.plugin_for(runtime.metadata, "yunet")
+    options = plugin.default_options
+    photos = np.stack([cv2.resize(p, input_hw[::-1]) for p in photos]) if input_hw != INPUT_HW else photos
+    dets = plugin.decode(runtime.run(plugin.prepare(photos)), input_hw, options)
+    assert sum(len(d) for d in dets) >= len(photos)
+    original = yunet_path.parent / "original" / yunet.WEIGHTS.filename
+    reference = cv2.FaceDetectorYN.create(str(original), "", input_hw[::-1], options.score_threshold,
+                                          options.nms_iou, options.top_k)  # fmt: skip
+    for image, det in zip(photos, dets):
+        _, ref = reference.detect(image)
+        ref = np.zeros((0, 15), np.float32) if ref is None else ref[np.argsort(-ref[:, 14])]
+        assert len(det) == len(ref)
+        xywh = np.concatenate([det.boxes[:, :2], det.boxes[:, 2:] - det.boxes[:, :2]], axis=1)
+        np.testing.assert_allclose(xywh, ref[:, :4], atol=0.05)
+        np.testing.assert_allclose(det.landmarks.reshape(-1, 10), ref[:, 4:14], atol=0.05)
+        np.testing.assert_allclose(det.scores, ref[:, 14], atol=1e-4)
+
+
+def test_patch_refuses_an_unexpected_graph(tmp_path: Path, yunet_path: Path) -> None:
+    with pytest.raises(ValueError, match="expected 3 Reshape"):
+        yunet.patch_for_batching(yunet_path, tmp_path / "again.onnx")  # already patched: [0,-1,k]
