@@ -43,6 +43,11 @@ class Stats:
             "batches": self.batches,
             "elapsed_s": round(elapsed, 3),
             "frames_per_s": round(self.frames / max(elapsed, 1e-9), 2),
+            "ms_per_frame": {
+                "preprocess": round(self.preprocess_s * 1000 / max(self.frames, 1), 3),
+                "infer": round(self.infer_s * 1000 / max(self.frames, 1), 3),
+                "postprocess": round(self.postprocess_s * 1000 / max(self.frames, 1), 3),
+            },
             "provider": self.provider,
         }
 

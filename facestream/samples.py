@@ -45,31 +45,29 @@ OBAMA_DLIB_CNN = (154, 611, 390, 375)
 
 
 def fetch() -> Path:
-    """Download (once) and verify every sample; return the folder holding them."""
+    """Download (once) and verify every sample; return the folder holding them.
+
+    Two sub-folders, ``portraits`` and ``annotated``, hold links to the photos of each set, so each
+    can be one camera of a producer.
+    """
     folder = paths.samples_dir()
     assets.fetch(PORTRAITS + ANNOTATED + LANDMARKS, folder)
+    for name, files in (("portraits", PORTRAITS), ("annotated", ANNOTATED)):
+        sub = folder / name
+        sub.mkdir(exist_ok=True)
+        for f in files:
+            link = sub / f.filename
+            if not link.exists():
+                link.symlink_to(folder / f.filename)
     return folder
 
 
 def portraits_dir() -> Path:
-    """The portraits alone, in a folder of their own (a producer source of one camera)."""
-    return _subset("portraits", PORTRAITS)
+    return fetch() / "portraits"
 
 
 def annotated_dir() -> Path:
-    """The annotated photos alone, in a folder of their own (a producer source of one camera)."""
-    return _subset("annotated", ANNOTATED)
-
-
-def _subset(name: str, files: list[PackagedFile]) -> Path:
-    folder = fetch()
-    sub = folder / name
-    sub.mkdir(exist_ok=True)
-    for f in files:
-        link = sub / f.filename
-        if not link.exists():
-            link.symlink_to(folder / f.filename)
-    return sub
+    return fetch() / "annotated"
 
 
 def read_pts(path: Path) -> np.ndarray:

@@ -1,0 +1,94 @@
+"""CPU path throughput on a real broker: how fast one detector drains a backlog of frames.
+
+The producer first fills a fresh topic with N frames (the sample photos cycled, scaled to
+--width); then the detector runs over the backlog. Throughput is measured from the events
+themselves: (events - 1) / (last detect_ts - first detect_ts), so start-up, group join and the
+idle wait at the end do not count. Repeated --runs times; the median is reported.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from confluent_kafka import Consumer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe  # noqa: E402
+
+from facestream import kafka_clients, samples  # noqa: E402
+from schemas import decode_detection  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threads: int) -> dict:
+    tag = uuid.uuid4().hex[:8]
+    frames_topic, events_topic = f"bench-{tag}.frames", f"bench-{tag}.detections"
+    kafka_clients.ensure_topics({frames_topic: 4, events_topic: 4, f"bench-{tag}.dlq": 1})
+    subprocess.run([sys.executable, "-m", "producers", "--camera", "cam", "--source", str(samples.portraits_dir()),
+                    "--camera", "cam2", "--source", str(samples.annotated_dir()), "--loop", "--fps", "0",
+                    "--max-frames", str(frames // 2), "--max-width", str(width), "--topic", frames_topic,
+                    "--stats-interval", "60"], check=True, capture_output=True)  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "detector_service", "--group", f"bench-{tag}", "--batch", str(batch),
+                           "--frames-topic", frames_topic, "--detections-topic", events_topic,
+                           "--dead-letter-topic", f"bench-{tag}.dlq", "--stop-after-idle", "3",
+                           "--decode-threads", str(decode_threads), "--ort-threads", str(ort_threads),
+                           "--stats-interval", "0"], check=True, capture_output=True, text=True)  # fmt: skip
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    stamps = sorted(e.detect_ts_ns for e in read_events(events_topic, summary["events"]))
+    return {
+        "events": len(stamps),
+        "frames_per_s": round((len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1e9), 1),
+        "ms_per_frame": summary["ms_per_frame"],
+        "provider": summary["provider"],
+    }
+
+
+def read_events(topic: str, expected: int) -> list:
+    consumer = Consumer({"bootstrap.servers": kafka_clients.bootstrap_servers(), "group.id": f"r-{uuid.uuid4().hex}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
+    consumer.subscribe([topic])
+    events, deadline = [], time.monotonic() + 60
+    while len(events) < expected and time.monotonic() < deadline:
+        for msg in consumer.consume(500, 1.0):
+            if not msg.error():
+                events.append(decode_detection(msg.value()))
+    consumer.close()
+    return events
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--frames", type=int, default=600)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--width", type=int, default=640, help="frames are scaled to this width by the producer")
+    parser.add_argument("--decode-threads", type=int, default=2)
+    parser.add_argument("--ort-threads", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS / "cpu_detector_backlog.json")
+    args = parser.parse_args()
+    kafka_clients.check_reachable()
+    runs = []
+    for i in range(args.runs):
+        runs.append(run_once(args.frames, args.batch, args.width, args.decode_threads, args.ort_threads))
+        print(f"run {i + 1}/{args.runs}: {runs[-1]['frames_per_s']} frames/s  {runs[-1]['ms_per_frame']}", flush=True)
+    result = {
+        "benchmark": "detector_backlog",
+        "command": " ".join(["python", "bench/detector_backlog.py", *sys.argv[1:]]),
+        "machine": describe(),
+        "settings": {k: v for k, v in vars(args).items() if k != "out"},
+        "runs": runs,
+        "median_frames_per_s": statistics.median(r["frames_per_s"] for r in runs),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"median {result['median_frames_per_s']} frames/s over {args.runs} runs -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
