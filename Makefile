@@ -9,10 +9,10 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check -q --upgrade pip
-	$(BIN)/pip install --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install --disable-pip-version-check -e '.[dev,export]'
 	touch $(STAMP)
 
-## setup: virtual environment, facestream and its dependencies
+## setup: virtual environment, facestream and its dependencies (PyTorch too: the export tests need it)
 setup: $(STAMP)
 
 ## demo: set up, fetch the model and photos, start Kafka, stream two cameras, print events live

@@ -23,7 +23,7 @@ def _size(_ctx, _param, value: str | None) -> tuple[int, int] | None:
 Examples:
   facestream detect                                   # YuNet, group facestream-detector
   facestream detect --model yunet --group lobby --batch 16 --max-wait-ms 20
-  facestream detect --model mogface.onnx --provider cuda --input-size 640x480
+  facestream detect --model mogface.onnx --provider cuda    # from `facestream export mogface`
   FACESTREAM_DETECT_BATCH=32 facestream detect        # any option from the environment
 """,
     context_settings={"show_default": True},
@@ -44,6 +44,8 @@ Examples:
 @click.option("--detections-topic", default=DETECTIONS_TOPIC)
 @click.option("--dead-letter-topic", default=DEAD_LETTER_TOPIC, help="Where frames that cannot be read go.")
 @click.option("--stats-interval", type=float, default=5.0, help="Seconds between stats lines (0: off).")
+@click.option("--allow-random-weights", is_flag=True,
+              help="Run a model exported with --random-init (benchmarks only; every stats line warns).")  # fmt: skip
 @click.option("--stop-after-idle", type=click.FloatRange(min=0), default=None,
               help="Exit after this many seconds without frames (batch jobs, tests).")  # fmt: skip
 def detect(**options) -> None:

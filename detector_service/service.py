@@ -16,7 +16,7 @@ from detector_service.preprocess import DecodeError, Placed, Preprocessor
 from detector_service.runtime import open_session
 from detector_service.stats import Stats, StatsReporter
 from facestream import kafka_clients
-from facestream.errors import BrokerError, ConfigError
+from facestream.errors import BrokerError, ModelError
 from schemas import SchemaError, decode_frame
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ class DetectorConfig:
     ort_threads: int = 0
     stats_interval: float = 5.0  # seconds
     stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long
+    allow_random_weights: bool = False  # run a file exported with --random-init (benchmarks only)
 
 
 class DetectorService:
@@ -48,13 +49,25 @@ class DetectorService:
         path = models.resolve(config.model)
         self.runtime = open_session(path, config.provider, config.ort_threads)
         self.model = models.plugin_for(self.runtime.metadata, str(path))
-        self.input_hw = self._input_hw()
+        random_weights = models.has_random_weights(self.runtime.metadata)
+        if random_weights and not config.allow_random_weights:
+            raise ModelError(
+                f"{path} was exported with --random-init: it detects nothing. "
+                "Pass --allow-random-weights to run it anyway (benchmarks only)."
+            )
+        self.input_hw = self.model.input_spec.resolve(config.input_size)
         defaults = self.model.default_options
         self.options = DecodeOptions(
             score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,
             nms_iou=defaults.nms_iou if config.nms_iou is None else config.nms_iou,
         )
-        self.stats = Stats(provider=self.runtime.provider, fallback=bool(self.runtime.fallbacks))
+        self.stats = Stats(
+            provider=self.runtime.provider,
+            fallback=bool(self.runtime.fallbacks),
+            warning="RANDOM WEIGHTS: boxes are meaningless" if random_weights else None,
+        )
+        if random_weights:
+            log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
         self._fatal: str | None = None
         self._stopping = False
         self._warm_up()
@@ -185,16 +198,6 @@ class DetectorService:
             raise BrokerError(self._fatal)
 
     # -- start-up -----------------------------------------------------------------------------
-
-    def _input_hw(self) -> tuple[int, int]:
-        spec = self.model.default_input
-        if self.config.input_size is None:
-            return spec.height, spec.width
-        width, height = self.config.input_size
-        if width % spec.multiple_of or height % spec.multiple_of:
-            raise ConfigError(f"{self.model.ref.name} needs input sides that are multiples of {spec.multiple_of}, "
-                              f"got {width}x{height}")  # fmt: skip
-        return height, width
 
     def _warm_up(self) -> None:
         """One inference at full batch before joining the group, so the first real batch is not slow."""

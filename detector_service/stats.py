@@ -11,6 +11,7 @@ log = logging.getLogger("detector_service.stats")
 class Stats:
     provider: str
     fallback: bool
+    warning: str | None = None  # repeated on every stats line (e.g. random weights)
     frames: int = 0  # frames taken from Kafka (valid or not)
     events: int = 0  # events acknowledged by the broker
     dead_letters: int = 0  # records acknowledged on the dead-letter topic
@@ -32,6 +33,7 @@ class Stats:
             f"frames {self.frames} ({rate:.1f}/s) events {self.events} dead-letters {self.dead_letters} "
             f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame pre {self.preprocess_s * per_frame:.2f} "
             f"infer {self.infer_s * per_frame:.2f} post {self.postprocess_s * per_frame:.2f} | provider {provider}"
+            + (f" | {self.warning}" if self.warning else "")
         )
 
     def summary(self) -> dict[str, float | int | str]:
@@ -63,4 +65,5 @@ class StatsReporter:
     def tick(self) -> None:
         if self.interval_s > 0 and time.monotonic() >= self._next:
             self._next = time.monotonic() + self.interval_s
-            log.info("%s", self.stats.line())
+            level = logging.WARNING if self.stats.warning else logging.INFO
+            log.log(level, "%s", self.stats.line())

@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "samples": "facestream.samples_cli:samples",
     "events": "facestream.events_cli:events",
     "demo": "facestream.demo:demo",
+    "export": "facestream.export.cli:export",
 }
 
 

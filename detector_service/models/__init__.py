@@ -6,9 +6,10 @@ metadata (``facestream.model``, written by our fetch and export tools) picks its
 
 from pathlib import Path
 
-from detector_service.models import yunet
+from detector_service.models import mogface, yunet
 from detector_service.models.base import (
     META_MODEL,
+    META_RANDOM,
     META_VERSION,
     META_WEIGHTS,
     DecodeOptions,
@@ -20,11 +21,21 @@ from facestream import paths
 from facestream.errors import ModelError
 from schemas import ModelRef
 
-PLUGINS: dict[str, type] = {yunet.YuNet.name: yunet.YuNet}
+PLUGINS: dict[str, type] = {yunet.YuNet.name: yunet.YuNet, mogface.MogFace.name: mogface.MogFace}
 # Models facestream can download by name: name -> fetch(models_dir) -> path.
 FETCHABLE = {"yunet": yunet.fetch}
 
-__all__ = ["FETCHABLE", "PLUGINS", "DecodeOptions", "Detections", "FaceModel", "InputSpec", "plugin_for", "resolve"]
+__all__ = [
+    "FETCHABLE",
+    "PLUGINS",
+    "DecodeOptions",
+    "Detections",
+    "FaceModel",
+    "InputSpec",
+    "has_random_weights",
+    "plugin_for",
+    "resolve",
+]
 
 
 def resolve(spec: str, fetch_missing: bool = True) -> Path:
@@ -55,4 +66,9 @@ def plugin_for(metadata: dict[str, str], source: str) -> FaceModel:
         version=metadata.get(META_VERSION, "unknown"),
         weights_sha256=metadata.get(META_WEIGHTS, "unknown"),
     )
-    return PLUGINS[name](ref)
+    return PLUGINS[name](ref, metadata)
+
+
+def has_random_weights(metadata: dict[str, str]) -> bool:
+    """Whether the file says it was exported with ``--random-init`` (benchmarks only)."""
+    return metadata.get(META_RANDOM) == "true"

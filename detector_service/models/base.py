@@ -7,17 +7,20 @@ file's metadata). Letterboxing, running ONNX Runtime and mapping boxes back to t
 frame are shared and live outside the plugins.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 import numpy as np
 
+from facestream.errors import ConfigError
 from schemas import ModelRef
 
 # Keys facestream writes into an ONNX file's metadata_props so that a file names its own plugin.
 META_MODEL = "facestream.model"
 META_VERSION = "facestream.version"
 META_WEIGHTS = "facestream.weights_sha256"
+META_INPUT = "facestream.input_size"  # "WIDTHxHEIGHT" for a fixed-size file, or "dynamic"
+META_RANDOM = "facestream.random_weights"  # "true": exported with --random-init, for benchmarks only
 
 
 @dataclass(frozen=True)
@@ -44,19 +47,46 @@ class DecodeOptions:
 
 @dataclass(frozen=True)
 class InputSpec:
-    """The network input: a fixed size per service run, so frames of any size batch together."""
+    """The network input: one size per service run, so frames of any size batch together.
+
+    ``fixed`` files accept only their own size; others take any size that is a multiple of
+    ``multiple_of`` (the default size is then only a default).
+    """
 
     height: int
     width: int
-    multiple_of: int = field(default=1, compare=False)
+    multiple_of: int = 1
+    fixed: bool = False
+
+    def resolve(self, requested: tuple[int, int] | None) -> tuple[int, int]:
+        """``--input-size`` (width, height) or None -> the (height, width) to run at."""
+        if requested is None:
+            return self.height, self.width
+        width, height = requested
+        if self.fixed and (height, width) != (self.height, self.width):
+            raise ConfigError(f"this model file was exported for {self.width}x{self.height} only, not {width}x{height}")
+        if width % self.multiple_of or height % self.multiple_of:
+            raise ConfigError(f"input sides must be multiples of {self.multiple_of}, got {width}x{height}")
+        return height, width
+
+    @classmethod
+    def from_metadata(cls, metadata: dict[str, str], default: "InputSpec") -> "InputSpec":
+        """A file's own size policy (``facestream.input_size``), or ``default`` when it states none."""
+        policy = metadata.get(META_INPUT, "dynamic")
+        if policy == "dynamic":
+            return default
+        width, height = (int(v) for v in policy.split("x"))
+        return cls(height=height, width=width, multiple_of=default.multiple_of, fixed=True)
 
 
 class FaceModel(Protocol):
+    """Built as ``Plugin(ref, metadata)`` from the ONNX file's metadata."""
+
     name: ClassVar[str]
     default_options: ClassVar[DecodeOptions]
-    default_input: ClassVar[InputSpec]
 
     ref: ModelRef
+    input_spec: InputSpec
 
     def prepare(self, images: np.ndarray) -> np.ndarray:
         """uint8 BGR (N, H, W, 3) -> the network's input tensor."""

@@ -40,10 +40,10 @@ class YuNet:
     name: ClassVar[str] = "yunet"
     # OpenCV's FaceDetectorYN uses 0.9; 0.6 keeps small, blurry CCTV faces and stays clean on our photos.
     default_options: ClassVar[DecodeOptions] = DecodeOptions(score_threshold=0.6, nms_iou=0.3)
-    default_input: ClassVar[InputSpec] = InputSpec(height=480, width=640, multiple_of=32)
 
-    def __init__(self, ref: ModelRef) -> None:
+    def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
         self.ref = ref
+        self.input_spec = InputSpec.from_metadata(metadata, InputSpec(height=480, width=640, multiple_of=32))
         self._grids: dict[tuple[int, int], np.ndarray] = {}
 
     def prepare(self, images: np.ndarray) -> np.ndarray:

@@ -1,0 +1,93 @@
+"""MogFace (CVPR 2022; "MogFace-large" = the ResNet-101 ``mogface`` variant): preprocessing, anchors, decoding.
+
+Files come from ``facestream export mogface`` (the official checkpoint -> ONNX); their metadata names
+the variant, the checkpoint's sha256 and the input-size policy. Outputs: ``scores`` (N, A, 1) after
+sigmoid and ``deltas`` (N, A, 4). Constants are those of the official release (``SPEC.md``).
+"""
+
+from typing import ClassVar
+
+import numpy as np
+
+from detector_service.models.base import DecodeOptions, Detections, InputSpec
+from detector_service.postprocess import select
+from schemas import ModelRef
+
+# BGR mean and std of the official preprocessing; the extra /255 after them is part of it too
+# (the BN statistics were trained on that scale).
+MEAN_BGR = np.array([103.53, 116.28, 123.675], dtype=np.float32)
+STD_BGR = np.array([57.375, 57.12, 58.395], dtype=np.float32)
+STRIDES = (4, 8, 16, 32, 64, 128)
+ANCHOR_SIZES = (16, 32, 64, 128, 256, 512)
+ANCHOR_SCALE = 0.68
+
+# Official single-scale WIDER FACE test settings, for reference and for `--score-threshold 0.01 --nms-iou 0.3`.
+OFFICIAL_EVAL = DecodeOptions(score_threshold=0.01, nms_iou=0.3, top_k=5000, max_faces=750)
+# ModelScope's serving defaults: what the released "MogFace-large" pipeline returns to users.
+MODELSCOPE_SERVING = DecodeOptions(score_threshold=0.82, nms_iou=0.4)
+
+
+class MogFace:
+    name: ClassVar[str] = "mogface"
+    default_options: ClassVar[DecodeOptions] = MODELSCOPE_SERVING
+
+    def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
+        self.ref = ref
+        self.input_spec = InputSpec.from_metadata(metadata, InputSpec(height=480, width=640))
+        self._anchors: dict[tuple[int, int], np.ndarray] = {}
+        self._scale = (1.0 / (STD_BGR * 255.0)).astype(np.float32)
+
+    def prepare(self, images: np.ndarray) -> np.ndarray:
+        """uint8 BGR NHWC -> float32 RGB NCHW, ``(x - mean) / std / 255``."""
+        normalised = (images.astype(np.float32) - MEAN_BGR) * self._scale
+        return np.ascontiguousarray(normalised[..., ::-1].transpose(0, 3, 1, 2))
+
+    def decode(
+        self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions
+    ) -> list[Detections]:
+        anchors = self.anchors(input_hw)
+        scores = outputs["scores"][..., 0].astype(np.float32)
+        deltas = outputs["deltas"].astype(np.float32)
+        results = []
+        for i in range(len(scores)):
+            idx = np.flatnonzero(scores[i] > options.score_threshold)
+            boxes = decode_boxes(anchors[idx], deltas[i, idx])
+            # The official boxes are inclusive pixel indices (x1 = x0 + w - 1); events use
+            # continuous coordinates (x1 = x0 + w), which scale back to the frame exactly.
+            boxes[:, 2:] += 1.0
+            results.append(select(boxes, scores[i, idx], None, options))
+        return results
+
+    def anchors(self, input_hw: tuple[int, int]) -> np.ndarray:
+        if input_hw not in self._anchors:
+            self._anchors[input_hw] = make_anchors(*input_hw)
+        return self._anchors[input_hw]
+
+
+def level_sizes(height: int, width: int) -> list[tuple[int, int]]:
+    """Feature-map size per level: the input halved with rounding up, twice for stride 4, and so on."""
+    sizes = []
+    for stride in STRIDES:
+        h, w = height, width
+        for _ in range(stride.bit_length() - 1):
+            h, w = (h + 1) // 2, (w + 1) // 2
+        sizes.append((h, w))
+    return sizes
+
+
+def make_anchors(height: int, width: int) -> np.ndarray:
+    """(A, 4) anchors as (cx, cy, w, h): one square per position, levels in order, row-major."""
+    parts = []
+    for (h, w), stride, size in zip(level_sizes(height, width), STRIDES, ANCHOR_SIZES):
+        rows, cols = np.mgrid[0:h, 0:w].astype(np.float32)
+        side = np.full(h * w, size * ANCHOR_SCALE, dtype=np.float32)
+        parts.append(np.stack([(cols.ravel() + 0.5) * stride, (rows.ravel() + 0.5) * stride, side, side], axis=1))
+    return np.concatenate(parts)
+
+
+def decode_boxes(anchors: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    """Official decoding, no variances, "+1 pixel" corners: x0 = cx - (w - 1) / 2, x1 = x0 + w - 1."""
+    cxcy = anchors[:, :2] + deltas[:, :2] * anchors[:, 2:]
+    wh = anchors[:, 2:] * np.exp(deltas[:, 2:])
+    x0y0 = cxcy - (wh - 1.0) / 2.0
+    return np.concatenate([x0y0, x0y0 + wh - 1.0], axis=1)

@@ -1,0 +1,74 @@
+"""MogFace's plugin without PyTorch: anchors, decoding and preprocessing against hand-computed values."""
+
+import numpy as np
+import pytest
+
+from detector_service.models.base import DecodeOptions, InputSpec
+from detector_service.models.mogface import MogFace, decode_boxes, level_sizes, make_anchors
+from facestream.errors import ConfigError
+from schemas import ModelRef
+
+REF = ModelRef("mogface", "mogface", "0" * 64)
+
+
+@pytest.mark.parametrize(("height", "width", "count"), [(480, 640, 25_600), (1080, 1920, 172_845), (97, 131, 825 + 221 + 63 + 20 + 6 + 2)])
+def test_anchor_counts(height: int, width: int, count: int) -> None:
+    assert len(make_anchors(height, width)) == count
+
+
+def test_levels_halve_rounding_up() -> None:
+    assert level_sizes(1080, 1920) == [(270, 480), (135, 240), (68, 120), (34, 60), (17, 30), (9, 15)]
+
+
+def test_anchor_positions_and_sides() -> None:
+    anchors = make_anchors(480, 640)
+    np.testing.assert_allclose(anchors[0], [2.0, 2.0, 10.88, 10.88], rtol=1e-6)  # stride 4, row 0, col 0
+    np.testing.assert_allclose(anchors[1], [6.0, 2.0, 10.88, 10.88], rtol=1e-6)  # next column
+    np.testing.assert_allclose(anchors[160], [2.0, 6.0, 10.88, 10.88], rtol=1e-6)  # next row (160 columns)
+    np.testing.assert_allclose(anchors[19_200], [4.0, 4.0, 21.76, 21.76], rtol=1e-6)  # first of stride 8
+    np.testing.assert_allclose(anchors[-1], [4.5 * 128, 3.5 * 128, 348.16, 348.16], rtol=1e-6)  # last of stride 128
+
+
+def test_decode_by_hand() -> None:
+    anchors = np.array([[100.0, 50.0, 20.0, 20.0], [10.0, 10.0, 10.88, 10.88]], dtype=np.float32)
+    deltas = np.array([[0.5, -0.25, np.log(2.0), 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+    boxes = decode_boxes(anchors, deltas)
+    # cx = 100 + 0.5 * 20 = 110, w = 40: x0 = 110 - 39 / 2 = 90.5, x1 = x0 + 40 - 1 = 129.5
+    # cy = 50 - 0.25 * 20 = 45, h = 20: y0 = 45 - 19 / 2 = 35.5, y1 = 35.5 + 19 = 54.5
+    np.testing.assert_allclose(boxes[0], [90.5, 35.5, 129.5, 54.5], rtol=1e-6)
+    np.testing.assert_allclose(boxes[1], [10 - 4.94, 10 - 4.94, 10 + 4.94, 10 + 4.94], rtol=1e-5)
+
+
+def test_plugin_decodes_one_confident_anchor() -> None:
+    model = MogFace(REF, {})
+    anchors = model.anchors((96, 128))
+    scores = np.full((2, len(anchors), 1), 0.01, dtype=np.float32)
+    deltas = np.zeros((2, len(anchors), 4), dtype=np.float32)
+    target = 768 + 16 * 5 + 3  # stride 8, row 5, column 3: centre (28, 44), side 21.76
+    scores[1, target, 0] = 0.95
+    deltas[1, target] = [0.1, 0.0, 0.0, 0.0]
+    dets = model.decode({"scores": scores, "deltas": deltas}, (96, 128), DecodeOptions(0.5, 0.4))
+    assert len(dets[0]) == 0 and len(dets[1]) == 1
+    x0 = 28 + 0.1 * 21.76 - (21.76 - 1) / 2
+    # Events use continuous coordinates: x1 = x0 + w (the official inclusive x1 plus one).
+    np.testing.assert_allclose(dets[1].boxes[0], [x0, 44 - 10.38, x0 + 21.76, 44 - 10.38 + 21.76], rtol=1e-5)
+    assert dets[1].scores[0] == pytest.approx(0.95) and dets[1].landmarks is None
+
+
+def test_preprocessing_matches_the_official_formula() -> None:
+    pixels = np.array([[[[0, 128, 255]]]], dtype=np.uint8)  # one BGR pixel
+    out = MogFace(REF, {}).prepare(pixels)
+    b, g, r = 0.0, 128.0, 255.0
+    expected_rgb = [(r - 123.675) / 58.395 / 255, (g - 116.28) / 57.12 / 255, (b - 103.53) / 57.375 / 255]
+    assert out.shape == (1, 3, 1, 1) and out.dtype == np.float32
+    np.testing.assert_allclose(out[0, :, 0, 0], expected_rgb, rtol=1e-6)
+
+
+def test_input_size_policy_from_metadata() -> None:
+    fixed = MogFace(REF, {"facestream.input_size": "128x96"}).input_spec
+    assert fixed == InputSpec(height=96, width=128, fixed=True)
+    assert fixed.resolve(None) == (96, 128)
+    with pytest.raises(ConfigError, match="exported for 128x96 only"):
+        fixed.resolve((640, 480))
+    dynamic = MogFace(REF, {"facestream.input_size": "dynamic"}).input_spec
+    assert dynamic.resolve((131, 97)) == (97, 131)
