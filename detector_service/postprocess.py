@@ -40,9 +40,13 @@ def nms(boxes: np.ndarray, iou_threshold: float, max_out: int) -> np.ndarray:
 
 
 def to_frame(det: Detections, scale: float, width: int, height: int) -> Detections:
-    """Undo the letterbox (a pure scale: images sit at the top-left) and clip to the frame."""
+    """Undo the letterbox (a pure scale: images sit at the top-left) and clip to the frame.
+
+    A box left with no area by the clipping (it lay in the letterbox's padding) is dropped.
+    """
     boxes = det.boxes / scale
     np.clip(boxes[:, 0::2], 0, width, out=boxes[:, 0::2])
     np.clip(boxes[:, 1::2], 0, height, out=boxes[:, 1::2])
-    landmarks = None if det.landmarks is None else det.landmarks / scale
-    return Detections(boxes=boxes, scores=det.scores, landmarks=landmarks)
+    keep = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
+    landmarks = None if det.landmarks is None else det.landmarks[keep] / scale
+    return Detections(boxes=boxes[keep], scores=det.scores[keep], landmarks=landmarks)

@@ -26,12 +26,13 @@ def test_select_with_nothing_over_threshold() -> None:
     assert len(out) == 0 and out.boxes.shape == (0, 4)
 
 
-def test_to_frame_undoes_the_scale_and_clips() -> None:
+def test_to_frame_undoes_the_scale_clips_and_drops_empty_boxes() -> None:
     det = Detections(
-        boxes=np.array([[10, 20, 30, 40], [-5, 100, 700, 500]], dtype=np.float32),
-        scores=np.array([0.9, 0.8], dtype=np.float32),
-        landmarks=np.array([[[15, 25]], [[0, 0]]], dtype=np.float32),
+        boxes=np.array([[10, 20, 30, 40], [-5, 100, 700, 500], [600, 10, 640, 50]], dtype=np.float32),
+        scores=np.array([0.9, 0.8, 0.7], dtype=np.float32),
+        landmarks=np.array([[[15, 25]], [[0, 0]], [[610, 20]]], dtype=np.float32),
     )
-    out = to_frame(det, scale=0.5, width=1000, height=900)
+    out = to_frame(det, scale=0.5, width=1000, height=900)  # the third box lies past the frame's right edge
     assert out.boxes.tolist() == [[20, 40, 60, 80], [0, 200, 1000, 900]]
-    assert out.landmarks[0].tolist() == [[30, 50]]
+    assert out.scores.tolist() == np.float32([0.9, 0.8]).tolist()
+    assert out.landmarks[:, 0].tolist() == [[30, 50], [0, 0]]

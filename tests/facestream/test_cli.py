@@ -49,3 +49,12 @@ def test_usage_errors_exit_2() -> None:
     assert result.exit_code == 2 and "one --source per --camera" in result.output
     result = CliRunner().invoke(cli, ["detect", "--input-size", "640by480"])
     assert result.exit_code == 2 and "WIDTHxHEIGHT" in result.output
+
+
+def test_service_path_never_imports_torch() -> None:
+    code = ("import sys\n"
+            "import detector_service.service, detector_service.cli, detector_service.models\n"
+            "import producers.streamer, producers.cli, facestream.demo, facestream.events_cli\n"
+            "print('torch' in sys.modules)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -1,0 +1,59 @@
+"""A tiny random-weight MogFace file through the real Kafka pipeline, and never a torch import."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from kafka_helpers import committed_total, detector_args, read_topic, run_service
+
+from facestream import samples
+from facestream.cli import cli
+from schemas import decode_detection
+
+# Runs the detector with `import torch` made impossible: the service path must not need it.
+NO_TORCH_DETECT = (
+    "import sys; sys.modules['torch'] = None; sys.argv[0] = 'detect';"
+    "from facestream.cli import main; from detector_service.cli import detect; main(detect, 'FACESTREAM_DETECT')"
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_mogface(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("mogface") / "mogface-tiny-random.onnx"
+    result = CliRunner().invoke(cli, ["export", "mogface", "--random-init", "--height", "96", "--width", "128",
+                                      "--out", str(out), "--check-batch", "1"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_random_weights_are_refused_without_the_flag(tiny_mogface: Path, topics: dict) -> None:
+    done = subprocess.run([sys.executable, "-m", "detector_service", "--model", str(tiny_mogface),
+                           *detector_args(topics)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 4
+    assert "--random-init" in done.stderr and "--allow-random-weights" in done.stderr
+
+
+def test_mogface_events_through_kafka(tiny_mogface: Path, topics: dict, bootstrap: str) -> None:
+    run_service("producers", ["--camera", "portraits", "--source", str(samples.portraits_dir()), "--fps", "0",
+                              "--max-width", "640", "--start-seq", "0", "--topic", topics["frames"]])  # fmt: skip
+    # Random weights score every anchor near 0.5: a low threshold makes boxes to check.
+    args = detector_args(topics, "--model", str(tiny_mogface), "--allow-random-weights", "--batch", "2",
+                         "--score-threshold", "0.3")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", NO_TORCH_DETECT, *args], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "RANDOM WEIGHTS" in done.stderr
+    events = [decode_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 4)]
+    assert len(events) == 4
+    assert committed_total(bootstrap, topics["group"], topics["frames"]) == 4
+    for event in events:
+        assert event.model.name == "mogface" and event.model.version == "mogface"
+        assert event.width <= 640 and event.height > 640  # portraits, scaled to <= 640 wide by the producer
+        assert event.faces, "a 0.3 threshold on random weights leaves boxes"
+        for face in event.faces:
+            x0, y0, x1, y1 = face.box
+            assert 0 <= x0 < x1 <= event.width and 0 <= y0 < y1 <= event.height
+        # Boxes are in frame pixels: the 96x128 network saw the frame ~7x smaller, so they reach far
+        # beyond the network's own 128x96 canvas.
+        assert max(face.box[3] for face in event.faces) > 200
