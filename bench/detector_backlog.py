@@ -17,11 +17,9 @@ from pathlib import Path
 
 from confluent_kafka import Consumer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe  # noqa: E402
-
-from facestream import kafka_clients, samples  # noqa: E402
-from schemas import decode_detection  # noqa: E402
+from bench.machine import describe
+from facestream import kafka_clients, samples
+from schemas import decode_detection
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -1,16 +1,22 @@
-"""ONNX Runtime session with the provider chain TensorRT -> CUDA -> CPU, and a loud account of it.
+"""ONNX Runtime sessions with the provider chain TensorRT -> CUDA -> CPU, and a loud account of it.
 
 Under ``auto`` every provider this onnxruntime build lacks is skipped with a reason, and a provider
 that is present but fails to load (ORT drops it and carries on) is reported as a fallback. Asking
 for one provider by name never falls back: if it is not what runs, that is an error.
+
+Each provider is configured as its users expect: TensorRT with FP16, an engine cache and a timing
+cache (keyed by model digest, GPU and versions) and one explicit optimisation profile per batch
+bucket; CUDA with NHWC convolutions, exhaustive cuDNN algorithm search and, where the caller can
+keep buffers fixed, CUDA graphs.
 """
 
+import hashlib
 import logging
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
+from facestream import paths
 from facestream.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -23,65 +29,139 @@ CHAIN = {
 PROVIDER_CHOICES = ("auto", *CHAIN)
 
 
+@dataclass(frozen=True)
+class SessionPlan:
+    """What to build one session with: the input shape it will see and how to tune each provider."""
+
+    input_name: str
+    input_shape: tuple[int, ...] | None  # static (N, C, H, W) per bucket; None: dynamic (CPU)
+    profiles: tuple[tuple[int, ...], ...] = ()  # TensorRT: one static profile per bucket shape
+    cache_dir: Path | None = None  # TensorRT engine + timing caches
+    trt_fp16: bool = True
+    cuda_graph: bool = False
+    prefer_nhwc: bool = True
+    threads: int = 0
+
+
 @dataclass
-class Runtime:
-    session: object  # onnxruntime.InferenceSession
-    provider: str  # the provider that runs the model's nodes (short name)
-    fallbacks: list[str] = field(default_factory=list)  # why better providers are not running
+class Selection:
+    """The providers to ask for, in order, and why better ones are missing."""
 
-    @property
-    def input_name(self) -> str:
-        return self.session.get_inputs()[0].name
-
-    @property
-    def metadata(self) -> dict[str, str]:
-        return dict(self.session.get_modelmeta().custom_metadata_map)
-
-    def run(self, tensor: np.ndarray) -> dict[str, np.ndarray]:
-        names = [o.name for o in self.session.get_outputs()]
-        return dict(zip(names, self.session.run(names, {self.input_name: tensor})))
+    requested: str
+    names: list[str]
+    fallbacks: list[str] = field(default_factory=list)
 
 
-def open_session(path: Path, provider: str = "auto", threads: int = 0) -> Runtime:
-    """Load ``path`` on the best available provider (``auto``) or exactly the one asked for."""
+def select(provider: str) -> Selection:
+    """Which providers of the chain this onnxruntime build has; ModelError if none of those asked for."""
     import onnxruntime as ort
 
     if provider not in PROVIDER_CHOICES:
         raise ModelError(f"unknown provider {provider!r}; choose from {', '.join(PROVIDER_CHOICES)}")
     available = ort.get_available_providers()
     wanted = list(CHAIN) if provider == "auto" else [provider]
-    fallbacks = [f"{name}: not in this onnxruntime build ({ort.__version__})" for name in wanted
-                 if CHAIN[name] not in available]  # fmt: skip
-    usable = [name for name in wanted if CHAIN[name] in available]
-    if not usable:
+    selection = Selection(provider, [n for n in wanted if CHAIN[n] in available])
+    selection.fallbacks = [f"{n}: not in this onnxruntime build ({ort.__version__})" for n in wanted
+                           if CHAIN[n] not in available]  # fmt: skip
+    if not selection.names:
         raise ModelError(
             f"provider {provider!r} is not available in this onnxruntime build; it has: {', '.join(available)}"
         )
+    return selection
+
+
+def provider_options(name: str, plan: SessionPlan) -> dict[str, str]:
+    """ORT provider options for ``name`` under ``plan`` (strings, as ORT documents them)."""
+    if name == "tensorrt":
+        options = {"trt_fp16_enable": _flag(plan.trt_fp16), "trt_builder_optimization_level": "3"}
+        if plan.cache_dir is not None:
+            options.update({
+                "trt_engine_cache_enable": "1", "trt_engine_cache_path": str(plan.cache_dir),
+                "trt_timing_cache_enable": "1", "trt_timing_cache_path": str(plan.cache_dir),
+            })  # fmt: skip
+        if plan.profiles:
+            for key in ("min", "opt", "max"):  # exact profiles: every bucket gets kernels tuned for it
+                options[f"trt_profile_{key}_shapes"] = ",".join(
+                    f"{plan.input_name}:{'x'.join(map(str, shape))}" for shape in plan.profiles
+                )
+        return options
+    if name == "cuda":
+        return {
+            "prefer_nhwc": _flag(plan.prefer_nhwc),
+            "cudnn_conv_algo_search": "EXHAUSTIVE",
+            "cudnn_conv_use_max_workspace": "1",
+            "do_copy_in_default_stream": "1",
+            "enable_cuda_graph": _flag(plan.cuda_graph),
+        }
+    return {}
+
+
+def open_session(path: Path, selection: Selection, plan: SessionPlan, optimized_path: Path | None = None):
+    """One InferenceSession; returns (session, active provider short name, fallbacks incl. load failures)."""
+    import onnxruntime as ort
+
     options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
+    options.intra_op_num_threads = plan.threads
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # ORT's own warnings are summarised by us below
+    if plan.input_shape is not None:
+        # A static batch lets ORT fold every shape computation into constants: no CPU-side
+        # shape ops, no Memcpy nodes between devices, and a graph CUDA can capture.
+        options.add_free_dimension_override_by_name("batch", plan.input_shape[0])
+    if optimized_path is not None:
+        options.optimized_model_filepath = str(optimized_path)
+    providers = [(CHAIN[n], provider_options(n, plan)) for n in selection.names]
     try:
-        session = ort.InferenceSession(str(path), options, providers=[CHAIN[n] for n in usable])
-    except Exception as exc:  # ORT raises its own untyped errors for bad files
+        session = ort.InferenceSession(str(path), options, providers=providers)
+    except Exception as exc:  # ORT raises its own untyped errors for bad files and bad options
         raise ModelError(f"ONNX Runtime cannot load {path}: {exc}") from None
     active = session.get_providers()
-    for name in usable:
+    fallbacks = list(selection.fallbacks)
+    for name in selection.names:
         if CHAIN[name] in active:
             break
-        fallbacks.append(f"{name}: present but failed to initialise (see ONNX Runtime's log above)")
-    runtime = Runtime(session=session, provider=name, fallbacks=fallbacks)
-    if provider != "auto" and CHAIN[provider] not in active:
-        raise ModelError(f"provider {provider!r} was asked for but failed to initialise; active: {active}")
-    report(runtime)
-    return runtime
+        fallbacks.append(f"{name}: present but failed to initialise (its libraries are missing or unusable)")
+    if selection.requested != "auto" and CHAIN[selection.requested] not in active:
+        raise ModelError(f"provider {selection.requested!r} was asked for but failed to initialise; active: {active}")
+    return session, name, fallbacks
 
 
-def report(runtime: Runtime) -> None:
+def report(provider: str, fallbacks: list[str]) -> None:
     """Say which provider runs and why each better one does not; warn whenever it is not the first."""
-    for reason in runtime.fallbacks:
+    for reason in fallbacks:
         log.warning("execution provider skipped: %s", reason)
-    if runtime.fallbacks:
-        log.warning("FALLBACK: inference runs on %s (the chain is tensorrt -> cuda -> cpu)", runtime.provider.upper())
+    if fallbacks:
+        log.warning("FALLBACK: inference runs on %s (the chain is tensorrt -> cuda -> cpu)", provider.upper())
     else:
-        log.info("inference runs on %s", runtime.provider)
+        log.info("inference runs on %s", provider)
 
+
+def engine_cache_dir(model_path: Path) -> Path:
+    """TensorRT caches are only valid for one model, GPU, ORT and TRT: key the folder by all four."""
+    import onnxruntime as ort
+
+    digest = hashlib.sha256(model_path.read_bytes()).hexdigest()[:16]
+    key = f"{model_path.stem}-{digest}/{_gpu_name()}/ort-{ort.__version__}-trt-{_trt_version()}"
+    return paths.home() / "engines" / key
+
+
+def _gpu_name() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10).stdout  # fmt: skip
+        return out.splitlines()[0].strip().replace(" ", "_") if out.strip() else "no-gpu"
+    except (OSError, subprocess.SubprocessError):
+        return "no-gpu"
+
+
+def _trt_version() -> str:
+    try:
+        import tensorrt  # noqa: PLC0415 - optional, only present with TensorRT installed
+
+        return tensorrt.__version__
+    except ImportError:
+        return "none"
+
+
+def _flag(value: bool) -> str:
+    return "1" if value else "0"

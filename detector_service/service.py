@@ -13,7 +13,7 @@ from detector_service.events import Publisher, build_event
 from detector_service.models.base import DecodeOptions
 from detector_service.postprocess import to_frame
 from detector_service.preprocess import DecodeError, Placed, Preprocessor
-from detector_service.runtime import open_session
+from detector_service.engine import Engine
 from detector_service.stats import Stats, StatsReporter
 from facestream import kafka_clients
 from facestream.errors import BrokerError, ModelError
@@ -47,23 +47,24 @@ class DetectorService:
         self.config = config
         self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
         path = models.resolve(config.model)
-        self.runtime = open_session(path, config.provider, config.ort_threads)
-        self.model = models.plugin_for(self.runtime.metadata, str(path))
-        random_weights = models.has_random_weights(self.runtime.metadata)
+        metadata = models.read_metadata(path)
+        self.model = models.plugin_for(metadata, str(path))
+        random_weights = models.has_random_weights(metadata)
         if random_weights and not config.allow_random_weights:
             raise ModelError(
                 f"{path} was exported with --random-init: it detects nothing. "
                 "Pass --allow-random-weights to run it anyway (benchmarks only)."
             )
         self.input_hw = self.model.input_spec.resolve(config.input_size)
+        self.engine = Engine(path, self.input_hw, config.batch, config.provider, config.ort_threads)
         defaults = self.model.default_options
         self.options = DecodeOptions(
             score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,
             nms_iou=defaults.nms_iou if config.nms_iou is None else config.nms_iou,
         )
         self.stats = Stats(
-            provider=self.runtime.provider,
-            fallback=bool(self.runtime.fallbacks),
+            provider=self.engine.provider,
+            fallback=bool(self.engine.fallbacks),
             warning="RANDOM WEIGHTS: boxes are meaningless" if random_weights else None,
         )
         if random_weights:
@@ -163,7 +164,7 @@ class DetectorService:
         if not good:
             return
         t1 = time.perf_counter()
-        outputs = self.runtime.run(self.model.prepare(batch[good] if len(good) < len(frames) else batch))
+        outputs = self.engine.run(self.model.prepare(batch[good] if len(good) < len(frames) else batch))
         t2 = time.perf_counter()
         detections = self.model.decode(outputs, self.input_hw, self.options)
         for det, i in zip(detections, good):
@@ -200,10 +201,12 @@ class DetectorService:
     # -- start-up -----------------------------------------------------------------------------
 
     def _warm_up(self) -> None:
-        """One inference at full batch before joining the group, so the first real batch is not slow."""
+        """One inference per batch bucket before joining the group: the first real batch of each size
+        must not pay for cuDNN's algorithm search, a TensorRT build or a CUDA graph capture."""
         import numpy as np
 
         t0 = time.perf_counter()
-        dummy = np.zeros((self.config.batch, *self.input_hw, 3), dtype=np.uint8)
-        self.runtime.run(self.model.prepare(dummy))
-        log.info("warm-up inference at batch %d took %.0f ms", self.config.batch, (time.perf_counter() - t0) * 1000)
+        for bucket in self.engine.buckets:
+            dummy = np.zeros((bucket, *self.input_hw, 3), dtype=np.uint8)
+            self.engine.run(self.model.prepare(dummy))
+        log.info("warm-up of buckets %s took %.0f ms", list(self.engine.buckets), (time.perf_counter() - t0) * 1000)

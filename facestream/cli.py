@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "events": "facestream.events_cli:events",
     "demo": "facestream.demo:demo",
     "export": "facestream.export.cli:export",
+    "bench": "bench.cli:bench",
 }
 
 

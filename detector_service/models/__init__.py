@@ -34,6 +34,7 @@ __all__ = [
     "InputSpec",
     "has_random_weights",
     "plugin_for",
+    "read_metadata",
     "resolve",
 ]
 
@@ -49,6 +50,17 @@ def resolve(spec: str, fetch_missing: bool = True) -> Path:
         names = ", ".join(sorted(FETCHABLE))
         raise ModelError(f"--model {spec!r} is neither a known model ({names}) nor an existing .onnx file")
     return path
+
+
+def read_metadata(path: Path) -> dict[str, str]:
+    """An ONNX file's metadata_props, read without its weights or a session."""
+    import onnx
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # protobuf and onnx raise several types for a file that is not a model
+        raise ModelError(f"{path} is not a readable ONNX file: {exc}") from None
+    return {prop.key: prop.value for prop in model.metadata_props}
 
 
 def plugin_for(metadata: dict[str, str], source: str) -> FaceModel:

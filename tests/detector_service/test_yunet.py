@@ -9,14 +9,19 @@ import pytest
 from detector_service import models
 from detector_service.models import yunet
 from detector_service.preprocess import letterbox_into
-from detector_service.runtime import open_session
+from detector_service.engine import Engine
 
 INPUT_HW = (480, 640)
 
 
 @pytest.fixture(scope="module")
-def runtime(yunet_path: Path):
-    return open_session(yunet_path, "cpu", threads=2)
+def runtime(yunet_path: Path) -> Engine:
+    return Engine(yunet_path, INPUT_HW, batch=8, provider="cpu", threads=2)
+
+
+@pytest.fixture(scope="module")
+def plugin(yunet_path: Path):
+    return models.plugin_for(models.read_metadata(yunet_path), "yunet")
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +33,12 @@ def photos(sample_dir: Path) -> np.ndarray:
     return batch
 
 
-def test_file_names_itself(runtime) -> None:
-    plugin = models.plugin_for(runtime.metadata, "yunet")
+def test_file_names_itself(plugin) -> None:
     assert plugin.ref.name == "yunet" and plugin.ref.version == "2023mar"
     assert plugin.ref.weights_sha256 == yunet.WEIGHTS.sha256
 
 
-def test_batched_equals_one_by_one(runtime, photos: np.ndarray) -> None:
-    plugin = models.plugin_for(runtime.metadata, "yunet")
+def test_batched_equals_one_by_one(runtime, plugin, photos: np.ndarray) -> None:
     batched = runtime.run(plugin.prepare(photos))
     for i in range(len(photos)):
         single = runtime.run(plugin.prepare(photos[i : i + 1]))
@@ -44,8 +47,7 @@ def test_batched_equals_one_by_one(runtime, photos: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("input_hw", [INPUT_HW, (256, 320)])
-def test_decoding_matches_opencv_face_detector_yn(runtime, photos, yunet_path: Path, input_hw) -> None:
-    plugin = models.plugin_for(runtime.metadata, "yunet")
+def test_decoding_matches_opencv_face_detector_yn(runtime, plugin, photos, yunet_path: Path, input_hw) -> None:
     options = plugin.default_options
     photos = np.stack([cv2.resize(p, input_hw[::-1]) for p in photos]) if input_hw != INPUT_HW else photos
     dets = plugin.decode(runtime.run(plugin.prepare(photos)), input_hw, options)

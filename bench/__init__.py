@@ -1,0 +1,1 @@
+"""Benchmarks (never tests): each writes a JSON result under bench/results/ and prints a table."""

@@ -1,0 +1,59 @@
+"""``facestream bench``: the benchmarks, each writing bench/results/*.json and printing a table."""
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _batches(_ctx, _param, value: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated sizes like 1,8,16,32, got {value!r}") from None
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks: engine speed against PyTorch, and more."""
+
+
+@bench.command(
+    epilog="""\b
+Examples (on the GPU machine):
+  facestream bench engine --model mogface --batch 1,8,16,32 --precision fp16 --provider cuda
+  facestream bench engine --model yunet --batch 1,32,128 --provider cuda --baselines none
+  facestream bench engine --model mogface --provider cpu --height 96 --width 128 --batch 1,2   # a dry run
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--model", default="mogface", help="mogface, mogface_e (random weights, exported here), yunet or a path.")
+@click.option("--batch", "batches", default="1,8,16,32", callback=_batches)
+@click.option("--precision", type=click.Choice(["fp16", "fp32"]), default="fp16")
+@click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="cuda")
+@click.option("--height", type=int, default=480)
+@click.option("--width", type=int, default=640)
+@click.option("--iters", type=int, default=20, help="Inferences per timed repeat.")
+@click.option("--repeats", type=int, default=5, help="Timed repeats; the median is reported.")
+@click.option("--baselines", default="eager,compile", help="PyTorch baselines: eager, compile, or none.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER.json).")  # fmt: skip
+def engine(model: str, batches, precision: str, provider: str, height: int, width: int, iters: int, repeats: int,
+           baselines: str, out: Path | None) -> None:  # fmt: skip
+    """Engine ms/image and images/s per batch, with PyTorch eager and torch.compile in the same run."""
+    from bench.engine import EngineBenchConfig, run
+
+    chosen = tuple(b for b in baselines.split(",") if b and b != "none")
+    unknown = set(chosen) - {"eager", "compile"}
+    if unknown:
+        raise click.BadParameter(f"unknown baselines {sorted(unknown)}")
+    name = Path(model).stem if model.endswith(".onnx") else model
+    cfg = EngineBenchConfig(
+        model=model, batches=batches, precision=precision, provider=provider, height=height, width=width,
+        iters=iters, repeats=repeats, baselines=chosen,
+        out=out or RESULTS / f"engine-{name}-{precision}-{provider}.json",
+    )  # fmt: skip
+    run(cfg, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("engine"):]))

@@ -1,0 +1,212 @@
+"""Engine benchmark: the project's inference engine against what a user would write instead, in one run.
+
+For each batch size: the project's engine (ONNX Runtime, static-shape session per bucket, IO binding,
+CUDA graphs) with its input already on the device, then PyTorch eager FP16 channels_last (the seed's
+approach) and ``torch.compile`` (Inductor, FP16) on the same weights, timed with CUDA events. Also
+the physical floor (FLOPs / dense FP16 peak), the Memcpy nodes ONNX Runtime inserted, and GPU memory.
+"""
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bench.machine import describe
+from detector_service import models, runtime
+from detector_service.engine import Engine
+from facestream import paths
+
+H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of the H100/H200 SXM
+
+
+@dataclass(frozen=True)
+class EngineBenchConfig:
+    model: str  # "mogface", "mogface_e", "yunet" or a path
+    batches: tuple[int, ...]
+    precision: str  # "fp16" or "fp32"
+    provider: str
+    height: int
+    width: int
+    iters: int
+    repeats: int
+    baselines: tuple[str, ...]  # subset of ("eager", "compile")
+    out: Path
+
+
+def run(cfg: EngineBenchConfig, command: str) -> dict:
+    torch_model, path, flops = _model_file(cfg)
+    result: dict = {
+        "benchmark": "engine",
+        "command": command,
+        "machine": {**describe(), "gpu": _gpu()},
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
+        "model_file": path.name,
+        "gflops_per_image": None if flops is None else round(flops / 1e9, 1),
+        "rows": [],
+    }
+    rows = {b: {"batch": b} for b in cfg.batches}
+    memcpy = _memcpy_nodes(path, cfg)
+    result["memcpy_nodes"] = memcpy
+    _progress(f"Memcpy nodes in the optimised graph (static batch {max(cfg.batches)}): {memcpy}")
+    for b in cfg.batches:
+        timing, memory, check = _time_engine(path, cfg, b)
+        rows[b].update(project_ms_per_img=timing, project_gpu_mb=memory, max_abs_diff_vs_plain_session=check)
+        _progress(f"project engine  batch {b:>3}: {rows[b]['project_ms_per_img']:.3f} ms/img")
+    if torch_model is not None:
+        for name in cfg.baselines:
+            for b in cfg.batches:
+                rows[b][f"torch_{name}_ms_per_img"] = _time_torch(torch_model, cfg, b, compiled=name == "compile")
+                _progress(f"torch {name:<8} batch {b:>3}: {rows[b][f'torch_{name}_ms_per_img']:.3f} ms/img")
+    for row in rows.values():
+        row["project_img_per_s"] = round(1000.0 / row["project_ms_per_img"], 1)
+        for name in cfg.baselines:
+            key = f"torch_{name}_ms_per_img"
+            if key in row:
+                row[f"speedup_vs_torch_{name}"] = round(row[key] / row["project_ms_per_img"], 3)
+        if flops is not None:
+            floor_ms = flops / (H200_DENSE_FP16_TFLOPS * 1e12) * 1000.0
+            row["floor_ms_per_img"] = round(floor_ms, 3)
+            row["fraction_of_floor"] = round(floor_ms / row["project_ms_per_img"], 3)
+    result["rows"] = list(rows.values())
+    best = min(result["rows"], key=lambda r: r["project_ms_per_img"])
+    result["best_batch"] = best["batch"]
+    result["best_project_img_per_s"] = best["project_img_per_s"]
+    for name in cfg.baselines:
+        if f"speedup_vs_torch_{name}" in best:
+            result[f"speedup_vs_torch_{name}"] = best[f"speedup_vs_torch_{name}"]
+    cfg.out.parent.mkdir(parents=True, exist_ok=True)
+    cfg.out.write_text(json.dumps(result, indent=2) + "\n")
+    _print_table(result, cfg)
+    return result
+
+
+def _model_file(cfg: EngineBenchConfig):
+    """(PyTorch model with the same weights or None, ONNX path, FLOPs per image or None)."""
+    if cfg.model in ("mogface", "mogface_e"):
+        import torch
+
+        from facestream.export.checkpoint import randomise
+        from facestream.export.flops import measure
+        from facestream.export.mogface_net import MogFace
+        from facestream.export.onnx_export import ExportSpec, export
+
+        model = MogFace(cfg.model)
+        digest = randomise(model, seed=0)
+        flops = measure(model, cfg.height, cfg.width).total_flops
+        path = paths.home() / "bench" / f"{cfg.model}-random-{cfg.width}x{cfg.height}-{cfg.precision}.onnx"
+        if not path.exists():
+            _progress(f"exporting {path.name} with facestream's exporter (torch {torch.__version__}) ...")
+            spec = ExportSpec(height=cfg.height, width=cfg.width, fp16=cfg.precision == "fp16")
+            export(model, path, spec, digest, random_weights=True)
+        return model, path, flops
+    return None, models.resolve(cfg.model), None
+
+
+def _check_engine(engine: Engine, path: Path, x: np.ndarray, cfg: EngineBenchConfig) -> float:
+    """Max |engine - plain dynamic session| on a partial batch: padding, binding and graphs are exact."""
+    selection = runtime.select(cfg.provider)
+    plain, _, _ = runtime.open_session(path, selection, runtime.SessionPlan(input_name="", input_shape=None))
+    count = max(1, len(x) - 1)
+    names = [o.name for o in plain.get_outputs()]
+    expected = dict(zip(names, plain.run(names, {engine.input_name: x[:count]})))
+    got = engine.run(x[:count])
+    return max(float(np.abs(got[n].astype(np.float32) - expected[n].astype(np.float32)).max()) for n in names)
+
+
+def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float, float, float]:
+    """(median ms per image at ``batch`` with the input resident on the device, GPU MB, check diff)."""
+    before = _gpu_used_mb()
+    engine = Engine(path, (cfg.height, cfg.width), batch=batch, provider=cfg.provider, buckets=(batch,))
+    x = np.random.default_rng(batch).standard_normal((batch, 3, cfg.height, cfg.width)).astype(np.float32)
+    check = _check_engine(engine, path, x, cfg)
+    engine.run(x)  # loads the input buffer (and the CUDA graph replays from here on)
+    # The CPU path has nothing resident to reuse; on the GPU the input stays in its device buffer.
+    timer = (lambda: engine.replay(batch)) if engine.on_gpu else (lambda: engine.run(x))  # noqa: E731
+    for _ in range(3):
+        timer()
+    samples = []
+    for _ in range(cfg.repeats):
+        start = time.perf_counter()
+        for _ in range(cfg.iters):
+            timer()  # run_with_iobinding synchronises the stream before returning
+        samples.append((time.perf_counter() - start) * 1000.0 / (cfg.iters * batch))
+    used = _gpu_used_mb() - before
+    del engine
+    return round(statistics.median(samples), 4), round(used, 1), check
+
+
+def _time_torch(model, cfg: EngineBenchConfig, batch: int, compiled: bool) -> float:
+    import torch
+
+    torch.backends.cudnn.benchmark = True  # what a user tuning PyTorch would set: the stronger baseline
+    device_model = model.half().cuda().to(memory_format=torch.channels_last).eval()
+    runner = torch.compile(device_model, dynamic=False) if compiled else device_model
+    x = torch.randn(batch, 3, cfg.height, cfg.width, device="cuda").half().to(memory_format=torch.channels_last)
+    with torch.inference_mode():
+        for _ in range(3):
+            runner(x)
+        torch.cuda.synchronize()
+        samples = []
+        for _ in range(cfg.repeats):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(cfg.iters):
+                runner(x)
+            end.record()
+            end.synchronize()
+            samples.append(start.elapsed_time(end) / (cfg.iters * batch))
+    model.float().cpu()
+    return round(statistics.median(samples), 4)
+
+
+def _memcpy_nodes(path: Path, cfg: EngineBenchConfig) -> int | None:
+    """Count the Memcpy nodes ORT inserts for the engine's session plan (static batch)."""
+    import onnx
+
+    selection = runtime.select(cfg.provider)
+    if selection.names[0] == "cpu":
+        return None
+    optimized = paths.home() / "bench" / "optimized.onnx"
+    plan = runtime.SessionPlan(input_name="input", input_shape=(max(cfg.batches), 3, cfg.height, cfg.width))
+    runtime.open_session(path, selection, plan, optimized_path=optimized)
+    graph = onnx.load(str(optimized), load_external_data=False).graph
+    return sum(node.op_type.startswith("Memcpy") for node in graph.node)
+
+
+def _gpu() -> str:
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=10).stdout.strip() or "none"  # fmt: skip
+    except OSError:
+        return "none"
+
+
+def _gpu_used_mb() -> float:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=10).stdout  # fmt: skip
+        return float(out.split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _print_table(result: dict, cfg: EngineBenchConfig) -> None:
+    header = ["batch", "project ms/img", "img/s"] + [f"torch {b} ms/img" for b in cfg.baselines]
+    header += [f"x vs {b}" for b in cfg.baselines] + ["floor frac"]
+    print(" | ".join(header))
+    for row in result["rows"]:
+        cells = [str(row["batch"]), f"{row['project_ms_per_img']:.3f}", f"{row['project_img_per_s']:.0f}"]
+        cells += [f"{row.get(f'torch_{b}_ms_per_img', float('nan')):.3f}" for b in cfg.baselines]
+        cells += [f"{row.get(f'speedup_vs_torch_{b}', float('nan')):.2f}" for b in cfg.baselines]
+        cells += [f"{row.get('fraction_of_floor', float('nan')):.2f}"]
+        print(" | ".join(cells))
+    print(f"Memcpy nodes: {result['memcpy_nodes']}; results: {cfg.out}")
