@@ -172,6 +172,7 @@ def _memcpy_nodes(path: Path, cfg: EngineBenchConfig) -> int | None:
     if selection.names[0] == "cpu":
         return None
     optimized = paths.home() / "bench" / "optimized.onnx"
+    optimized.parent.mkdir(parents=True, exist_ok=True)
     plan = runtime.SessionPlan(input_name="input", input_shape=(max(cfg.batches), 3, cfg.height, cfg.width))
     runtime.open_session(path, selection, plan, optimized_path=optimized)
     graph = onnx.load(str(optimized), load_external_data=False).graph
