@@ -57,3 +57,27 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
         out=out or RESULTS / f"engine-{name}-{precision}-{provider}.json",
     )  # fmt: skip
     run(cfg, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("engine"):]))
+
+
+@bench.command(
+    epilog="\b\nExample (on the GPU machine):\n  facestream bench profile --model mogface --batch 16 --provider cuda",
+    context_settings={"show_default": True},
+)
+@click.option("--model", default="mogface", help="mogface, mogface_e, yunet or a path.")
+@click.option("--batch", type=int, default=16)
+@click.option("--precision", type=click.Choice(["fp16", "fp32"]), default="fp16")
+@click.option("--provider", type=click.Choice(["cuda", "cpu"]), default="cuda")
+@click.option("--height", type=int, default=480)
+@click.option("--width", type=int, default=640)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def profile(model: str, batch: int, precision: str, provider: str, height: int, width: int, out: Path | None) -> None:
+    """Per-operator time of the exported and the rewritten graph (where the milliseconds go)."""
+    from bench.engine import EngineBenchConfig
+    from bench.profile import run
+
+    name = Path(model).stem if model.endswith(".onnx") else model
+    cfg = EngineBenchConfig(
+        model=model, batches=(batch,), precision=precision, provider=provider, height=height, width=width,
+        iters=0, repeats=0, baselines=(), out=out or RESULTS / f"profile-{name}-{precision}-{provider}.json",
+    )  # fmt: skip
+    run(cfg, batch, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("profile"):]))

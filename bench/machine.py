@@ -14,12 +14,15 @@ def describe() -> dict:
     except (OSError, StopIteration):
         pass
     versions = {}
-    for package in ("facestream", "onnxruntime", "onnxruntime-gpu", "confluent-kafka", "numpy",
-                    "opencv-python-headless"):  # fmt: skip
+    for package in ("facestream", "confluent-kafka", "opencv-python-headless"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             continue
+    # The modules actually imported (a carried onnxruntime-gpu may shadow an installed CPU build).
+    for module in ("onnxruntime", "numpy", "torch"):
+        if module in sys.modules:
+            versions[module] = sys.modules[module].__version__
     return {
         "host": platform.node(),
         "cpu": cpu,

@@ -12,13 +12,15 @@ from pathlib import Path
 
 import numpy as np
 
-from detector_service import runtime
+from detector_service import graph_rewrite, runtime
 from detector_service.runtime import SessionPlan
 from facestream.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BUCKETS = (1, 4, 8, 16, 32)
+# Largest output change a rewrite may make, relative to the output's scale (FP16 graphs round more).
+REWRITE_TOLERANCE = 1e-2
 
 
 def buckets_for(batch: int, candidates: tuple[int, ...] = DEFAULT_BUCKETS) -> tuple[int, ...]:
@@ -67,21 +69,22 @@ class Engine:
     def _open_gpu(self, selection, input_hw: tuple[int, int], cuda_graphs: bool, trt_fp16: bool) -> None:
         # Output shapes come from one plain run at batch 1: the graphed sessions need their
         # output buffers allocated before their first run, which is when they capture.
-        probe, self.provider, self.fallbacks = runtime.open_session(
-            self.path, selection, SessionPlan(input_name="", input_shape=(1, 3, *input_hw))
-        )
+        probe_plan = SessionPlan(input_name="", input_shape=(1, 3, *input_hw))
+        probe, self.provider, self.fallbacks = runtime.open_session(self.path, selection, probe_plan)
         self.input_name = probe.get_inputs()[0].name
         dtype = _numpy_dtype(probe.get_inputs()[0].type)
-        outputs = probe.run(None, {self.input_name: np.zeros((1, 3, *input_hw), dtype)})
-        per_image = {o.name: (v.shape[1:], v.dtype) for o, v in zip(probe.get_outputs(), outputs)}
+        sample = np.random.default_rng(0).uniform(-1, 1, (1, 3, *input_hw)).astype(dtype)
+        reference = probe.run(None, {self.input_name: sample})
+        per_image = {o.name: (v.shape[1:], v.dtype) for o, v in zip(probe.get_outputs(), reference)}
         del probe
+        self.graph = self._rewritten(selection, probe_plan, sample, reference) if self.provider == "cuda" else None
         shapes = tuple((b, 3, *input_hw) for b in self.buckets)
         cache = runtime.engine_cache_dir(self.path) if "tensorrt" in selection.names else None
         graphs = cuda_graphs and self.provider == "cuda"
         for shape in shapes:
             plan = SessionPlan(input_name=self.input_name, input_shape=shape, profiles=shapes, cache_dir=cache,
                                trt_fp16=trt_fp16, cuda_graph=graphs)  # fmt: skip
-            session, _, _ = runtime.open_session(self.path, selection, plan)
+            session, _, _ = runtime.open_session(self.path, selection, plan, graph=self.graph)
             self._runners[shape[0]] = _BoundRunner(session, self.input_name, shape, dtype, per_image)
         log.info("engine: %s, buckets %s, CUDA graphs %s", self.provider, list(self.buckets), "on" if graphs else "off")
 
@@ -98,6 +101,30 @@ class Engine:
             tensor = padded
         return {name: value[:count] for name, value in self._runners[bucket](tensor).items()}
 
+
+    def _rewritten(self, selection, plan: SessionPlan, sample: np.ndarray, reference: list) -> bytes | None:
+        """The graph with CUDA-friendly rewrites, if they apply and reproduce ``reference``; else None."""
+        import onnx
+
+        model = onnx.load(str(self.path))
+        fused = graph_rewrite.fuse_group_norm(model)
+        if not fused:
+            return None
+        graph = model.SerializeToString()
+        try:
+            session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
+            got = session.run(None, {self.input_name: sample})
+        except Exception as exc:  # an op this ORT build cannot run: keep the exported graph, loudly
+            log.warning("graph rewrite (fused GroupNorm x%d) unusable here, running the exported graph: %s", fused, exc)
+            return None
+        diff = max(float(np.abs(g.astype(np.float32) - r.astype(np.float32)).max()) for g, r in zip(got, reference))
+        scale = max(1.0, max(float(np.abs(r).max()) for r in reference))
+        if diff > REWRITE_TOLERANCE * scale:
+            log.warning("graph rewrite changed outputs by %.3g (> %.0e): running the exported graph", diff,
+                        REWRITE_TOLERANCE)  # fmt: skip
+            return None
+        log.info("graph rewrite: %d GroupNorm patterns fused (outputs within %.2g of the exported graph)", fused, diff)
+        return graph
 
     def replay(self, batch: int) -> None:
         """Run bucket ``batch`` on whatever its device buffers hold, outputs left on the device.

@@ -96,8 +96,11 @@ def provider_options(name: str, plan: SessionPlan) -> dict[str, str]:
     return {}
 
 
-def open_session(path: Path, selection: Selection, plan: SessionPlan, optimized_path: Path | None = None):
-    """One InferenceSession; returns (session, active provider short name, fallbacks incl. load failures)."""
+def open_session(
+    path: Path, selection: Selection, plan: SessionPlan, optimized_path: Path | None = None, graph: bytes | None = None
+):
+    """One InferenceSession of ``path`` (or of ``graph``, a rewritten copy of it); returns
+    (session, active provider short name, fallbacks incl. load failures)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -112,7 +115,7 @@ def open_session(path: Path, selection: Selection, plan: SessionPlan, optimized_
         options.optimized_model_filepath = str(optimized_path)
     providers = [(CHAIN[n], provider_options(n, plan)) for n in selection.names]
     try:
-        session = ort.InferenceSession(str(path), options, providers=providers)
+        session = ort.InferenceSession(graph if graph is not None else str(path), options, providers=providers)
     except Exception as exc:  # ORT raises its own untyped errors for bad files and bad options
         raise ModelError(f"ONNX Runtime cannot load {path}: {exc}") from None
     active = session.get_providers()

@@ -1,0 +1,109 @@
+"""Rewrites of an exported graph that keep its outputs and make the CUDA provider faster.
+
+PyTorch exports ``GroupNorm`` as Reshape -> InstanceNormalization -> Reshape -> Mul -> Add. On the
+CUDA provider with NHWC convolutions every such group costs layout transposes and five passes over
+the tensor; MogFace's heads hold 48 of them on its largest feature maps. ONNX Runtime's fused
+``com.microsoft.GroupNorm`` (NHWC, one pass) computes the same thing. The rewrite runs in memory when
+a CUDA session is built, so the file itself stays portable (the CPU provider lacks that op).
+"""
+
+import logging
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MS_DOMAIN = "com.microsoft"
+
+
+def fuse_group_norm(model) -> int:
+    """Replace every exported GroupNorm pattern by the fused contrib op; return how many were replaced."""
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    consts = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    for node in graph.node:  # in graph order, so an Identity sees its source first
+        if node.op_type == "Constant":
+            consts[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        elif node.op_type == "Identity" and node.input[0] in consts:  # shared weights, re-exported
+            consts[node.output[0]] = consts[node.input[0]]
+    producer = {out: node for node in graph.node for out in node.output}
+    consumers: dict[str, list] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+
+    def only_consumer(name: str, op_type: str):
+        users = consumers.get(name, [])
+        return users[0] if len(users) == 1 and users[0].op_type == op_type else None
+
+    removed, added, count = set(), [], 0
+    for norm in [n for n in graph.node if n.op_type == "InstanceNormalization"]:
+        pre = producer.get(norm.input[0])
+        if pre is None or pre.op_type != "Reshape" or pre.input[1] not in consts:
+            continue
+        shape = consts[pre.input[1]]
+        scale, bias = consts.get(norm.input[1]), consts.get(norm.input[2])
+        if shape.tolist()[0] != 0 or len(shape) != 3 or scale is None or bias is None:
+            continue
+        if not (np.all(scale == 1) and np.all(bias == 0)):
+            continue  # an InstanceNorm with its own affine part is not a plain GroupNorm
+        post = only_consumer(norm.output[0], "Reshape")
+        mul = post and only_consumer(post.output[0], "Mul")
+        add = mul and only_consumer(mul.output[0], "Add")
+        if add is None or mul.input[1] not in consts or add.input[1] not in consts:
+            continue
+        gamma, beta = consts[mul.input[1]].reshape(-1), consts[add.input[1]].reshape(-1)
+        x, y, tag = pre.input[0], add.output[0], f"fused_gn_{count}"
+        epsilon = next((a.f for a in norm.attribute if a.name == "epsilon"), 1e-5)
+        graph.initializer.extend([numpy_helper.from_array(gamma, f"{tag}_gamma"),
+                                  numpy_helper.from_array(beta, f"{tag}_beta")])  # fmt: skip
+        added += [
+            helper.make_node("Transpose", [x], [f"{tag}_nhwc"], perm=[0, 2, 3, 1], name=f"{tag}_to_nhwc"),
+            helper.make_node("GroupNorm", [f"{tag}_nhwc", f"{tag}_gamma", f"{tag}_beta"], [f"{tag}_out"],
+                             name=tag, domain=MS_DOMAIN, epsilon=epsilon, groups=int(shape[1]), activation=0,
+                             channels_last=1),  # fmt: skip
+            helper.make_node("Transpose", [f"{tag}_out"], [y], perm=[0, 3, 1, 2], name=f"{tag}_to_nchw"),
+        ]
+        removed |= {id(pre), id(norm), id(post), id(mul), id(add)}
+        shape_of = producer.get(post.input[1])
+        if shape_of is not None and shape_of.op_type == "Shape" and len(consumers[shape_of.output[0]]) == 1:
+            removed.add(id(shape_of))
+        count += 1
+    if count:
+        kept = [n for n in graph.node if id(n) not in removed]
+        used = {name for n in kept + added for name in n.input} | {o.name for o in graph.output}
+        kept = [n for n in kept if n.op_type != "Constant" or n.output[0] in used]  # the patterns' shapes
+        del graph.node[:]
+        graph.node.extend(_topological(kept + added))
+        if not any(op.domain == MS_DOMAIN for op in model.opset_import):
+            model.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
+    return count
+
+
+def _topological(nodes: list) -> list:
+    """Order nodes so each comes after the producers of its inputs (ONNX requires it)."""
+    produced_by = {out: i for i, node in enumerate(nodes) for out in node.output}
+    order, state = [], {}
+
+    def visit(i: int) -> None:
+        stack = [(i, False)]
+        while stack:
+            index, done = stack.pop()
+            if done:
+                state[index] = 2
+                order.append(nodes[index])
+                continue
+            if state.get(index):
+                continue
+            state[index] = 1
+            stack.append((index, True))
+            for name in nodes[index].input:
+                dep = produced_by.get(name)
+                if dep is not None and not state.get(dep):
+                    stack.append((dep, False))
+
+    for i in range(len(nodes)):
+        if not state.get(i):
+            visit(i)
+    return order
