@@ -53,7 +53,9 @@ def fuse_group_norm(model) -> int:
         add = mul and only_consumer(mul.output[0], "Add")
         if add is None or mul.input[1] not in consts or add.input[1] not in consts:
             continue
-        gamma, beta = consts[mul.input[1]].reshape(-1), consts[add.input[1]].reshape(-1)
+        # The contrib op takes float32 gamma and beta, also in a float16 graph.
+        gamma = consts[mul.input[1]].reshape(-1).astype(np.float32)
+        beta = consts[add.input[1]].reshape(-1).astype(np.float32)
         x, y, tag = pre.input[0], add.output[0], f"fused_gn_{count}"
         epsilon = next((a.f for a in norm.attribute if a.name == "epsilon"), 1e-5)
         graph.initializer.extend([numpy_helper.from_array(gamma, f"{tag}_gamma"),
