@@ -19,10 +19,14 @@ def describe() -> dict:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             continue
-    # The modules actually imported (a carried onnxruntime-gpu may shadow an installed CPU build).
-    for module in ("onnxruntime", "numpy", "torch"):
-        if module in sys.modules:
-            versions[module] = sys.modules[module].__version__
+    # The modules actually imported (a carried onnxruntime-gpu may shadow an installed CPU build);
+    # torch only if the benchmark used it.
+    import numpy
+    import onnxruntime
+
+    versions.update(onnxruntime=onnxruntime.__version__, numpy=numpy.__version__)
+    if "torch" in sys.modules:
+        versions["torch"] = sys.modules["torch"].__version__
     return {
         "host": platform.node(),
         "cpu": cpu,

@@ -27,13 +27,54 @@ def detector_backlog(result: dict) -> list[str]:
     ]
 
 
-RENDERERS = {"detector_backlog": detector_backlog}
+def engine(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    baselines = [b for b in ("eager", "compile") if f"torch_{b}_ms_per_img" in result["rows"][0]]
+    title = f"**Engine, {s['model']} {s['precision'].upper()} at {s['width']}x{s['height']}, {m.get('gpu', '?')}**"
+    versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if k in ("onnxruntime", "torch"))
+    lines = [
+        f"{title} (`{result['command']}`; {versions}; median of {s['repeats']} x {s['iters']} runs, "
+        f"Memcpy nodes in the optimised graph: {result['memcpy_nodes']}):",
+        "",
+        "| batch | facestream ms/img | img/s |"
+        + "".join(f" PyTorch {b} ms/img | x vs {b} |" for b in baselines)
+        + (" floor ms/img | of floor |" if result.get("gflops_per_image") else ""),
+        "|---|---|---|" + "---|---|" * len(baselines) + ("---|---|" if result.get("gflops_per_image") else ""),
+    ]
+    for row in result["rows"]:
+        cells = [str(row["batch"]), f"{row['project_ms_per_img']:.3f}", f"{row['project_img_per_s']:.0f}"]
+        for b in baselines:
+            cells += [f"{row[f'torch_{b}_ms_per_img']:.3f}", f"{row[f'speedup_vs_torch_{b}']:.2f}"]
+        if result.get("gflops_per_image"):
+            cells += [f"{row['floor_ms_per_img']:.2f}", f"{100 * row['fraction_of_floor']:.0f}%"]
+        lines.append("| " + " | ".join(cells) + " |")
+    if baselines:
+        lines += ["", f"At its best batch ({result['best_batch']}): "
+                  + ", ".join(f"{result[f'speedup_vs_torch_{b}']:.2f}x PyTorch {b}" for b in baselines)
+                  + f". The floor is {result.get('gflops_per_image')} GFLOPs / 989 TFLOP/s dense FP16. "
+                  f"Source: `bench/results/{result['_file']}`."]  # fmt: skip
+    else:
+        lines += ["", f"Source: `bench/results/{result['_file']}`."]
+    return lines
+
+
+def profile(result: dict) -> list[str]:
+    variants = result["variants"]
+    parts = [f"{name}: {v['ms_per_batch']:.1f} ms per batch of {result['batch']}" for name, v in variants.items()]
+    return [
+        f"**Graph rewrite** (`{result['command']}`, profiling on, CUDA graphs off): " + "; ".join(parts)
+        + f"; max output difference {result['max_abs_diff_between_variants']:.3g}. "
+        f"Source: `bench/results/{result['_file']}`."
+    ]
+
+
+RENDERERS = {"detector_backlog": detector_backlog, "engine": engine, "profile": profile}
 
 
 def render() -> str:
     lines = []
     for path in sorted((ROOT / "bench" / "results").glob("*.json")):
-        result = json.loads(path.read_text())
+        result = {**json.loads(path.read_text()), "_file": path.name}
         lines += RENDERERS[result["benchmark"]](result) + [""]
     return "\n".join(lines).strip()
 
