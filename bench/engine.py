@@ -1,7 +1,7 @@
 """Engine benchmark: the project's inference engine against what a user would write instead, in one run.
 
 For each batch size: the project's engine (ONNX Runtime, static-shape session per bucket, IO binding,
-CUDA graphs) with its input already on the device, then PyTorch eager FP16 channels_last (the seed's
+CUDA graphs, uint8 input normalised in the graph) with its input already on the device, then PyTorch eager FP16 channels_last (the seed's
 approach) and ``torch.compile`` (Inductor, FP16) on the same weights, timed with CUDA events. Also
 the physical floor (FLOPs / dense FP16 peak), the Memcpy nodes ONNX Runtime inserted, and GPU memory.
 """
@@ -18,7 +18,8 @@ import numpy as np
 
 from bench.machine import describe
 from detector_service import models, runtime
-from detector_service.engine import Engine
+from detector_service.engine import Engine, load_graph
+from detector_service.graph_rewrite import IMAGE_INPUT
 from facestream import paths
 
 H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of the H100/H200 SXM
@@ -108,12 +109,14 @@ def _model_file(cfg: EngineBenchConfig):
 
 
 def _check_engine(engine: Engine, path: Path, x: np.ndarray, cfg: EngineBenchConfig) -> float:
-    """Max |engine - plain dynamic session| on a partial batch: padding, binding and graphs are exact."""
+    """Max |engine - plain dynamic session of the same file| on a partial batch: padding, binding,
+    graphs and rewrites change nothing beyond rounding."""
     selection = runtime.select(cfg.provider)
-    plain, _, _ = runtime.open_session(path, selection, runtime.SessionPlan(input_name="", input_shape=None))
+    plan = runtime.SessionPlan(input_name=IMAGE_INPUT, input_shape=None)
+    plain, _, _ = runtime.open_session(path, selection, plan, graph=engine.model.SerializeToString())
     count = max(1, len(x) - 1)
     names = [o.name for o in plain.get_outputs()]
-    expected = dict(zip(names, plain.run(names, {engine.input_name: x[:count]})))
+    expected = dict(zip(names, plain.run(names, {IMAGE_INPUT: x[:count]})))
     got = engine.run(x[:count])
     return max(float(np.abs(got[n].astype(np.float32) - expected[n].astype(np.float32)).max()) for n in names)
 
@@ -121,12 +124,20 @@ def _check_engine(engine: Engine, path: Path, x: np.ndarray, cfg: EngineBenchCon
 def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float, float, float]:
     """(median ms per image at ``batch`` with the input resident on the device, GPU MB, check diff)."""
     before = _gpu_used_mb()
-    engine = Engine(path, (cfg.height, cfg.width), batch=batch, provider=cfg.provider, buckets=(batch,))
-    x = np.random.default_rng(batch).standard_normal((batch, 3, cfg.height, cfg.width)).astype(np.float32)
+    transform = models.plugin_for(models.read_metadata(path), str(path)).input_transform
+    engine = Engine(path, (cfg.height, cfg.width), batch=batch, transform=transform, provider=cfg.provider,
+                    buckets=(batch,))  # fmt: skip
+    x = np.random.default_rng(batch).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
     check = _check_engine(engine, path, x, cfg)
     engine.run(x)  # loads the input buffer (and the CUDA graph replays from here on)
-    # The CPU path has nothing resident to reuse; on the GPU the input stays in its device buffer.
-    timer = (lambda: engine.replay(batch)) if engine.on_gpu else (lambda: engine.run(x))  # noqa: E731
+
+    def timer() -> None:
+        # The CPU path has nothing resident to reuse; on the GPU the input stays in its device buffer.
+        if engine.on_gpu:
+            engine.replay(batch)
+        else:
+            engine.run(x)
+
     for _ in range(3):
         timer()
     samples = []
@@ -136,7 +147,6 @@ def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float,
             timer()  # run_with_iobinding synchronises the stream before returning
         samples.append((time.perf_counter() - start) * 1000.0 / (cfg.iters * batch))
     used = _gpu_used_mb() - before
-    del engine
     return round(statistics.median(samples), 4), round(used, 1), check
 
 
@@ -173,8 +183,10 @@ def _memcpy_nodes(path: Path, cfg: EngineBenchConfig) -> int | None:
         return None
     optimized = paths.home() / "bench" / "optimized.onnx"
     optimized.parent.mkdir(parents=True, exist_ok=True)
-    plan = runtime.SessionPlan(input_name="input", input_shape=(max(cfg.batches), 3, cfg.height, cfg.width))
-    runtime.open_session(path, selection, plan, optimized_path=optimized)
+    transform = models.plugin_for(models.read_metadata(path), str(path)).input_transform
+    graph = load_graph(path, transform).SerializeToString()
+    plan = runtime.SessionPlan(input_name=IMAGE_INPUT, input_shape=(max(cfg.batches), cfg.height, cfg.width, 3))
+    runtime.open_session(path, selection, plan, optimized_path=optimized, graph=graph)
     graph = onnx.load(str(optimized), load_external_data=False).graph
     return sum(node.op_type.startswith("Memcpy") for node in graph.node)
 

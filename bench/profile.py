@@ -14,19 +14,20 @@ import numpy as np
 
 from bench.engine import EngineBenchConfig, _model_file, _progress
 from bench.machine import describe
-from detector_service import graph_rewrite, runtime
+from detector_service import graph_rewrite, models, runtime
+from detector_service.engine import load_graph
+from detector_service.graph_rewrite import IMAGE_INPUT
 
 
 def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
-    import onnx
-
     _, path, flops = _model_file(cfg)
     selection = runtime.select(cfg.provider)
-    plan = runtime.SessionPlan(input_name="", input_shape=(batch, 3, cfg.height, cfg.width))
-    model = onnx.load(str(path))
+    plan = runtime.SessionPlan(input_name=IMAGE_INPUT, input_shape=(batch, cfg.height, cfg.width, 3))
+    model = load_graph(path, models.plugin_for(models.read_metadata(path), str(path)).input_transform)
+    exported = model.SerializeToString()
     fused = graph_rewrite.fuse_group_norm(model)
-    variants = {"exported": None, f"fused_groupnorm_x{fused}": model.SerializeToString()}
-    x = np.random.default_rng(1).uniform(-1, 1, (batch, 3, cfg.height, cfg.width)).astype(np.float32)
+    variants = {"exported": exported, f"fused_groupnorm_x{fused}": model.SerializeToString()}
+    x = np.random.default_rng(1).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
     result = {"benchmark": "profile", "command": command, "machine": describe(), "model_file": path.name,
               "batch": batch, "variants": {}}  # fmt: skip
     outputs = {}
@@ -46,7 +47,7 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
     return result
 
 
-def _profile(path: Path, graph: bytes | None, selection, plan, x: np.ndarray) -> tuple[dict, list]:
+def _profile(path: Path, graph: bytes, selection, plan, x: np.ndarray) -> tuple[dict, list]:
     warm, runs = 3, 10
     with tempfile.TemporaryDirectory() as tmp:
         session = _profiled_session(path, graph, selection, plan, Path(tmp))
@@ -72,7 +73,7 @@ def _profile(path: Path, graph: bytes | None, selection, plan, x: np.ndarray) ->
     return profile, outputs
 
 
-def _profiled_session(path: Path, graph: bytes | None, selection, plan, folder: Path):
+def _profiled_session(path: Path, graph: bytes, selection, plan, folder: Path):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -82,4 +83,4 @@ def _profiled_session(path: Path, graph: bytes | None, selection, plan, folder: 
     options.profile_file_prefix = os.path.join(folder, "profile")
     options.log_severity_level = 3
     providers = [(runtime.CHAIN[n], runtime.provider_options(n, plan)) for n in selection.names]
-    return ort.InferenceSession(graph if graph is not None else str(path), options, providers=providers)
+    return ort.InferenceSession(graph, options, providers=providers)

@@ -1,10 +1,13 @@
 """Inference at a few fixed batch sizes ("buckets"), so each shape gets its own optimised plan.
 
-On a GPU every bucket has its own session with a static batch: ONNX Runtime folds the shape
-arithmetic into constants (no CPU-side shape ops, no Memcpy nodes), TensorRT gets an exact profile,
-and the CUDA provider captures a CUDA graph over preallocated device buffers bound once (IO
-binding). A partial batch is padded with zeros to the next bucket and its padding is dropped from
-the outputs. On the CPU one dynamic session serves every size: padding would only cost time there.
+Every engine graph takes uint8 NHWC BGR images: the model's normalisation is built into it
+(``graph_rewrite.embed_preprocessing``). On a GPU every bucket has its own session with a static
+batch: ONNX Runtime folds the shape arithmetic into constants (no CPU-side shape ops, no Memcpy
+nodes), TensorRT gets an exact profile, and the CUDA provider captures a CUDA graph over
+preallocated device buffers bound once (IO binding); CUDA sessions also get the fused GroupNorm,
+checked against the exported graph at start. A partial batch is padded with zeros to the next
+bucket and its padding is dropped from the outputs. On the CPU one dynamic session serves every
+size: padding would only cost time there.
 """
 
 import logging
@@ -13,8 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from detector_service import graph_rewrite, runtime
+from detector_service.models.base import InputTransform
 from detector_service.runtime import SessionPlan
-from facestream.errors import ConfigError
+from facestream.errors import ConfigError, ModelError
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +41,18 @@ def bucket_of(count: int, buckets: tuple[int, ...]) -> int:
     raise ValueError(f"{count} frames exceed the largest bucket {buckets[-1]}")
 
 
+def load_graph(path: Path, transform: InputTransform):
+    """The model file as an ONNX ModelProto with the preprocessing built in (uint8 image input)."""
+    import onnx
+
+    try:
+        model = onnx.load(str(path))
+    except Exception as exc:  # protobuf and onnx raise several types for a file that is not a model
+        raise ModelError(f"ONNX Runtime cannot load {path}: not a readable ONNX file ({exc})") from None
+    graph_rewrite.embed_preprocessing(model, transform)
+    return model
+
+
 class Engine:
     """Runs a model file on the best provider the chain allows, at any batch up to ``batch``."""
 
@@ -45,6 +61,7 @@ class Engine:
         path: Path,
         input_hw: tuple[int, int],
         batch: int,
+        transform: InputTransform,
         provider: str = "auto",
         threads: int = 0,
         buckets: tuple[int, ...] | None = None,
@@ -52,68 +69,52 @@ class Engine:
         trt_fp16: bool = True,
     ) -> None:
         self.path = path
+        self.input_hw = input_hw
+        self.model = load_graph(path, transform)
         selection = runtime.select(provider)
         self.on_gpu = selection.names[0] != "cpu"
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
         self._runners: dict[int, object] = {}
+        graph = self.model.SerializeToString()
         if not self.on_gpu:
-            session, self.provider, self.fallbacks = runtime.open_session(
-                path, selection, SessionPlan(input_name="", input_shape=None, threads=threads)
-            )
-            self.input_name = session.get_inputs()[0].name
-            self._cpu_session = session
+            plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=None, threads=threads)
+            self._cpu_session, self.provider, self.fallbacks = runtime.open_session(path, selection, plan, graph=graph)
         else:
-            self._open_gpu(selection, input_hw, cuda_graphs, trt_fp16)
+            self._open_gpu(selection, graph, cuda_graphs, trt_fp16)
         runtime.report(self.provider, self.fallbacks)
 
-    def _open_gpu(self, selection, input_hw: tuple[int, int], cuda_graphs: bool, trt_fp16: bool) -> None:
+    def _open_gpu(self, selection, graph: bytes, cuda_graphs: bool, trt_fp16: bool) -> None:
         # Output shapes come from one plain run at batch 1: the graphed sessions need their
         # output buffers allocated before their first run, which is when they capture.
-        probe_plan = SessionPlan(input_name="", input_shape=(1, 3, *input_hw))
-        probe, self.provider, self.fallbacks = runtime.open_session(self.path, selection, probe_plan)
-        self.input_name = probe.get_inputs()[0].name
-        dtype = _numpy_dtype(probe.get_inputs()[0].type)
-        sample = np.random.default_rng(0).uniform(-1, 1, (1, 3, *input_hw)).astype(dtype)
-        reference = probe.run(None, {self.input_name: sample})
+        probe_plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=(1, *self.input_hw, 3))
+        probe, self.provider, self.fallbacks = runtime.open_session(self.path, selection, probe_plan, graph=graph)
+        sample = np.random.default_rng(0).integers(0, 256, (1, *self.input_hw, 3), dtype=np.uint8)
+        reference = probe.run(None, {graph_rewrite.IMAGE_INPUT: sample})
         per_image = {o.name: (v.shape[1:], v.dtype) for o, v in zip(probe.get_outputs(), reference)}
         del probe
-        self.graph = self._rewritten(selection, probe_plan, sample, reference) if self.provider == "cuda" else None
-        shapes = tuple((b, 3, *input_hw) for b in self.buckets)
+        if self.provider == "cuda":
+            graph = self._rewritten(selection, probe_plan, sample, reference) or graph
+        shapes = tuple((b, *self.input_hw, 3) for b in self.buckets)
         cache = runtime.engine_cache_dir(self.path) if "tensorrt" in selection.names else None
         graphs = cuda_graphs and self.provider == "cuda"
         for shape in shapes:
-            plan = SessionPlan(input_name=self.input_name, input_shape=shape, profiles=shapes, cache_dir=cache,
-                               trt_fp16=trt_fp16, cuda_graph=graphs)  # fmt: skip
-            session, _, _ = runtime.open_session(self.path, selection, plan, graph=self.graph)
-            self._runners[shape[0]] = _BoundRunner(session, self.input_name, shape, dtype, per_image)
+            plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=shape, profiles=shapes,
+                               cache_dir=cache, trt_fp16=trt_fp16, cuda_graph=graphs)  # fmt: skip
+            session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
+            self._runners[shape[0]] = _BoundRunner(session, shape, per_image)
         log.info("engine: %s, buckets %s, CUDA graphs %s", self.provider, list(self.buckets), "on" if graphs else "off")
 
-    def run(self, tensor: np.ndarray) -> dict[str, np.ndarray]:
-        """Outputs by name for ``tensor`` (N, C, H, W), any N up to the largest bucket."""
-        if not self.on_gpu:
-            names = [o.name for o in self._cpu_session.get_outputs()]
-            return dict(zip(names, self._cpu_session.run(names, {self.input_name: tensor})))
-        count = len(tensor)
-        bucket = bucket_of(count, self.buckets)
-        if count < bucket:
-            padded = np.zeros((bucket, *tensor.shape[1:]), dtype=tensor.dtype)
-            padded[:count] = tensor
-            tensor = padded
-        return {name: value[:count] for name, value in self._runners[bucket](tensor).items()}
-
-
     def _rewritten(self, selection, plan: SessionPlan, sample: np.ndarray, reference: list) -> bytes | None:
-        """The graph with CUDA-friendly rewrites, if they apply and reproduce ``reference``; else None."""
-        import onnx
-
-        model = onnx.load(str(self.path))
+        """The graph with CUDA-friendly fusions, if they apply and reproduce ``reference``; else None."""
+        model = type(self.model)()
+        model.CopyFrom(self.model)
         fused = graph_rewrite.fuse_group_norm(model)
         if not fused:
             return None
         graph = model.SerializeToString()
         try:
             session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
-            got = session.run(None, {self.input_name: sample})
+            got = session.run(None, {graph_rewrite.IMAGE_INPUT: sample})
         except Exception as exc:  # an op this ORT build cannot run: keep the exported graph, loudly
             log.warning("graph rewrite (fused GroupNorm x%d) unusable here, running the exported graph: %s", fused, exc)
             return None
@@ -125,6 +126,19 @@ class Engine:
             return None
         log.info("graph rewrite: %d GroupNorm patterns fused (outputs within %.2g of the exported graph)", fused, diff)
         return graph
+
+    def run(self, images: np.ndarray) -> dict[str, np.ndarray]:
+        """Outputs by name for uint8 BGR ``images`` (N, H, W, 3), any N up to the largest bucket."""
+        if not self.on_gpu:
+            names = [o.name for o in self._cpu_session.get_outputs()]
+            return dict(zip(names, self._cpu_session.run(names, {graph_rewrite.IMAGE_INPUT: images})))
+        count = len(images)
+        bucket = bucket_of(count, self.buckets)
+        if count < bucket:
+            padded = np.zeros((bucket, *images.shape[1:]), dtype=images.dtype)
+            padded[:count] = images
+            images = padded
+        return {name: value[:count] for name, value in self._runners[bucket](images).items()}
 
     def replay(self, batch: int) -> None:
         """Run bucket ``batch`` on whatever its device buffers hold, outputs left on the device.
@@ -138,23 +152,19 @@ class Engine:
 class _BoundRunner:
     """One static-shape GPU session with its input and outputs bound to fixed device buffers."""
 
-    def __init__(self, session, input_name: str, shape: tuple[int, ...], dtype, per_image: dict) -> None:
+    def __init__(self, session, shape: tuple[int, ...], per_image: dict) -> None:
         import onnxruntime as ort
 
         self.session = session
-        self.input = ort.OrtValue.ortvalue_from_shape_and_type(shape, dtype, "cuda", 0)
+        self.input = ort.OrtValue.ortvalue_from_shape_and_type(shape, np.uint8, "cuda", 0)
         self.outputs = {name: ort.OrtValue.ortvalue_from_shape_and_type((shape[0], *rest), out_dtype, "cuda", 0)
                         for name, (rest, out_dtype) in per_image.items()}  # fmt: skip
         self.binding = session.io_binding()
-        self.binding.bind_ortvalue_input(input_name, self.input)
+        self.binding.bind_ortvalue_input(graph_rewrite.IMAGE_INPUT, self.input)
         for name, value in self.outputs.items():
             self.binding.bind_ortvalue_output(name, value)
 
-    def __call__(self, tensor: np.ndarray) -> dict[str, np.ndarray]:
-        self.input.update_inplace(np.ascontiguousarray(tensor))
+    def __call__(self, images: np.ndarray) -> dict[str, np.ndarray]:
+        self.input.update_inplace(np.ascontiguousarray(images))
         self.session.run_with_iobinding(self.binding)
         return {name: value.numpy() for name, value in self.outputs.items()}
-
-
-def _numpy_dtype(onnx_type: str):
-    return {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(uint8)": np.uint8}[onnx_type]

@@ -1,4 +1,8 @@
-"""Rewrites of an exported graph that keep its outputs and make the CUDA provider faster.
+"""Rewrites of an exported graph: preprocessing moved into it, and fusions for the CUDA provider.
+
+``embed_preprocessing`` gives every model a uint8 NHWC BGR input (what letterboxing produces) and
+does the cast, normalisation, channel order and layout change inside the graph: the host copies a
+quarter of the bytes and does no per-pixel work, and the device does it in one fused pass.
 
 PyTorch exports ``GroupNorm`` as Reshape -> InstanceNormalization -> Reshape -> Mul -> Add. On the
 CUDA provider with NHWC convolutions every such group costs layout transposes and five passes over
@@ -14,6 +18,45 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 MS_DOMAIN = "com.microsoft"
+IMAGE_INPUT = "image"  # the uint8 (N, H, W, 3) BGR input every engine graph takes
+
+
+def embed_preprocessing(model, transform) -> None:
+    """Put ``transform`` (a models.base.InputTransform) in front of the graph's one float input."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = model.graph
+    old = graph.input[0]
+    dims = old.type.tensor_type.shape.dim
+    batch = dims[0].dim_param or "batch"
+    height = dims[2].dim_value or dims[2].dim_param or "height"
+    width = dims[3].dim_value or dims[3].dim_param or "width"
+    image = helper.make_tensor_value_info(IMAGE_INPUT, TensorProto.UINT8, [batch, height, width, 3])
+    order = [2, 1, 0] if transform.to_rgb else [0, 1, 2]
+    # Channel order folds into the constants: (x[:, order] - mean[order]) * scale[order].
+    mean = np.asarray(transform.mean_bgr, dtype=np.float32)[order].reshape(1, 3, 1, 1)
+    scale = np.asarray(transform.scale_bgr, dtype=np.float32)[order].reshape(1, 3, 1, 1)
+    # Transpose while the pixels are still one byte each; skip the steps that would change nothing.
+    nodes = [
+        helper.make_node("Transpose", [IMAGE_INPUT], ["pre_nchw"], perm=[0, 3, 1, 2], name="pre_nchw"),
+        helper.make_node("Cast", ["pre_nchw"], ["pre_float"], to=TensorProto.FLOAT, name="pre_cast"),
+    ]
+    steps = [("Gather", np.asarray(order, dtype=np.int64), transform.to_rgb),
+             ("Sub", mean, bool(np.any(mean != 0))), ("Mul", scale, bool(np.any(scale != 1)))]  # fmt: skip
+    value = "pre_float"
+    for op, constant, needed in steps:
+        if needed:
+            graph.initializer.append(numpy_helper.from_array(constant, f"pre_{op.lower()}_const"))
+            extra = {"axis": 1} if op == "Gather" else {}
+            nodes.append(helper.make_node(op, [value, f"pre_{op.lower()}_const"], [f"pre_{op.lower()}"],
+                                          name=f"pre_{op.lower()}", **extra))  # fmt: skip
+            value = f"pre_{op.lower()}"
+    nodes.append(helper.make_node("Identity", [value], [old.name], name="pre_out"))
+    existing = list(graph.node)
+    del graph.node[:]
+    graph.node.extend(nodes + existing)
+    graph.input.remove(old)
+    graph.input.insert(0, image)
 
 
 def fuse_group_norm(model) -> int:

@@ -1,4 +1,4 @@
-"""Wires the stages: group member -> batcher -> preprocess -> runtime + model -> events -> offsets."""
+"""Wires the stages: group member -> batcher -> processor (decode, engine, model) -> events -> offsets."""
 
 import logging
 import signal
@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from detector_service import models
 from detector_service.batcher import Batcher
 from detector_service.consumer import GroupMember, make_producer
-from detector_service.events import Publisher, build_event
+from detector_service.events import Publisher
 from detector_service.models.base import DecodeOptions
-from detector_service.postprocess import to_frame
-from detector_service.preprocess import DecodeError, Placed, Preprocessor
+from detector_service.processor import FrameProcessor, Pending
 from detector_service.engine import Engine
 from detector_service.stats import Stats, StatsReporter
 from facestream import kafka_clients
@@ -56,7 +55,8 @@ class DetectorService:
                 "Pass --allow-random-weights to run it anyway (benchmarks only)."
             )
         self.input_hw = self.model.input_spec.resolve(config.input_size)
-        self.engine = Engine(path, self.input_hw, config.batch, config.provider, config.ort_threads)
+        self.engine = Engine(path, self.input_hw, config.batch, self.model.input_transform, config.provider,
+                             config.ort_threads)  # fmt: skip
         defaults = self.model.default_options
         self.options = DecodeOptions(
             score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,
@@ -69,9 +69,10 @@ class DetectorService:
         )
         if random_weights:
             log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
+        self.processor = FrameProcessor(self.engine, self.model, self.options, config.decode_threads, self.stats)
         self._fatal: str | None = None
         self._stopping = False
-        self._warm_up()
+        log.info("warm-up of buckets %s took %.0f ms", list(self.engine.buckets), self.processor.warm_up() * 1000)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -86,7 +87,6 @@ class DetectorService:
         self.publisher = Publisher(producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
         self.member = GroupMember(self.bootstrap, cfg.group, cfg.frames_topic, client_id,
                                   lambda: self.publisher.flush(30.0))  # fmt: skip
-        self.preprocessor = Preprocessor(self.input_hw, cfg.decode_threads)
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -96,19 +96,26 @@ class DetectorService:
             cfg.batch, cfg.max_wait_ms, cfg.group, cfg.frames_topic, cfg.detections_topic,
         )  # fmt: skip
         last_frame = time.monotonic()
+        pending: Pending | None = None
         try:
             while not self._stopping:
-                messages = batcher.next_batch(idle_timeout_s=0.5)
+                # Holding a decoded batch, only look for more without waiting: it must not wait on us.
+                messages = batcher.next_batch(idle_timeout_s=0.5 if pending is None else 0.0)
+                following = self._begin(messages) if messages else None
                 if messages:
                     last_frame = time.monotonic()
-                    self.process(messages)
-                elif self._idle_for(last_frame):
+                if pending is not None:
+                    self._finish(pending)  # infers batch N while batch N+1 decodes
+                pending = following
+                if pending is None and not messages and self._idle_for(last_frame):
                     log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle)
                     break
                 self.publisher.serve()
                 self.member.commit(asynchronous=True)
                 self._raise_if_fatal()
                 reporter.tick()
+            if pending is not None:
+                self._finish(pending)
         finally:
             self._shutdown(previous)
         return self.stats.summary()
@@ -126,7 +133,7 @@ class DetectorService:
             log.error("%d records were not acknowledged at shutdown; their frames stay uncommitted", left)
         self.member.commit(asynchronous=False)
         self.member.close()
-        self.preprocessor.close()
+        self.processor.close()
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)
         log.info("stopped: %s", self.stats.line())
@@ -137,7 +144,8 @@ class DetectorService:
 
     # -- one batch ----------------------------------------------------------------------------
 
-    def process(self, messages: list) -> None:
+    def _begin(self, messages: list) -> Pending | None:
+        """Track each message, dead-letter unreadable ones, start decoding the rest."""
         frames, sources = [], []
         for msg in messages:
             if msg.error():
@@ -152,29 +160,14 @@ class DetectorService:
                 sources.append(msg)
             except SchemaError as exc:
                 self._dead_letter(msg, "schema", exc)
-        if not frames:
-            return
-        self.stats.batches += 1
-        t0 = time.perf_counter()
-        batch, placed = self.preprocessor.run(frames)
-        good = [i for i, p in enumerate(placed) if isinstance(p, Placed)]
-        for i, p in enumerate(placed):
-            if isinstance(p, DecodeError):
-                self._dead_letter(sources[i], "decode", p)
-        if not good:
-            return
-        t1 = time.perf_counter()
-        outputs = self.engine.run(self.model.prepare(batch[good] if len(good) < len(frames) else batch))
-        t2 = time.perf_counter()
-        detections = self.model.decode(outputs, self.input_hw, self.options)
-        for det, i in zip(detections, good):
-            p = placed[i]
-            event = build_event(frames[i], to_frame(det, p.scale, p.width, p.height), self.model.ref)
-            self.publisher.event(event, self._on_done(sources[i], "events"))
-        t3 = time.perf_counter()
-        self.stats.preprocess_s += t1 - t0
-        self.stats.infer_s += t2 - t1
-        self.stats.postprocess_s += t3 - t2
+        return self.processor.begin(frames, sources) if frames else None
+
+    def _finish(self, pending: Pending) -> None:
+        for outcome in self.processor.finish(pending):
+            if outcome.error is not None:
+                self._dead_letter(outcome.tag, "decode", outcome.error)
+            else:
+                self.publisher.event(outcome.event, self._on_done(outcome.tag, "events"))
 
     def _dead_letter(self, msg, stage: str, error: Exception) -> None:
         log.warning("dead-lettering %s/%d@%d (%s): %s", msg.topic(), msg.partition(), msg.offset(), stage, error)
@@ -199,14 +192,3 @@ class DetectorService:
             raise BrokerError(self._fatal)
 
     # -- start-up -----------------------------------------------------------------------------
-
-    def _warm_up(self) -> None:
-        """One inference per batch bucket before joining the group: the first real batch of each size
-        must not pay for cuDNN's algorithm search, a TensorRT build or a CUDA graph capture."""
-        import numpy as np
-
-        t0 = time.perf_counter()
-        for bucket in self.engine.buckets:
-            dummy = np.zeros((bucket, *self.input_hw, 3), dtype=np.uint8)
-            self.engine.run(self.model.prepare(dummy))
-        log.info("warm-up of buckets %s took %.0f ms", list(self.engine.buckets), (time.perf_counter() - t0) * 1000)

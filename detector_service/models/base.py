@@ -1,10 +1,11 @@
 """The small interface every face-detection model implements, and what it returns.
 
-A model plugin knows three things about its network and nothing about Kafka: how to turn a batch
-of letterboxed BGR images into the network's input (``prepare``), how to turn the network's
-outputs into boxes in network-input pixels (``decode``), and who it is (``ref``, from the ONNX
-file's metadata). Letterboxing, running ONNX Runtime and mapping boxes back to the original
-frame are shared and live outside the plugins.
+A model plugin knows three things about its network and nothing about Kafka: how pixels are
+normalised for it (``input_transform``, which the engine builds into the graph so the network takes
+uint8 images and normalises on the device), how to turn the network's outputs into boxes in
+network-input pixels (``decode``), and who it is (``ref``, from the ONNX file's metadata).
+Letterboxing, running ONNX Runtime and mapping boxes back to the original frame are shared and live
+outside the plugins.
 """
 
 from dataclasses import dataclass
@@ -46,6 +47,15 @@ class DecodeOptions:
 
 
 @dataclass(frozen=True)
+class InputTransform:
+    """``(pixel - mean) * scale`` per BGR channel, then optionally BGR -> RGB, then NHWC -> NCHW."""
+
+    mean_bgr: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    scale_bgr: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    to_rgb: bool = False
+
+
+@dataclass(frozen=True)
 class InputSpec:
     """The network input: one size per service run, so frames of any size batch together.
 
@@ -84,13 +94,10 @@ class FaceModel(Protocol):
 
     name: ClassVar[str]
     default_options: ClassVar[DecodeOptions]
+    input_transform: ClassVar[InputTransform]
 
     ref: ModelRef
     input_spec: InputSpec
-
-    def prepare(self, images: np.ndarray) -> np.ndarray:
-        """uint8 BGR (N, H, W, 3) -> the network's input tensor."""
-        ...
 
     def decode(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions

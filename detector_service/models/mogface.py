@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from detector_service.models.base import DecodeOptions, Detections, InputSpec
+from detector_service.models.base import DecodeOptions, Detections, InputSpec, InputTransform
 from detector_service.postprocess import select
 from schemas import ModelRef
 
@@ -30,17 +30,14 @@ MODELSCOPE_SERVING = DecodeOptions(score_threshold=0.82, nms_iou=0.4)
 class MogFace:
     name: ClassVar[str] = "mogface"
     default_options: ClassVar[DecodeOptions] = MODELSCOPE_SERVING
+    input_transform: ClassVar[InputTransform] = InputTransform(
+        mean_bgr=tuple(MEAN_BGR.tolist()), scale_bgr=tuple((1.0 / (STD_BGR * 255.0)).tolist()), to_rgb=True
+    )
 
     def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
         self.ref = ref
         self.input_spec = InputSpec.from_metadata(metadata, InputSpec(height=480, width=640))
         self._anchors: dict[tuple[int, int], np.ndarray] = {}
-        self._scale = (1.0 / (STD_BGR * 255.0)).astype(np.float32)
-
-    def prepare(self, images: np.ndarray) -> np.ndarray:
-        """uint8 BGR NHWC -> float32 RGB NCHW, ``(x - mean) / std / 255``."""
-        normalised = (images.astype(np.float32) - MEAN_BGR) * self._scale
-        return np.ascontiguousarray(normalised[..., ::-1].transpose(0, 3, 1, 2))
 
     def decode(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions

@@ -18,6 +18,7 @@ from detector_service.models.base import (
     DecodeOptions,
     Detections,
     InputSpec,
+    InputTransform,
 )
 from detector_service.postprocess import select
 from facestream import assets
@@ -40,15 +41,12 @@ class YuNet:
     name: ClassVar[str] = "yunet"
     # OpenCV's FaceDetectorYN uses 0.9; 0.6 keeps small, blurry CCTV faces and stays clean on our photos.
     default_options: ClassVar[DecodeOptions] = DecodeOptions(score_threshold=0.6, nms_iou=0.3)
+    input_transform: ClassVar[InputTransform] = InputTransform()  # BGR, 0-255, no normalisation
 
     def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
         self.ref = ref
         self.input_spec = InputSpec.from_metadata(metadata, InputSpec(height=480, width=640, multiple_of=32))
         self._grids: dict[tuple[int, int], np.ndarray] = {}
-
-    def prepare(self, images: np.ndarray) -> np.ndarray:
-        # BGR, 0-255, no normalisation, NCHW.
-        return np.ascontiguousarray(images.transpose(0, 3, 1, 2), dtype=np.float32)
 
     def decode(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions

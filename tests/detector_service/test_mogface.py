@@ -55,13 +55,26 @@ def test_plugin_decodes_one_confident_anchor() -> None:
     assert dets[1].scores[0] == pytest.approx(0.95) and dets[1].landmarks is None
 
 
-def test_preprocessing_matches_the_official_formula() -> None:
-    pixels = np.array([[[[0, 128, 255]]]], dtype=np.uint8)  # one BGR pixel
-    out = MogFace(REF, {}).prepare(pixels)
-    b, g, r = 0.0, 128.0, 255.0
-    expected_rgb = [(r - 123.675) / 58.395 / 255, (g - 116.28) / 57.12 / 255, (b - 103.53) / 57.375 / 255]
-    assert out.shape == (1, 3, 1, 1) and out.dtype == np.float32
-    np.testing.assert_allclose(out[0, :, 0, 0], expected_rgb, rtol=1e-6)
+def test_preprocessing_in_the_graph_matches_the_official_formula(tmp_path) -> None:
+    """The engine builds the transform into the graph: run it on an identity 'network' to see it."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from detector_service.graph_rewrite import IMAGE_INPUT, embed_preprocessing
+
+    x = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 2, 1])
+    y = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 3, 2, 1])
+    model = helper.make_model(helper.make_graph([helper.make_node("Identity", ["input"], ["out"])], "id", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])  # fmt: skip
+    embed_preprocessing(model, MogFace.input_transform)
+    onnx.checker.check_model(model)
+    pixels = np.array([[[[0, 128, 255]], [[10, 20, 30]]]], dtype=np.uint8)  # (1, 2, 1, 3): two BGR pixels
+    out = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {IMAGE_INPUT: pixels})[0]  # fmt: skip
+    for row, (b, g, r) in enumerate(pixels[0, :, 0].astype(float)):
+        expected_rgb = [(r - 123.675) / 58.395 / 255, (g - 116.28) / 57.12 / 255, (b - 103.53) / 57.375 / 255]
+        np.testing.assert_allclose(out[0, :, row, 0], expected_rgb, rtol=1e-5)
 
 
 def test_input_size_policy_from_metadata() -> None:

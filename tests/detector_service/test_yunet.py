@@ -16,7 +16,7 @@ INPUT_HW = (480, 640)
 
 @pytest.fixture(scope="module")
 def runtime(yunet_path: Path) -> Engine:
-    return Engine(yunet_path, INPUT_HW, batch=8, provider="cpu", threads=2)
+    return Engine(yunet_path, INPUT_HW, batch=8, transform=yunet.YuNet.input_transform, provider="cpu", threads=2)
 
 
 @pytest.fixture(scope="module")
@@ -39,18 +39,19 @@ def test_file_names_itself(plugin) -> None:
 
 
 def test_batched_equals_one_by_one(runtime, plugin, photos: np.ndarray) -> None:
-    batched = runtime.run(plugin.prepare(photos))
+    batched = runtime.run(photos)
     for i in range(len(photos)):
-        single = runtime.run(plugin.prepare(photos[i : i + 1]))
+        single = runtime.run(photos[i : i + 1])
         for name, value in single.items():
             np.testing.assert_allclose(batched[name][i : i + 1], value, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("input_hw", [INPUT_HW, (256, 320)])
 def test_decoding_matches_opencv_face_detector_yn(runtime, plugin, photos, yunet_path: Path, input_hw) -> None:
+    """The whole engine path (uint8 input, preprocessing in the graph) against OpenCV's own decoder."""
     options = plugin.default_options
     photos = np.stack([cv2.resize(p, input_hw[::-1]) for p in photos]) if input_hw != INPUT_HW else photos
-    dets = plugin.decode(runtime.run(plugin.prepare(photos)), input_hw, options)
+    dets = plugin.decode(runtime.run(photos), input_hw, options)
     assert sum(len(d) for d in dets) >= len(photos)
     original = yunet_path.parent / "original" / yunet.WEIGHTS.filename
     reference = cv2.FaceDetectorYN.create(str(original), "", input_hw[::-1], options.score_threshold,
