@@ -81,3 +81,35 @@ def profile(model: str, batch: int, precision: str, provider: str, height: int, 
         iters=0, repeats=0, baselines=(), out=out or RESULTS / f"profile-{name}-{precision}-{provider}.json",
     )  # fmt: skip
     run(cfg, batch, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("profile"):]))
+
+
+@bench.command(
+    epilog="""\b
+Examples (on the GPU machine):
+  facestream bench pipeline --model yunet --batch 64 --frames 4096 --provider cuda --precision fp32
+  facestream bench pipeline --model mogface --batch 16 --frames 512 --provider cuda
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--model", default="mogface", help="mogface, mogface_e, yunet or a path.")
+@click.option("--batch", type=int, default=16)
+@click.option("--frames", type=int, default=512, help="JPEG frames per repeat (the sample photos, cycled).")
+@click.option("--precision", type=click.Choice(["fp16", "fp32"]), default="fp16")
+@click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="cuda")
+@click.option("--height", type=int, default=480)
+@click.option("--width", type=int, default=640)
+@click.option("--decode-threads", type=int, default=8)
+@click.option("--repeats", type=int, default=3)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def pipeline(model: str, batch: int, frames: int, precision: str, provider: str, height: int, width: int,
+             decode_threads: int, repeats: int, out: Path | None) -> None:  # fmt: skip
+    """JPEG bytes in memory -> serialised events, against the engine alone at the same batch."""
+    from bench.pipeline import PipelineBenchConfig, run
+
+    name = Path(model).stem if model.endswith(".onnx") else model
+    cfg = PipelineBenchConfig(
+        model=model, batch=batch, frames=frames, precision=precision, provider=provider, height=height, width=width,
+        decode_threads=decode_threads, repeats=repeats,
+        out=out or RESULTS / f"pipeline-{name}-{precision}-{provider}.json",
+    )  # fmt: skip
+    run(cfg, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("pipeline"):]))

@@ -1,0 +1,122 @@
+"""Pipeline benchmark: JPEG bytes in memory -> events, against the engine alone, in one run.
+
+Runs the detector's own ``FrameProcessor`` exactly as the service does (decode of batch N+1 in
+threads while batch N infers), then serialises every event with the schema codec: everything the
+detector does per frame except Kafka. The engine-only figure is the same engine replaying the same
+batch size with its input resident on the device, so their ratio is the cost of everything around
+the model.
+"""
+
+import json
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from bench.engine import _gpu, _model_file, _progress
+from bench.machine import describe
+from detector_service import models
+from detector_service.engine import Engine
+from detector_service.processor import FrameProcessor
+from detector_service.stats import Stats
+from facestream import samples
+from schemas import Frame, encode_detection
+
+
+@dataclass(frozen=True)
+class PipelineBenchConfig:
+    model: str
+    batch: int
+    frames: int
+    precision: str
+    provider: str
+    height: int
+    width: int
+    decode_threads: int
+    repeats: int
+    out: Path
+
+
+def jpeg_corpus(width: int, count: int) -> list[Frame]:
+    """The sample photos scaled to ``width`` and JPEG-encoded (quality 85), cycled to ``count`` frames."""
+    folder = samples.fetch()
+    encoded = []
+    for f in samples.PORTRAITS + samples.ANNOTATED:
+        image = cv2.imread(str(folder / f.filename))
+        h, w = image.shape[:2]
+        image = cv2.resize(image, (width, max(1, round(h * width / w))), interpolation=cv2.INTER_AREA)
+        data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
+        encoded.append((data, image.shape[1], image.shape[0]))
+    return [Frame("bench", i, time.time_ns(), w, h, data) for i, (data, w, h) in
+            ((i, encoded[i % len(encoded)]) for i in range(count))]  # fmt: skip
+
+
+def run(cfg: PipelineBenchConfig, command: str) -> dict:
+    _, path, _ = _model_file(cfg)
+    plugin = models.plugin_for(models.read_metadata(path), str(path))
+    input_hw = (cfg.height, cfg.width)
+    engine = Engine(path, input_hw, cfg.batch, plugin.input_transform, cfg.provider, buckets=(cfg.batch,))
+    stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
+    processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats)
+    processor.warm_up()
+    frames = jpeg_corpus(cfg.width, cfg.frames)
+    batches = [frames[i : i + cfg.batch] for i in range(0, len(frames) - cfg.batch + 1, cfg.batch)]
+    engine_fps, pipeline_fps = [], []
+    for repeat in range(cfg.repeats):
+        engine_fps.append(_engine_only(engine, cfg.batch, len(batches)))
+        pipeline_fps.append(_pipeline(processor, batches))
+        _progress(f"repeat {repeat + 1}: engine only {engine_fps[-1]:.0f} frames/s, pipeline {pipeline_fps[-1]:.0f}")
+    processor.close()
+    engine_median, pipeline_median = statistics.median(engine_fps), statistics.median(pipeline_fps)
+    result = {
+        "benchmark": "pipeline",
+        "command": command,
+        "machine": {**describe(), "gpu": _gpu()},
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
+        "model_file": path.name,
+        "provider": engine.provider,
+        "engine_only_frames_per_s": round(engine_median, 1),
+        "pipeline_frames_per_s": round(pipeline_median, 1),
+        "overhead_fraction": round(1.0 - pipeline_median / engine_median, 4),
+        "runs": {"engine_only": [round(v, 1) for v in engine_fps], "pipeline": [round(v, 1) for v in pipeline_fps]},
+        "ms_per_frame": {
+            "decode_wait": round(stats.preprocess_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
+            "infer_incl_copies": round(stats.infer_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
+            "postprocess": round(stats.postprocess_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
+        },
+    }
+    cfg.out.parent.mkdir(parents=True, exist_ok=True)
+    cfg.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{cfg.model} batch {cfg.batch} on {engine.provider}: engine only {engine_median:.0f} frames/s, "
+          f"pipeline (JPEG -> serialised events) {pipeline_median:.0f} frames/s, "
+          f"overhead {100 * result['overhead_fraction']:.1f}%; results: {cfg.out}")  # fmt: skip
+    return result
+
+
+def _engine_only(engine: Engine, batch: int, count: int) -> float:
+    images = np.random.default_rng(0).integers(0, 256, (batch, *engine.input_hw, 3), dtype=np.uint8)
+    engine.run(images)
+    start = time.perf_counter()
+    for _ in range(count):
+        if engine.on_gpu:
+            engine.replay(batch)
+        else:
+            engine.run(images)
+    return count * batch / (time.perf_counter() - start)
+
+
+def _pipeline(processor: FrameProcessor, batches: list[list[Frame]]) -> float:
+    start = time.perf_counter()
+    pending, done = None, 0
+    for frames in batches + [None]:
+        following = processor.begin(frames, list(range(len(frames)))) if frames else None
+        if pending is not None:
+            for outcome in processor.finish(pending):
+                encode_detection(outcome.event)
+                done += 1
+        pending = following
+    return done / (time.perf_counter() - start)
+
