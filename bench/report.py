@@ -68,7 +68,26 @@ def profile(result: dict) -> list[str]:
     ]
 
 
-RENDERERS = {"detector_backlog": detector_backlog, "engine": engine, "profile": profile}
+def pipeline(result: dict) -> list[str]:
+    s, m = result["settings"], result["machine"]
+    split = result["ms_per_frame"]
+    return [
+        f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, {m.get('gpu', '?')}** "
+        f"(`{result['command']}`): JPEG bytes -> serialised events **{result['pipeline_frames_per_s']:.0f} frames/s** "
+        f"against the engine alone at **{result['engine_only_frames_per_s']:.0f}**: everything around the model costs "
+        f"**{100 * result['overhead_fraction']:.1f}%** (runs: {result['runs']}). Per frame: waiting for decode "
+        f"{split['decode_wait']} ms (the rest overlaps inference), inference with host copies "
+        f"{split['infer_incl_copies']} ms, boxes + events {split['postprocess']} ms. "
+        f"Source: `bench/results/{result['_file']}`."
+    ]
+
+
+RENDERERS = {
+    "detector_backlog": detector_backlog,
+    "engine": engine,
+    "pipeline": pipeline,
+    "profile": profile,
+}
 
 
 def render() -> str:
