@@ -113,3 +113,18 @@ def pipeline(model: str, batch: int, frames: int, precision: str, provider: str,
         out=out or RESULTS / f"pipeline-{name}-{precision}-{provider}.json",
     )  # fmt: skip
     run(cfg, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("pipeline"):]))
+
+
+@bench.command(
+    epilog="\b\nExample (this machine, local broker running):\n  facestream bench kafka --frames 5000 --runs 3",
+    context_settings={"show_default": True},
+)
+@click.option("--frames", type=int, default=5000, help="JPEG frames (640 px wide sample photos) per run.")
+@click.option("--batch", type=int, default=64, help="The detector's poll batch.")
+@click.option("--runs", type=int, default=3)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "kafka-plumbing-cpu.json")
+def kafka(frames: int, batch: int, runs: int, out: Path) -> None:
+    """The detector's Kafka plumbing (no-op model) against Kafka's own kafka-consumer-perf-test."""
+    from bench.kafka import run
+
+    run(frames, batch, runs, out, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("kafka"):]))

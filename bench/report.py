@@ -82,7 +82,21 @@ def pipeline(result: dict) -> list[str]:
     ]
 
 
+def kafka(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    runs = ", ".join(f"{r['facestream_msgs_per_s']:.0f} vs {r['kafka_consumer_perf_test_msgs_per_s']:.0f}" for r in result["runs"])
+    return [
+        f"**Kafka plumbing, {m['cores']} cores, local broker** (`{result['command']}`): the detector's consume -> "
+        f"batch -> produce event -> commit loop with a no-op model reads **{result['median_facestream_msgs_per_s']:.0f} "
+        f"frames/s** against **{result['median_kafka_tool_msgs_per_s']:.0f}** for Kafka's own "
+        f"`kafka-consumer-perf-test` (ConsumerPerformance, same broker, same {s['frames']} frames of "
+        f"{s['mean_frame_bytes'] / 1000:.0f} KB, same fetch sizes): median ratio **{result['median_ratio']:.2f}** "
+        f"(runs, ours vs theirs: {runs}). Source: `bench/results/{result['_file']}`."
+    ]
+
+
 RENDERERS = {
+    "kafka": kafka,
     "detector_backlog": detector_backlog,
     "engine": engine,
     "pipeline": pipeline,

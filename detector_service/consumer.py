@@ -45,7 +45,11 @@ class GroupMember:
                 "enable.auto.offset.store": False,
                 "auto.offset.reset": "earliest",  # a new group starts from the oldest retained frame
                 "partition.assignment.strategy": "cooperative-sticky",
+                # Frames are large (tens of KB to MBs): fetch big chunks per partition and keep a deep
+                # local queue, or the consumer waits on round trips of ~1 MB (librdkafka's default).
                 "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
+                "max.partition.fetch.bytes": kafka_clients.MAX_MESSAGE_BYTES,
+                "queued.max.messages.kbytes": 256 * 1024,
             }
         )
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)

@@ -48,6 +48,10 @@ class FrameProcessor:
         self.stats = stats
         self.preprocessor = Preprocessor(engine.input_hw, decode_threads)
 
+    def describe(self) -> str:
+        ref, (height, width) = self.model.ref, self.engine.input_hw
+        return f"{ref.name} v{ref.version} on {self.engine.provider}, input {width}x{height}"
+
     def begin(self, frames: list[Frame], tags: list) -> Pending:
         return Pending(frames, tags, self.preprocessor.submit(frames))
 

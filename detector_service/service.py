@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from detector_service import models
 from detector_service.batcher import Batcher
 from detector_service.consumer import GroupMember, make_producer
+from detector_service.engine import Engine
 from detector_service.events import Publisher
 from detector_service.models.base import DecodeOptions
 from detector_service.processor import FrameProcessor, Pending
-from detector_service.engine import Engine
 from detector_service.stats import Stats, StatsReporter
 from facestream import kafka_clients
 from facestream.errors import BrokerError, ModelError
@@ -41,38 +41,46 @@ class DetectorConfig:
     allow_random_weights: bool = False  # run a file exported with --random-init (benchmarks only)
 
 
+def build_processor(config: DetectorConfig) -> FrameProcessor:
+    """Model file -> plugin, engine (warmed up) and processor, refusing random weights unless allowed."""
+    path = models.resolve(config.model)
+    metadata = models.read_metadata(path)
+    model = models.plugin_for(metadata, str(path))
+    random_weights = models.has_random_weights(metadata)
+    if random_weights and not config.allow_random_weights:
+        raise ModelError(
+            f"{path} was exported with --random-init: it detects nothing. "
+            "Pass --allow-random-weights to run it anyway (benchmarks only)."
+        )
+    input_hw = model.input_spec.resolve(config.input_size)
+    engine = Engine(path, input_hw, config.batch, model.input_transform, config.provider, config.ort_threads)
+    defaults = model.default_options
+    options = DecodeOptions(
+        score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,
+        nms_iou=defaults.nms_iou if config.nms_iou is None else config.nms_iou,
+    )
+    stats = Stats(
+        provider=engine.provider,
+        fallback=bool(engine.fallbacks),
+        warning="RANDOM WEIGHTS: boxes are meaningless" if random_weights else None,
+    )
+    if random_weights:
+        log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
+    processor = FrameProcessor(engine, model, options, config.decode_threads, stats)
+    log.info("warm-up of buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
+    return processor
+
+
 class DetectorService:
-    def __init__(self, config: DetectorConfig, bootstrap: str | None = None) -> None:
+    """The Kafka half: a group member feeding a processor (``build_processor``'s, or a benchmark's)."""
+
+    def __init__(self, config: DetectorConfig, processor=None, bootstrap: str | None = None) -> None:
         self.config = config
         self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
-        path = models.resolve(config.model)
-        metadata = models.read_metadata(path)
-        self.model = models.plugin_for(metadata, str(path))
-        random_weights = models.has_random_weights(metadata)
-        if random_weights and not config.allow_random_weights:
-            raise ModelError(
-                f"{path} was exported with --random-init: it detects nothing. "
-                "Pass --allow-random-weights to run it anyway (benchmarks only)."
-            )
-        self.input_hw = self.model.input_spec.resolve(config.input_size)
-        self.engine = Engine(path, self.input_hw, config.batch, self.model.input_transform, config.provider,
-                             config.ort_threads)  # fmt: skip
-        defaults = self.model.default_options
-        self.options = DecodeOptions(
-            score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,
-            nms_iou=defaults.nms_iou if config.nms_iou is None else config.nms_iou,
-        )
-        self.stats = Stats(
-            provider=self.engine.provider,
-            fallback=bool(self.engine.fallbacks),
-            warning="RANDOM WEIGHTS: boxes are meaningless" if random_weights else None,
-        )
-        if random_weights:
-            log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
-        self.processor = FrameProcessor(self.engine, self.model, self.options, config.decode_threads, self.stats)
+        self.processor = processor or build_processor(config)
+        self.stats = self.processor.stats
         self._fatal: str | None = None
         self._stopping = False
-        log.info("warm-up of buckets %s took %.0f ms", list(self.engine.buckets), self.processor.warm_up() * 1000)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -91,8 +99,7 @@ class DetectorService:
         reporter = StatsReporter(self.stats, cfg.stats_interval)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         log.info(
-            "detector %s v%s, input %dx%d, batch %d, max wait %.0f ms, group %s: %s -> %s",
-            self.model.ref.name, self.model.ref.version, self.input_hw[1], self.input_hw[0],
+            "detector %s, batch %d, max wait %.0f ms, group %s: %s -> %s", self.processor.describe(),
             cfg.batch, cfg.max_wait_ms, cfg.group, cfg.frames_topic, cfg.detections_topic,
         )  # fmt: skip
         last_frame = time.monotonic()

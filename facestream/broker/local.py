@@ -98,7 +98,7 @@ class LocalBroker:
         heap = os.environ.get("FACESTREAM_KAFKA_HEAP", DEFAULT_HEAP).split()
         cmd = [
             java, *heap,
-            f"-Dlog4j2.configurationFile={self._log4j_config()}",
+            f"-Dlog4j2.configurationFile={self.log4j_config()}",
             "-cp", f"{self.lib}/*",
             "kafka.Kafka", str(self.config),
         ]  # fmt: skip
@@ -174,13 +174,14 @@ class LocalBroker:
             return
         # Kafka cluster ids are 16 random bytes in URL-safe base64, as `kafka-storage random-uuid` makes.
         cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        cmd = [java, "-cp", f"{self.lib}/*", f"-Dlog4j2.configurationFile={self._log4j_config()}",
+        cmd = [java, "-cp", f"{self.lib}/*", f"-Dlog4j2.configurationFile={self.log4j_config()}",
                "kafka.tools.StorageTool", "format", "--standalone", "-t", cid, "-c", str(self.config)]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise BrokerError(f"formatting Kafka storage failed:\n{done.stdout}{done.stderr}")
 
-    def _log4j_config(self) -> Path:
+    def log4j_config(self) -> Path:
+        """Kafka's log4j2 configuration, written into the broker folder (tools use it too)."""
         target = self.root / "log4j2.xml"
         target.write_bytes((resources.files("facestream.broker") / "log4j2.xml").read_bytes())
         return target

@@ -1,0 +1,157 @@
+"""Kafka plumbing on this machine: the detector's consume -> batch -> produce -> commit loop with a
+no-op model, against Kafka's own ``kafka-consumer-perf-test`` tool class, same broker, same frames.
+
+Each run fills a fresh topic with real JPEG frames (the sample photos, 640 px wide, as the producer
+would send them), then lets Kafka's ``ConsumerPerformance`` read them all, then runs the detector's
+own ``DetectorService`` over them with a processor that validates each frame message and emits an
+empty detection event (no JPEG decode, no inference). Both rates leave out joining the group: Kafka's
+tool reports its fetch rate; ours is events / (last event - first event) by their timestamps.
+"""
+
+import json
+import statistics
+import subprocess
+import time
+import uuid
+from concurrent.futures import Future
+from pathlib import Path
+
+import numpy as np
+from confluent_kafka import Consumer, Producer
+
+from bench.machine import describe
+from bench.pipeline import jpeg_corpus
+from detector_service.events import build_event
+from detector_service.models.base import Detections
+from detector_service.processor import Outcome, Pending
+from detector_service.service import DetectorConfig, DetectorService
+from detector_service.stats import Stats
+from facestream import kafka_clients
+from facestream.broker.local import LocalBroker, find_java
+from schemas import ModelRef, decode_detection, encode_frame
+
+NO_OP = ModelRef("noop", "0", "none")
+# The detector consumer's fetch sizes (detector_service.consumer), in Java client names.
+FETCH_SETTINGS = {
+    "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
+    "max.partition.fetch.bytes": kafka_clients.MAX_MESSAGE_BYTES,
+}
+EMPTY = Detections(boxes=np.zeros((0, 4), np.float32), scores=np.zeros(0, np.float32))
+
+
+class NoOpProcessor:
+    """Stands in for the model: every frame gets an empty event at once."""
+
+    def __init__(self) -> None:
+        self.stats = Stats(provider="none", fallback=False)
+
+    def describe(self) -> str:
+        return "no-op model (Kafka plumbing benchmark)"
+
+    def begin(self, frames: list, tags: list) -> Pending:
+        done: Future = Future()
+        done.set_result(None)
+        return Pending(frames, tags, done)
+
+    def finish(self, pending: Pending) -> list[Outcome]:
+        self.stats.batches += 1
+        return [Outcome(tag, event=build_event(frame, EMPTY, NO_OP)) for frame, tag in zip(pending.frames, pending.tags)]
+
+    def close(self) -> None:
+        pass
+
+
+def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
+    bootstrap = kafka_clients.bootstrap_servers()
+    kafka_clients.check_reachable(bootstrap)
+    broker = LocalBroker()
+    broker.install_jars()
+    payloads = [encode_frame(f) for f in jpeg_corpus(640, frames)]
+    results = []
+    for i in range(runs):
+        tag = uuid.uuid4().hex[:8]
+        topic = f"bench-kafka-{tag}.frames"
+        kafka_clients.ensure_topics({topic: 4, f"{topic}.events": 4, f"{topic}.dlq": 1}, bootstrap)
+        _fill(bootstrap, topic, payloads)
+        try:
+            theirs = _kafka_tool(broker, bootstrap, topic, frames)
+            ours = _ours(bootstrap, topic, frames, batch)
+        finally:  # a run writes gigabytes: give the disk back
+            kafka_clients.admin(bootstrap).delete_topics([topic, f"{topic}.events", f"{topic}.dlq"])
+        results.append({"kafka_consumer_perf_test_msgs_per_s": theirs, "facestream_msgs_per_s": ours,
+                        "ratio": round(ours / theirs, 3)})  # fmt: skip
+        print(f"run {i + 1}/{runs}: kafka-consumer-perf-test {theirs:.0f} msg/s, facestream plumbing {ours:.0f} "
+              f"msg/s, ratio {ours / theirs:.2f}", flush=True)  # fmt: skip
+    result = {
+        "benchmark": "kafka",
+        "command": command,
+        "machine": describe(),
+        "settings": {"frames": frames, "batch": batch, "runs": runs, "fetch_settings_both_sides": FETCH_SETTINGS,
+                     "mean_frame_bytes": round(sum(map(len, payloads)) / len(payloads))},  # fmt: skip
+        "runs": results,
+        "median_ratio": statistics.median(r["ratio"] for r in results),
+        "median_facestream_msgs_per_s": statistics.median(r["facestream_msgs_per_s"] for r in results),
+        "median_kafka_tool_msgs_per_s": statistics.median(r["kafka_consumer_perf_test_msgs_per_s"] for r in results),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"median ratio facestream / kafka-consumer-perf-test: {result['median_ratio']:.2f} -> {out}")
+    return result
+
+
+def _fill(bootstrap: str, topic: str, payloads: list[bytes]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "message.max.bytes": 16 << 20})
+    for i, payload in enumerate(payloads):
+        while True:
+            try:
+                producer.produce(topic, key=f"cam-{i % 8}".encode(), value=payload)
+                break
+            except BufferError:
+                producer.poll(0.1)
+    producer.flush(60)
+
+
+def _kafka_tool(broker: LocalBroker, bootstrap: str, topic: str, frames: int) -> float:
+    """Kafka's own consumer benchmark (``bin/kafka-consumer-perf-test.sh`` runs this class), given the
+    same fetch sizes as the detector's consumer so that neither side wins by configuration."""
+    config = broker.root / "perf-consumer.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in FETCH_SETTINGS.items()))
+    cmd = [find_java(), "-Xmx1g", f"-Dlog4j2.configurationFile={broker.log4j_config()}",
+           "-cp", f"{broker.lib}/*", "org.apache.kafka.tools.ConsumerPerformance",
+           "--bootstrap-server", bootstrap, "--topic", topic, "--messages", str(frames),
+           "--group", f"perf-{uuid.uuid4().hex[:8]}", "--timeout", "60000", "--consumer.config", str(config)]  # fmt: skip
+    output = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300).stdout
+    if "Exiting before consuming the expected number" in output:
+        raise RuntimeError(f"kafka-consumer-perf-test did not read all {frames} frames:\n{output[-2000:]}")
+    lines = [line for line in output.splitlines() if line.strip()]
+    header_at = next(i for i, line in enumerate(lines) if line.startswith("start.time"))
+    names = [h.strip() for h in lines[header_at].split(",")]
+    # The figures are the first line after the header that starts with a date (log lines interleave).
+    row = next(line for line in lines[header_at + 1 :] if line[:4].isdigit() and line.count(",") == len(names) - 1)
+    values = [v.strip() for v in row.split(",")]
+    return float(dict(zip(names, values))["fetch.nMsg.sec"])
+
+
+def _ours(bootstrap: str, topic: str, frames: int, batch: int) -> float:
+    config = DetectorConfig(group=f"bench-{uuid.uuid4().hex[:8]}", batch=batch, max_wait_ms=5, frames_topic=topic,
+                            detections_topic=f"{topic}.events", dead_letter_topic=f"{topic}.dlq",
+                            stats_interval=0, stop_after_idle=2.0)  # fmt: skip
+    DetectorService(config, processor=NoOpProcessor(), bootstrap=bootstrap).run()
+    stamps = sorted(_event_stamps(bootstrap, f"{topic}.events", frames))
+    return (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1e9)
+
+
+def _event_stamps(bootstrap: str, topic: str, expected: int) -> list[int]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"r-{uuid.uuid4().hex}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
+    consumer.subscribe([topic])
+    stamps, deadline = [], time.monotonic() + 120
+    while len(stamps) < expected and time.monotonic() < deadline:
+        for msg in consumer.consume(1000, 1.0):
+            if not msg.error():
+                stamps.append(decode_detection(msg.value()).detect_ts_ns)
+    consumer.close()
+    if len(stamps) != expected:
+        raise RuntimeError(f"expected {expected} events, read {len(stamps)}")
+    return stamps
+
