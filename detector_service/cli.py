@@ -72,3 +72,35 @@ def fetch(names: tuple[str, ...]) -> None:
         if name not in FETCHABLE:
             raise click.BadParameter(f"unknown model {name!r}; known: {', '.join(sorted(FETCHABLE))}")
         click.echo(f"{name}: {resolve(name)}")
+
+
+@models.command(
+    "build-engine",
+    epilog="""\b
+Examples:
+  facestream models build-engine --model mogface-640x480.onnx --provider tensorrt --batch 16
+  facestream models build-engine --model yunet --batch 32
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--model", default="yunet", help="A model name (yunet) or an .onnx file made by facestream.")
+@click.option("--batch", type=click.IntRange(min=1), default=8, help="The largest batch detect will run.")
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="auto")
+@click.option("--input-size", callback=_size, default=None, help="Network input WIDTHxHEIGHT (default: the model's).")
+@click.option("--allow-random-weights", is_flag=True, help="Accept a --random-init file (benchmarks).")
+def build_engine(model: str, batch: int, provider: str, input_size, allow_random_weights: bool) -> None:
+    """Build and warm every batch bucket now (TensorRT engines land in the engine cache), so the first
+    frame of `facestream detect` never waits for a build."""
+    import time
+
+    from detector_service.runtime import engine_cache_dir
+    from detector_service.service import DetectorConfig, build_processor
+
+    started = time.monotonic()
+    processor = build_processor(DetectorConfig(model=model, batch=batch, provider=provider, input_size=input_size,
+                                               allow_random_weights=allow_random_weights))  # fmt: skip
+    engine = processor.engine
+    click.echo(f"{processor.describe()}: buckets {list(engine.buckets)} ready in {time.monotonic() - started:.1f} s")
+    if engine.provider == "tensorrt":
+        click.echo(f"TensorRT engine and timing caches: {engine_cache_dir(engine.path)}")
+    processor.close()

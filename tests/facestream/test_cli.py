@@ -10,8 +10,11 @@ from click.testing import CliRunner
 from facestream.cli import SUBCOMMANDS, cli, load_config
 from facestream.errors import ConfigError
 
-COMMANDS = [[name] for name in SUBCOMMANDS] + [["kafka", "start"], ["kafka", "status"], ["models", "fetch"],
-                                                ["samples", "fetch"]]  # fmt: skip
+COMMANDS = [[name] for name in SUBCOMMANDS] + [
+    ["kafka", "start"], ["kafka", "status"], ["models", "fetch"], ["models", "build-engine"], ["samples", "fetch"],
+    ["export", "mogface"], ["export", "flops"], ["bench", "engine"], ["bench", "pipeline"], ["bench", "profile"],
+    ["bench", "kafka"],
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
@@ -58,3 +61,9 @@ def test_service_path_never_imports_torch() -> None:
             "print('torch' in sys.modules)")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_build_engine_warms_every_bucket(yunet_path) -> None:
+    result = CliRunner().invoke(cli, ["models", "build-engine", "--model", "yunet", "--batch", "4", "--provider", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert "yunet v2023mar on cpu, input 640x480: buckets [4] ready" in result.output
