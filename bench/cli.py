@@ -9,6 +9,16 @@ import click
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def _name(model: str) -> str:
+    """How a model appears in result file names: its name, or the stem of its file."""
+    return Path(model).stem if model.endswith(".onnx") else model
+
+
+def _command(verb: str) -> str:
+    """The command line as typed, for the result file (``facestream bench VERB ...``)."""
+    return "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index(verb) :])
+
+
 def _batches(_ctx, _param, value: str) -> tuple[int, ...]:
     try:
         return tuple(int(v) for v in value.split(","))
@@ -50,13 +60,12 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
     unknown = set(chosen) - {"eager", "compile"}
     if unknown:
         raise click.BadParameter(f"unknown baselines {sorted(unknown)}")
-    name = Path(model).stem if model.endswith(".onnx") else model
     cfg = EngineBenchConfig(
         model=model, batches=batches, precision=precision, provider=provider, height=height, width=width,
         iters=iters, repeats=repeats, baselines=chosen,
-        out=out or RESULTS / f"engine-{name}-{precision}-{provider}.json",
+        out=out or RESULTS / f"engine-{_name(model)}-{precision}-{provider}.json",
     )  # fmt: skip
-    run(cfg, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("engine"):]))
+    run(cfg, _command("engine"))
 
 
 @bench.command(
@@ -75,12 +84,11 @@ def profile(model: str, batch: int, precision: str, provider: str, height: int, 
     from bench.engine import EngineBenchConfig
     from bench.profile import run
 
-    name = Path(model).stem if model.endswith(".onnx") else model
     cfg = EngineBenchConfig(
         model=model, batches=(batch,), precision=precision, provider=provider, height=height, width=width,
-        iters=0, repeats=0, baselines=(), out=out or RESULTS / f"profile-{name}-{precision}-{provider}.json",
+        iters=0, repeats=0, baselines=(), out=out or RESULTS / f"profile-{_name(model)}-{precision}-{provider}.json",
     )  # fmt: skip
-    run(cfg, batch, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("profile"):]))
+    run(cfg, batch, _command("profile"))
 
 
 @bench.command(
@@ -106,13 +114,12 @@ def pipeline(model: str, batch: int, frames: int, precision: str, provider: str,
     """JPEG bytes in memory -> serialised events, against the engine alone at the same batch."""
     from bench.pipeline import PipelineBenchConfig, run
 
-    name = Path(model).stem if model.endswith(".onnx") else model
     cfg = PipelineBenchConfig(
         model=model, batch=batch, frames=frames, precision=precision, provider=provider, height=height, width=width,
         decode_threads=decode_threads, repeats=repeats,
-        out=out or RESULTS / f"pipeline-{name}-{precision}-{provider}.json",
+        out=out or RESULTS / f"pipeline-{_name(model)}-{precision}-{provider}.json",
     )  # fmt: skip
-    run(cfg, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("pipeline"):]))
+    run(cfg, _command("pipeline"))
 
 
 @bench.command(
@@ -127,4 +134,4 @@ def kafka(frames: int, batch: int, runs: int, out: Path) -> None:
     """The detector's Kafka plumbing (no-op model) against Kafka's own kafka-consumer-perf-test."""
     from bench.kafka import run
 
-    run(frames, batch, runs, out, "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index("kafka"):]))
+    run(frames, batch, runs, out, _command("kafka"))

@@ -11,15 +11,12 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
-from confluent_kafka import Consumer
-
+from bench.events import events_per_second, read_events
 from bench.machine import describe
 from facestream import kafka_clients, samples
-from schemas import decode_detection
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -38,26 +35,13 @@ def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threa
                            "--decode-threads", str(decode_threads), "--ort-threads", str(ort_threads),
                            "--stats-interval", "0"], check=True, capture_output=True, text=True)  # fmt: skip
     summary = json.loads(done.stdout.strip().splitlines()[-1])
-    stamps = sorted(e.detect_ts_ns for e in read_events(events_topic, summary["events"]))
+    events = read_events(kafka_clients.bootstrap_servers(), events_topic, summary["events"])
     return {
-        "events": len(stamps),
-        "frames_per_s": round((len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1e9), 1),
+        "events": len(events),
+        "frames_per_s": round(events_per_second(events), 1),
         "ms_per_frame": summary["ms_per_frame"],
         "provider": summary["provider"],
     }
-
-
-def read_events(topic: str, expected: int) -> list:
-    consumer = Consumer({"bootstrap.servers": kafka_clients.bootstrap_servers(), "group.id": f"r-{uuid.uuid4().hex}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
-    consumer.subscribe([topic])
-    events, deadline = [], time.monotonic() + 60
-    while len(events) < expected and time.monotonic() < deadline:
-        for msg in consumer.consume(500, 1.0):
-            if not msg.error():
-                events.append(decode_detection(msg.value()))
-    consumer.close()
-    return events
 
 
 def main() -> None:

@@ -11,14 +11,14 @@ tool reports its fetch rate; ours is events / (last event - first event) by thei
 import json
 import statistics
 import subprocess
-import time
 import uuid
 from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Producer
 
+from bench.events import events_per_second, read_events
 from bench.machine import describe
 from bench.pipeline import jpeg_corpus
 from detector_service.events import build_event
@@ -28,7 +28,7 @@ from detector_service.service import DetectorConfig, DetectorService
 from detector_service.stats import Stats
 from facestream import kafka_clients
 from facestream.broker.local import LocalBroker, find_java
-from schemas import ModelRef, decode_detection, encode_frame
+from schemas import ModelRef, encode_frame
 
 NO_OP = ModelRef("noop", "0", "none")
 # The detector consumer's fetch sizes (detector_service.consumer), in Java client names.
@@ -137,21 +137,4 @@ def _ours(bootstrap: str, topic: str, frames: int, batch: int) -> float:
                             detections_topic=f"{topic}.events", dead_letter_topic=f"{topic}.dlq",
                             stats_interval=0, stop_after_idle=2.0)  # fmt: skip
     DetectorService(config, processor=NoOpProcessor(), bootstrap=bootstrap).run()
-    stamps = sorted(_event_stamps(bootstrap, f"{topic}.events", frames))
-    return (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1e9)
-
-
-def _event_stamps(bootstrap: str, topic: str, expected: int) -> list[int]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"r-{uuid.uuid4().hex}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
-    consumer.subscribe([topic])
-    stamps, deadline = [], time.monotonic() + 120
-    while len(stamps) < expected and time.monotonic() < deadline:
-        for msg in consumer.consume(1000, 1.0):
-            if not msg.error():
-                stamps.append(decode_detection(msg.value()).detect_ts_ns)
-    consumer.close()
-    if len(stamps) != expected:
-        raise RuntimeError(f"expected {expected} events, read {len(stamps)}")
-    return stamps
-
+    return events_per_second(read_events(bootstrap, f"{topic}.events", frames))

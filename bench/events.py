@@ -1,0 +1,30 @@
+"""Reading a benchmark's detection events back, and the rate they were made at."""
+
+import time
+import uuid
+
+from confluent_kafka import Consumer
+
+from schemas import DetectionEvent, decode_detection
+
+
+def read_events(bootstrap: str, topic: str, expected: int, timeout_s: float = 120.0) -> list[DetectionEvent]:
+    """Every event of ``topic`` from the start; RuntimeError if fewer than ``expected`` arrive in time."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-reader-{uuid.uuid4().hex}",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
+    consumer.subscribe([topic])
+    events, deadline = [], time.monotonic() + timeout_s
+    try:
+        while len(events) < expected and time.monotonic() < deadline:
+            events += [decode_detection(m.value()) for m in consumer.consume(1000, 1.0) if not m.error()]
+    finally:
+        consumer.close()
+    if len(events) < expected:
+        raise RuntimeError(f"expected {expected} events on {topic}, read {len(events)}")
+    return events
+
+
+def events_per_second(events: list[DetectionEvent]) -> float:
+    """(events - 1) / (last detect_ts - first): start-up and idle time around the work do not count."""
+    stamps = sorted(e.detect_ts_ns for e in events)
+    return (len(stamps) - 1) / ((stamps[-1] - stamps[0]) / 1e9)
