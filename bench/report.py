@@ -104,11 +104,51 @@ RENDERERS = {
 }
 
 
+def targets(results: dict[str, dict]) -> list[str]:
+    """The GPU issue's targets against the measured figures; a target with no result says so."""
+    engine = results.get("engine-mogface-fp16-cuda.json")
+    pipe_mog = results.get("pipeline-mogface-fp16-cuda.json")
+    pipe_yunet = results.get("pipeline-yunet-fp32-cuda.json")
+    kafka_result = results.get("kafka-plumbing-cpu.json")
+    rows = []
+
+    def add(target: str, measured: str | None, met: bool | None, source: str | None) -> None:
+        verdict = "not measured yet" if met is None else ("met" if met else "**not met**")
+        rows.append(f"| {target} | {measured or '-'} | {verdict} | {f'`{source}`' if source else '-'} |")
+
+    if engine:
+        first = engine["rows"][0]
+        add("MogFace-large, best batch: faster than `torch.compile` FP16", f"{engine['speedup_vs_torch_compile']:.2f}x "
+            f"at batch {engine['best_batch']}", engine["speedup_vs_torch_compile"] > 1.0, engine["_file"])  # fmt: skip
+        add("MogFace-large, best batch: >= 1.6x PyTorch FP16 eager", f"{engine['speedup_vs_torch_eager']:.2f}x",
+            engine["speedup_vs_torch_eager"] >= 1.6, engine["_file"])  # fmt: skip
+        add("MogFace-large batch-1 latency >= 3x better than eager batch 1",
+            f"{first['project_ms_per_img']:.2f} vs {first['torch_eager_ms_per_img']:.2f} ms "
+            f"({first['speedup_vs_torch_eager']:.2f}x)", first["speedup_vs_torch_eager"] >= 3.0, engine["_file"])  # fmt: skip
+        add("No Memcpy nodes in the engine graph", str(engine["memcpy_nodes"]), engine["memcpy_nodes"] == 0,
+            engine["_file"])  # fmt: skip
+    if pipe_mog:
+        add("Pipeline costs <= 5% of engine-only throughput (MogFace)", f"{100 * pipe_mog['overhead_fraction']:.1f}%",
+            pipe_mog["overhead_fraction"] <= 0.05, pipe_mog["_file"])  # fmt: skip
+    if pipe_yunet:
+        add("YuNet pipeline >= 10,000 frames/s", f"{pipe_yunet['pipeline_frames_per_s']:.0f} frames/s",
+            pipe_yunet["pipeline_frames_per_s"] >= 10_000, pipe_yunet["_file"])  # fmt: skip
+    add("e2e: >= 10 cameras at 30 fps (MogFace-large), >= 300 (YuNet), p99 < 200 ms", None, None, None)
+    if kafka_result:
+        add("Kafka plumbing >= 0.5x kafka-consumer-perf-test", f"{kafka_result['median_ratio']:.2f}x",
+            kafka_result["median_ratio"] >= 0.5, kafka_result["_file"])  # fmt: skip
+    return ["**Targets** (from the GPU issue; each row computed from the result file named):", "",
+            "| target | measured | verdict | source |", "|---|---|---|---|", *rows]  # fmt: skip
+
+
 def render() -> str:
     lines = []
+    results = {}
     for path in sorted((ROOT / "bench" / "results").glob("*.json")):
         result = {**json.loads(path.read_text()), "_file": path.name}
+        results[path.name] = result
         lines += RENDERERS[result["benchmark"]](result) + [""]
+    lines += targets(results)
     return "\n".join(lines).strip()
 
 
