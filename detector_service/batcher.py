@@ -2,6 +2,10 @@
 
 A full batch goes at once; a partial one waits at most ``max_wait_s`` after its first message
 arrived, so a quiet camera never waits for a busy one to fill the batch.
+
+``Consumer.consume(n, timeout)`` returns when ``n`` messages are there *or* the timeout passes, so
+the batcher first asks for one message (returns as soon as anything arrives), and only then for
+the rest of the batch, until the deadline.
 """
 
 import time
@@ -33,7 +37,7 @@ class Batcher:
 
     def next_batch(self, idle_timeout_s: float) -> list[T]:
         """Wait up to ``idle_timeout_s`` for a first message, then fill until full or the deadline."""
-        batch = list(self._consume(self.size, idle_timeout_s))
+        batch = list(self._consume(1, idle_timeout_s))
         if not batch:
             return batch
         deadline = self._clock() + self.max_wait_s
