@@ -21,21 +21,25 @@ def select(
     )
 
 
+def iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Intersection over union of one (x0, y0, x1, y1) box with each of ``boxes``."""
+    w = np.maximum(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0)
+    h = np.maximum(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0)
+    inter = w * h
+    area = max(box[2] - box[0], 0) * max(box[3] - box[1], 0)
+    areas = np.maximum(boxes[:, 2] - boxes[:, 0], 0) * np.maximum(boxes[:, 3] - boxes[:, 1], 0)
+    return inter / np.maximum(area + areas - inter, 1e-9)
+
+
 def nms(boxes: np.ndarray, iou_threshold: float, max_out: int) -> np.ndarray:
     """Greedy non-maximum suppression over boxes already sorted by descending score."""
-    x0, y0, x1, y1 = boxes.T
-    areas = np.maximum(x1 - x0, 0) * np.maximum(y1 - y0, 0)
     order = np.arange(len(boxes))
     kept: list[int] = []
     while order.size and len(kept) < max_out:
         i = order[0]
         kept.append(i)
         rest = order[1:]
-        w = np.maximum(np.minimum(x1[i], x1[rest]) - np.maximum(x0[i], x0[rest]), 0)
-        h = np.maximum(np.minimum(y1[i], y1[rest]) - np.maximum(y0[i], y0[rest]), 0)
-        inter = w * h
-        iou = inter / np.maximum(areas[i] + areas[rest] - inter, 1e-9)
-        order = rest[iou <= iou_threshold]
+        order = rest[iou(boxes[i], boxes[rest]) <= iou_threshold]
     return np.array(kept, dtype=np.int64)
 
 

@@ -93,3 +93,25 @@ def export_flops(variant: str, height: int, width: int) -> None:
     parts = ", ".join(f"{name} {flops / 1e9:.1f}" for name, flops in cost.flops.items())
     click.echo(f"{variant} at {width}x{height}: {cost.total_flops / 1e9:.1f} GFLOPs ({parts})")
     click.echo(f"parameters: {cost.params_total / 1e6:.1f} M in the checkpoint, {cost.params_used / 1e6:.1f} M used")
+
+
+@export.command("fp16", epilog="\b\nExamples:\n  facestream export fp16 ~/.facestream/models/yunet-2023mar-dynamic.onnx --out yunet-fp16.onnx\n"
+                               "  facestream export fp16 mogface.onnx --out mogface-fp16.onnx --provider cuda")  # fmt: skip
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--provider", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Where to run the check.")
+def export_fp16(source: Path, out: Path, provider: str) -> None:
+    """Convert a facestream model file to float16 and check it finds the same faces on real photos."""
+    import onnx
+
+    from facestream.export import fp16
+
+    onnx.save(fp16.convert(onnx.load(str(source))), str(out))
+    agreement = fp16.compare_on_photos(source, out, provider)
+    click.echo(
+        f"wrote {out}; on {agreement.images} real photos: float32 {agreement.faces_fp32} faces, float16 "
+        f"{agreement.faces_fp16}, {agreement.matched} matched at IoU >= {fp16.MATCH_IOU}, "
+        f"max score difference {agreement.max_score_diff:.4f}"
+    )
+    if not agreement.same_faces:
+        raise click.ClickException("the float16 model does not find the same faces: do not deploy it")

@@ -7,7 +7,6 @@ preprocess, which tool wrote it, and whether its weights are random (benchmarks 
 
 import json
 import tempfile
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import torch
 from detector_service.models import mogface as plugin
 from detector_service.models.base import META_INPUT, META_MODEL, META_RANDOM, META_VERSION, META_WEIGHTS
 from facestream import __version__
+from facestream.export import fp16
 from facestream.export.mogface_net import MogFace
 
 OPSET = 17
@@ -56,13 +56,7 @@ def export(model: MogFace, out: Path, spec: ExportSpec, weights_sha256: str, ran
         )
         graph = onnx.load(str(raw))
     if spec.fp16:
-        from onnxconverter_common import float16
-
-        # Inputs and outputs stay float32: callers feed and read the same tensors either way.
-        # The converter warns once per weight it rounds to float16's range; the self-check judges.
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="the float32 number", category=UserWarning)
-            graph = float16.convert_float_to_float16(graph, keep_io_types=True)
+        graph = fp16.convert(graph)  # inputs and outputs stay float32
     metadata = {
         META_MODEL: plugin.MogFace.name,
         META_VERSION: model.variant.name,

@@ -1,0 +1,84 @@
+"""Float16 copies of model files, and the check that they find the same faces as float32 on real photos.
+
+Weights and arithmetic become float16; the graph's inputs and outputs stay float32, so nothing that
+feeds or reads the model changes. Faces are compared frame by frame: each float32 face must have a
+float16 face over it (IoU >= 0.9), and the scores must agree closely.
+"""
+
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from detector_service import models
+from detector_service.engine import Engine
+from detector_service.postprocess import iou, to_frame
+from detector_service.preprocess import letterbox_into
+from facestream import samples
+
+MATCH_IOU = 0.9
+
+
+def convert(model):
+    """A float16 copy of an ONNX ModelProto, float32 at its inputs and outputs."""
+    from onnxconverter_common import float16
+
+    with warnings.catch_warnings():  # one warning per weight rounded to float16's range: the check judges
+        warnings.filterwarnings("ignore", message="the float32 number", category=UserWarning)
+        converted = float16.convert_float_to_float16(model, keep_io_types=True)
+    del converted.metadata_props[:]
+    for prop in model.metadata_props:
+        entry = converted.metadata_props.add()
+        entry.key, entry.value = prop.key, "fp16" if prop.key == "facestream.precision" else prop.value
+    if not any(p.key == "facestream.precision" for p in converted.metadata_props):
+        entry = converted.metadata_props.add()
+        entry.key, entry.value = "facestream.precision", "fp16"
+    return converted
+
+
+@dataclass(frozen=True)
+class Agreement:
+    images: int
+    faces_fp32: int
+    faces_fp16: int
+    matched: int  # float32 faces with a float16 face at IoU >= MATCH_IOU
+    max_score_diff: float  # over matched pairs
+
+    @property
+    def same_faces(self) -> bool:
+        return self.matched == self.faces_fp32 == self.faces_fp16
+
+
+def compare_on_photos(fp32: Path, fp16: Path, provider: str = "cpu") -> Agreement:
+    """Run both files over the real sample photos with the detector's own engine and decoder."""
+    folder = samples.fetch()
+    photos = [cv2.imread(str(folder / f.filename)) for f in samples.PORTRAITS + samples.ANNOTATED]
+    detections = [_detect(path, photos, provider) for path in (fp32, fp16)]
+    matched, worst = 0, 0.0
+    for a, b in zip(*detections):
+        for box, score in zip(a.boxes, a.scores):
+            if len(b):
+                overlaps = iou(box, b.boxes)
+                best = int(np.argmax(overlaps))
+                if overlaps[best] >= MATCH_IOU:
+                    matched += 1
+                    worst = max(worst, abs(float(score) - float(b.scores[best])))
+    return Agreement(
+        images=len(photos),
+        faces_fp32=sum(len(d) for d in detections[0]),
+        faces_fp16=sum(len(d) for d in detections[1]),
+        matched=matched,
+        max_score_diff=worst,
+    )
+
+
+def _detect(path: Path, photos: list[np.ndarray], provider: str) -> list:
+    plugin = models.plugin_for(models.read_metadata(path), str(path))
+    input_hw = plugin.input_spec.resolve(None)
+    engine = Engine(path, input_hw, batch=len(photos), transform=plugin.input_transform, provider=provider)
+    batch = np.zeros((len(photos), *input_hw, 3), np.uint8)
+    placed = [letterbox_into(photo, canvas) for photo, canvas in zip(photos, batch)]
+    found = plugin.decode(engine.run(batch), input_hw, plugin.default_options)
+    return [to_frame(d, p.scale, p.width, p.height) for d, p in zip(found, placed)]
