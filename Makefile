@@ -2,34 +2,42 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+PIP := $(BIN)/pip install --disable-pip-version-check
 
 .PHONY: setup demo test bench kafka-stop clean
 
-$(STAMP): pyproject.toml
+# The services alone: what the demo needs.
+$(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --disable-pip-version-check -q --upgrade pip
-	$(BIN)/pip install --disable-pip-version-check -e '.[dev,export]'
-	touch $(STAMP)
+	$(PIP) -q --upgrade pip
+	$(PIP) -e .
+	touch $@
 
-## setup: virtual environment, facestream and its dependencies (PyTorch too: the export tests need it)
-setup: $(STAMP)
+# Plus pytest and the export tools (PyTorch: a large download, cached by pip afterwards).
+$(VENV)/.test: $(VENV)/.base
+	$(PIP) -e '.[dev,export]'
+	touch $@
+
+## setup: virtual environment with facestream and everything the tests need
+setup: $(VENV)/.test
 
 ## demo: set up, fetch the model and photos, start Kafka, stream two cameras, print events live
-demo: setup
+demo: $(VENV)/.base
 	$(BIN)/facestream demo
 
 ## test: set up, start the local Kafka broker, run the whole test suite against it
-test: setup
+test: $(VENV)/.test
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
 	$(BIN)/python -m pytest
 
-## bench: CPU throughput of the detector on the local broker (writes bench/results/)
-bench: setup
+## bench: the Kafka plumbing and CPU detector benchmarks on this machine (write bench/results/)
+bench: $(VENV)/.test
 	$(BIN)/facestream kafka start
+	$(BIN)/facestream bench kafka
 	$(BIN)/python bench/detector_backlog.py
+	$(BIN)/python bench/report.py
 
 kafka-stop:
 	-$(BIN)/facestream kafka stop
