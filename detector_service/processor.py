@@ -1,14 +1,16 @@
 """Frames -> detection events: the model-facing half of the detector, with nothing about Kafka.
 
-``begin`` starts decoding and letterboxing a batch in background threads and returns at once;
-``finish`` waits for that, runs the engine, decodes boxes back to frame pixels and builds one
-event per frame. The service calls ``begin`` for batch N+1 before ``finish`` for batch N, so JPEG
-decoding overlaps inference (OpenCV and ONNX Runtime both release the GIL). ``bench pipeline``
-drives the same two calls without Kafka.
+Three stages run at once on consecutive batches: JPEG decoding and letterboxing (a thread pool),
+inference (one thread, so a GPU sees one batch at a time), and box decoding plus event building
+(the caller's thread). ``begin`` hands a batch to the first two and returns at once; ``finish``
+waits for its inference, then decodes boxes back to frame pixels and builds one event per frame.
+The service calls ``begin`` for batch N+1 before ``finish`` for batch N, so batch N+1 decodes and
+infers while batch N is turned into events and while the consumer polls; OpenCV and ONNX Runtime
+release the GIL. ``bench pipeline`` drives the same two calls without Kafka.
 """
 
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,11 +26,20 @@ from schemas import DetectionEvent, Frame
 
 @dataclass
 class Pending:
-    """A batch whose decoding is under way; ``tags`` are the caller's handles, one per frame."""
+    """A batch under way; ``tags`` are the caller's handles, one per frame."""
 
     frames: list[Frame]
     tags: list
-    future: Future
+    future: Future  # of _Inferred
+
+
+@dataclass(frozen=True)
+class _Inferred:
+    placed: list  # Placed or DecodeError, per frame
+    good: list[int]  # frames that decoded, in batch order
+    outputs: dict[str, np.ndarray] | None
+    decode_wait_s: float  # inference thread idle, waiting for decoding
+    infer_s: float
 
 
 @dataclass(frozen=True)
@@ -47,32 +58,39 @@ class FrameProcessor:
         self.options = options
         self.stats = stats
         self.preprocessor = Preprocessor(engine.input_hw, decode_threads)
+        self._inference = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infer")
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw
         return f"{ref.name} v{ref.version} on {self.engine.provider}, input {width}x{height}"
 
     def begin(self, frames: list[Frame], tags: list) -> Pending:
-        return Pending(frames, tags, self.preprocessor.submit(frames))
+        decoding = self.preprocessor.submit(frames)
+        return Pending(frames, tags, self._inference.submit(self._infer, decoding))
+
+    def _infer(self, decoding: Future) -> _Inferred:
+        t0 = time.perf_counter()
+        batch, placed = decoding.result()
+        good = [i for i, p in enumerate(placed) if isinstance(p, Placed)]
+        t1 = time.perf_counter()
+        outputs = self.engine.run(batch[good] if len(good) < len(placed) else batch) if good else None
+        return _Inferred(placed, good, outputs, t1 - t0, time.perf_counter() - t1)
 
     def finish(self, pending: Pending) -> list[Outcome]:
+        inferred: _Inferred = pending.future.result()
         t0 = time.perf_counter()
-        batch, placed = pending.future.result()
-        good = [i for i, p in enumerate(placed) if isinstance(p, Placed)]
+        placed = inferred.placed
         outcomes = [Outcome(pending.tags[i], error=p) for i, p in enumerate(placed) if isinstance(p, DecodeError)]
-        t1 = time.perf_counter()
-        if good:
-            outputs = self.engine.run(batch[good] if len(good) < len(placed) else batch)
-            t2 = time.perf_counter()
-            detections = self.model.decode(outputs, self.engine.input_hw, self.options)
-            for det, i in zip(detections, good):
+        if inferred.outputs is not None:
+            detections = self.model.decode(inferred.outputs, self.engine.input_hw, self.options)
+            for det, i in zip(detections, inferred.good):
                 p = placed[i]
                 event = build_event(pending.frames[i], to_frame(det, p.scale, p.width, p.height), self.model.ref)
                 outcomes.append(Outcome(pending.tags[i], event=event))
-            self.stats.infer_s += t2 - t1
-            self.stats.postprocess_s += time.perf_counter() - t2
         self.stats.batches += 1
-        self.stats.preprocess_s += t1 - t0  # waiting for decoding: what overlapping did not hide
+        self.stats.preprocess_s += inferred.decode_wait_s  # decoding that the pipeline did not hide
+        self.stats.infer_s += inferred.infer_s
+        self.stats.postprocess_s += time.perf_counter() - t0
         return outcomes
 
     def warm_up(self) -> float:
@@ -84,4 +102,5 @@ class FrameProcessor:
         return time.perf_counter() - t0
 
     def close(self) -> None:
+        self._inference.shutdown(wait=True)
         self.preprocessor.close()
