@@ -113,7 +113,7 @@ def _check_engine(engine: Engine, path: Path, x: np.ndarray, cfg: EngineBenchCon
     graphs and rewrites change nothing beyond rounding."""
     selection = runtime.select(cfg.provider)
     plan = runtime.SessionPlan(input_name=IMAGE_INPUT, input_shape=None)
-    plain, _, _ = runtime.open_session(path, selection, plan, graph=engine.model.SerializeToString())
+    plain, _, _ = runtime.open_session(path, selection, plan, graph=engine.onnx_model.SerializeToString())
     count = max(1, len(x) - 1)
     names = [o.name for o in plain.get_outputs()]
     expected = dict(zip(names, plain.run(names, {IMAGE_INPUT: x[:count]})))

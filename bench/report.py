@@ -23,8 +23,9 @@ def detector_backlog(result: dict) -> list[str]:
         f"median **{result['median_frames_per_s']} frames/s** (runs: {runs}) with YuNet at 640x480 input, "
         f"batch {s['batch']}, frames {s['width']} px wide, on {m['cores']} cores of an {m['cpu']} "
         f"(onnxruntime {m['versions'].get('onnxruntime', '?')}, provider {result['runs'][0]['provider']}). "
-        f"Per frame: decode + letterbox {split['preprocess']} ms, inference {split['infer']} ms, "
-        f"decode + NMS + event {split['postprocess']} ms (first run). Source: `bench/results/cpu_detector_backlog.json`.",
+        f"Per frame (first run): waiting for JPEG decode + letterbox {split['decode_wait']} ms (the rest overlaps "
+        f"inference), inference {split['infer']} ms, boxes + event {split['postprocess']} ms. "
+        f"Source: `bench/results/{result['_file']}`.",
     ]
 
 

@@ -70,12 +70,12 @@ class Engine:
     ) -> None:
         self.path = path
         self.input_hw = input_hw
-        self.model = load_graph(path, transform)
+        self.onnx_model = load_graph(path, transform)
         selection = runtime.select(provider)
         self.on_gpu = selection.names[0] != "cpu"
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
         self._runners: dict[int, object] = {}
-        graph = self.model.SerializeToString()
+        graph = self.onnx_model.SerializeToString()
         if not self.on_gpu:
             plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=None, threads=threads)
             self._cpu_session, self.provider, self.fallbacks = runtime.open_session(path, selection, plan, graph=graph)
@@ -106,8 +106,8 @@ class Engine:
 
     def _rewritten(self, selection, plan: SessionPlan, sample: np.ndarray, reference: list) -> bytes | None:
         """The graph with CUDA-friendly fusions, if they apply and reproduce ``reference``; else None."""
-        model = type(self.model)()
-        model.CopyFrom(self.model)
+        model = type(self.onnx_model)()
+        model.CopyFrom(self.onnx_model)
         fused = graph_rewrite.fuse_group_norm(model)
         if not fused:
             return None

@@ -39,11 +39,9 @@ __all__ = [
 ]
 
 
-def resolve(spec: str, fetch_missing: bool = True) -> Path:
+def resolve(spec: str) -> Path:
     """A model name or an ONNX path -> the file to load (fetching a named model if needed)."""
     if spec in FETCHABLE:
-        if not fetch_missing:
-            raise ModelError(f"model {spec!r} is not fetched yet: run `facestream models fetch {spec}`")
         return FETCHABLE[spec](paths.models_dir())
     path = Path(spec).expanduser()
     if not path.is_file():
