@@ -106,13 +106,13 @@ class DetectorService:
         pending: Pending | None = None
         try:
             while not self._stopping:
-                # Holding a decoded batch, only look for more without waiting: it must not wait on us.
+                # Holding a batch in flight, only look for more without waiting: it must not wait on us.
                 messages = batcher.next_batch(idle_timeout_s=0.5 if pending is None else 0.0)
                 following = self._begin(messages) if messages else None
                 if messages:
                     last_frame = time.monotonic()
                 if pending is not None:
-                    self._finish(pending)  # infers batch N while batch N+1 decodes
+                    self._finish(pending)  # batch N becomes events while batch N+1 decodes and infers
                 pending = following
                 if pending is None and not messages and self._idle_for(last_frame):
                     log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle)
