@@ -135,3 +135,37 @@ def kafka(frames: int, batch: int, runs: int, out: Path) -> None:
     from bench.kafka import run
 
     run(frames, batch, runs, out, _command("kafka"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  facestream bench e2e --model yunet --cameras 1,2,3,4 --provider cpu          # this machine
+  facestream bench e2e --model mogface.onnx --cameras 4,8,10,12 --batch 16 --provider cuda
+  facestream bench e2e --model yunet --cameras 50,100,200,300 --replicas 2 --batch 64
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--model", default="yunet", help="A model name or .onnx file, as for detect.")
+@click.option("--cameras", default="1,2,4,8", callback=_batches, help="Camera counts to try, in order.")
+@click.option("--fps", type=float, default=30.0, help="Frames per second per camera.")
+@click.option("--duration", type=float, default=20.0, help="Seconds of streaming per camera count.")
+@click.option("--replicas", type=int, default=1, help="Detector processes in the consumer group.")
+@click.option("--batch", type=int, default=8)
+@click.option("--max-wait-ms", type=float, default=20.0)
+@click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="auto")
+@click.option("--latency-limit-ms", type=float, default=200.0, help="Stop once p99 capture-to-event passes this.")
+@click.option("--allow-random-weights", is_flag=True, help="Pass through to detect (random-init benchmark files).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def e2e(model: str, cameras, fps: float, duration: float, replicas: int, batch: int, max_wait_ms: float, provider: str,
+        latency_limit_ms: float, allow_random_weights: bool, out: Path | None) -> None:  # fmt: skip
+    """Producers -> Kafka -> detector replicas -> events: how many cameras stay under the latency limit."""
+    from bench.e2e import E2EConfig, run
+
+    cfg = E2EConfig(
+        model=model, cameras=cameras, fps=fps, duration_s=duration, replicas=replicas, batch=batch,
+        max_wait_ms=max_wait_ms, provider=provider, latency_limit_ms=latency_limit_ms,
+        out=out or RESULTS / f"e2e-{_name(model)}-{provider}-r{replicas}.json",
+        extra_detect_args=("--allow-random-weights",) if allow_random_weights else (),
+    )  # fmt: skip
+    run(cfg, _command("e2e"))

@@ -35,12 +35,13 @@ class Batcher:
         self.max_wait_s = max_wait_s
         self._clock = clock
 
-    def next_batch(self, idle_timeout_s: float) -> list[T]:
-        """Wait up to ``idle_timeout_s`` for a first message, then fill until full or the deadline."""
+    def next_batch(self, idle_timeout_s: float, max_wait_s: float | None = None) -> list[T]:
+        """Wait up to ``idle_timeout_s`` for a first message, then fill until full or the deadline
+        (``max_wait_s`` after the first message; the batcher's own unless given)."""
         batch = list(self._consume(1, idle_timeout_s))
         if not batch:
             return batch
-        deadline = self._clock() + self.max_wait_s
+        deadline = self._clock() + (self.max_wait_s if max_wait_s is None else max_wait_s)
         while len(batch) < self.size:
             remaining = deadline - self._clock()
             if remaining <= 0:

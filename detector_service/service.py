@@ -106,8 +106,9 @@ class DetectorService:
         pending: Pending | None = None
         try:
             while not self._stopping:
-                # Holding a batch in flight, only look for more without waiting: it must not wait on us.
-                messages = batcher.next_batch(idle_timeout_s=0.5 if pending is None else 0.0)
+                # With a batch in flight, take only what is already here: its events must not wait
+                # for the next batch to fill.
+                messages = batcher.next_batch(0.5) if pending is None else batcher.next_batch(0.0, max_wait_s=0.0)
                 following = self._begin(messages) if messages else None
                 if messages:
                     last_frame = time.monotonic()

@@ -2,7 +2,8 @@
 
 Everything but images goes through OpenCV's ``VideoCapture`` (files, ``/dev/video`` indexes,
 RTSP/HTTP streams). Images are read once and kept in memory when there are few of them, so a
-looping demo costs no disk reads.
+looping demo costs no disk reads. Every source yields ``(key, image)``: a still image's key is its
+path (the same key always means the same pixels, so its JPEG can be reused); a video frame's is None.
 """
 
 import glob
@@ -26,7 +27,7 @@ class ImageSource:
         self.files = files
         self._cache: dict[Path, np.ndarray] = {}
 
-    def frames(self) -> Iterator[np.ndarray]:
+    def frames(self) -> Iterator[tuple[str | None, np.ndarray]]:
         readable = 0
         for path in self.files:
             image = self._cache.get(path)
@@ -38,7 +39,7 @@ class ImageSource:
                 if len(self.files) <= CACHE_LIMIT:
                     self._cache[path] = image
             readable += 1
-            yield image
+            yield str(path), image
         if readable == 0:
             raise SourceError(f"none of the {len(self.files)} file(s) is a readable image")
 
@@ -49,7 +50,7 @@ class CaptureSource:
     def __init__(self, spec: str) -> None:
         self.spec = spec
 
-    def frames(self) -> Iterator[np.ndarray]:
+    def frames(self) -> Iterator[tuple[str | None, np.ndarray]]:
         capture = cv2.VideoCapture(int(self.spec) if self.spec.isdigit() else self.spec)
         if not capture.isOpened():
             raise SourceError(f"OpenCV cannot open {self.spec!r} (file, camera index or RTSP/HTTP URL)")
@@ -58,7 +59,7 @@ class CaptureSource:
                 ok, frame = capture.read()
                 if not ok:
                     return
-                yield frame
+                yield None, frame
         finally:
             capture.release()
 

@@ -22,6 +22,8 @@ from schemas import Frame, encode_frame
 
 log = logging.getLogger(__name__)
 
+ENCODED_CACHE_LIMIT = 256  # still images whose JPEG is kept
+
 
 @dataclass
 class Camera:
@@ -32,10 +34,10 @@ class Camera:
     late: int = 0
     due: float = 0.0
     done: bool = False
-    _frames: Iterator[np.ndarray] | None = field(default=None, repr=False)
+    _frames: Iterator[tuple[str | None, np.ndarray]] | None = field(default=None, repr=False)
 
-    def read(self, loop: bool) -> np.ndarray | None:
-        """The next frame, reopening the source at its end when looping; None when finished."""
+    def read(self, loop: bool) -> tuple[str | None, np.ndarray] | None:
+        """The next (key, frame), reopening the source at its end when looping; None when finished."""
         for _attempt in range(2):
             if self._frames is None:
                 self._frames = open_source(self.source).frames()
@@ -91,6 +93,7 @@ class Streamer:
         self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
         self.stats_interval_s = stats_interval_s
         self.stats = StreamStats()
+        self._encoded: dict[str, tuple[bytes, int, int]] = {}
         self._stopping = False
 
     def run(self) -> StreamStats:
@@ -135,12 +138,12 @@ class Streamer:
         return self.stats
 
     def _send_one(self, producer: Producer, camera: Camera) -> None:
-        image = camera.read(self.loop)
-        if image is None:
+        read = camera.read(self.loop)
+        if read is None:
             camera.done = True
             return
         capture_ts_ns = time.time_ns()
-        data, width, height = self.encoder.encode(image)
+        data, width, height = self._encode(*read)
         frame = Frame(camera.camera_id, camera.next_seq, capture_ts_ns, width, height, data)
         payload = encode_frame(frame)
         while True:
@@ -159,6 +162,17 @@ class Streamer:
         if time.monotonic() - camera.due > max(self.period, 0.05):
             camera.late += 1
             camera.due = time.monotonic()
+
+    def _encode(self, key: str | None, image: np.ndarray) -> tuple[bytes, int, int]:
+        """JPEG of ``image``; a still image (keyed by its path) is encoded once for every camera and loop."""
+        if key is None:
+            return self.encoder.encode(image)
+        if key not in self._encoded:
+            encoded = self.encoder.encode(image)
+            if len(self._encoded) >= ENCODED_CACHE_LIMIT:
+                return encoded
+            self._encoded[key] = encoded
+        return self._encoded[key]
 
     def _delivered(self, err, _msg) -> None:
         if err is None:

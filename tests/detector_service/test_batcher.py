@@ -59,6 +59,13 @@ def test_late_arrivals_within_deadline_join_the_batch() -> None:
     assert Batcher(script.consume, size=8, max_wait_s=0.1, clock=script.clock).next_batch(1.0) == [1, 2, 3]
 
 
+def test_the_deadline_can_be_overridden_per_call() -> None:
+    script = Script([(0.0, 1), (0.05, 2)])
+    batcher = Batcher(script.consume, size=4, max_wait_s=0.1, clock=script.clock)
+    assert batcher.next_batch(0.5, max_wait_s=0.0) == [1]  # take what is here, wait for nothing
+    assert script.now == 0.0
+
+
 def test_nothing_arrives() -> None:
     script = Script([])
     assert Batcher(script.consume, size=4, max_wait_s=0.1, clock=script.clock).next_batch(0.5) == []
