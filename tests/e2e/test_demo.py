@@ -1,0 +1,15 @@
+"""The main job a new user runs (`make demo` runs `facestream demo`), on the test broker."""
+
+import subprocess
+import sys
+
+
+def test_demo_streams_real_photos_and_prints_events(bootstrap: str, yunet_path, sample_dir) -> None:
+    done = subprocess.run([sys.executable, "-m", "facestream", "demo", "--duration", "12", "--fps", "4"],
+                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stdout.splitlines() if "face(s)" in line]
+    assert len(lines) >= 10, done.stdout
+    assert any(line.startswith("portraits") for line in lines) and any(line.startswith("annotated") for line in lines)
+    assert "0 face(s)" not in done.stdout  # every sample photo holds a face
+    assert "portraits:" in done.stderr and "Kafka keeps running" in done.stderr
