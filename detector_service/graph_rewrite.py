@@ -2,7 +2,7 @@
 
 ``embed_preprocessing`` gives every model a uint8 NHWC BGR input (what letterboxing produces) and
 does the cast, normalisation, channel order and layout change inside the graph: the host copies a
-quarter of the bytes and does no per-pixel work, and the device does it in one fused pass.
+quarter of the bytes and does no per-pixel work; the device does it.
 
 PyTorch exports ``GroupNorm`` as Reshape -> InstanceNormalization -> Reshape -> Mul -> Add. On the
 CUDA provider with NHWC convolutions every such group costs layout transposes and five passes over
@@ -11,11 +11,7 @@ the tensor; MogFace's heads hold 48 of them on its largest feature maps. ONNX Ru
 a CUDA session is built, so the file itself stays portable (the CPU provider lacks that op).
 """
 
-import logging
-
 import numpy as np
-
-log = logging.getLogger(__name__)
 
 MS_DOMAIN = "com.microsoft"
 IMAGE_INPUT = "image"  # the uint8 (N, H, W, 3) BGR input every engine graph takes

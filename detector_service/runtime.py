@@ -34,7 +34,7 @@ class SessionPlan:
     """What to build one session with: the input shape it will see and how to tune each provider."""
 
     input_name: str
-    input_shape: tuple[int, ...] | None  # static (N, C, H, W) per bucket; None: dynamic (CPU)
+    input_shape: tuple[int, ...] | None  # static image shape (N, H, W, 3) per bucket; None: dynamic (CPU)
     profiles: tuple[tuple[int, ...], ...] = ()  # TensorRT: one static profile per bucket shape
     cache_dir: Path | None = None  # TensorRT engine + timing caches
     trt_fp16: bool = True
