@@ -56,20 +56,31 @@ class YuNet:
         cls = np.concatenate([outputs[f"cls_{s}"][..., 0] for s in STRIDES], axis=1)
         obj = np.concatenate([outputs[f"obj_{s}"][..., 0] for s in STRIDES], axis=1)
         scores = np.sqrt(np.clip(cls, 0, 1) * np.clip(obj, 0, 1))
-        bbox = np.concatenate([outputs[f"bbox_{s}"] for s in STRIDES], axis=1)
-        kps = np.concatenate([outputs[f"kps_{s}"] for s in STRIDES], axis=1)
+        # Box and landmark rows are gathered for the candidates only: concatenating them whole
+        # would copy every anchor's 14 values for a handful of faces.
+        bounds = np.cumsum([0] + [outputs[f"cls_{s}"].shape[1] for s in STRIDES])
         results = []
         for i in range(len(scores)):
             idx = np.flatnonzero(scores[i] > options.score_threshold)
-            b, c, r, s = bbox[i, idx], col[idx], row[idx], stride[idx]
+            b = self._gather(outputs, "bbox", i, idx, bounds)
+            c, r, s = col[idx], row[idx], stride[idx]
             # Offsets and log-sizes are in stride units around each anchor's grid cell.
             cx, cy = (c[:, 0] + b[:, 0]) * s[:, 0], (r[:, 0] + b[:, 1]) * s[:, 0]
             w, h = np.exp(b[:, 2]) * s[:, 0], np.exp(b[:, 3]) * s[:, 0]
             boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
-            points = kps[i, idx].reshape(-1, 5, 2)
+            points = self._gather(outputs, "kps", i, idx, bounds).reshape(-1, 5, 2)
             landmarks = np.stack([(points[..., 0] + c) * s, (points[..., 1] + r) * s], axis=-1)
             results.append(select(boxes, scores[i, idx], landmarks, options))
         return results
+
+    @staticmethod
+    def _gather(
+        outputs: dict[str, np.ndarray], name: str, image: int, idx: np.ndarray, bounds: np.ndarray
+    ) -> np.ndarray:
+        """Rows ``idx`` (indices over all strides, ascending) of output ``name`` for one image."""
+        parts = [outputs[f"{name}_{s}"][image, idx[(idx >= lo) & (idx < hi)] - lo]
+                 for s, lo, hi in zip(STRIDES, bounds[:-1], bounds[1:])]  # fmt: skip
+        return np.concatenate(parts)
 
     def _grid(self, input_hw: tuple[int, int]) -> np.ndarray:
         """Each anchor's (column, row, stride), in the network's output order (stride, then row-major)."""
