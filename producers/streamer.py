@@ -1,10 +1,11 @@
 """Paces several cameras in one process and publishes their frames, keyed by camera id.
 
-One thread serves every camera in order of its next due time, so N cameras at F fps cost one
-loop, not N threads. A camera that falls behind does not burst to catch up: its schedule is
+One thread serves every camera in order of its next due time (a heap), so N cameras at F fps cost
+one loop, not N threads. A camera that falls behind does not burst to catch up: its schedule is
 reset and the late frames are counted.
 """
 
+import heapq
 import logging
 import signal
 import sys
@@ -17,7 +18,7 @@ from confluent_kafka import Producer
 
 from facestream import kafka_clients
 from producers.encoder import JpegEncoder
-from producers.sources import open_source
+from producers.sources import CaptureSource, ImageSource, open_source
 from schemas import Frame, encode_frame
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ ENCODED_CACHE_LIMIT = 256  # still images whose JPEG is kept
 @dataclass
 class Camera:
     camera_id: str
-    source: str
+    source: ImageSource | CaptureSource  # shared by the cameras that name the same source
     next_seq: int
     sent: int = 0
     late: int = 0
@@ -40,7 +41,7 @@ class Camera:
         """The next (key, frame), reopening the source at its end when looping; None when finished."""
         for _attempt in range(2):
             if self._frames is None:
-                self._frames = open_source(self.source).frames()
+                self._frames = self.source.frames()
             frame = next(self._frames, None)
             if frame is not None:
                 return frame
@@ -82,9 +83,10 @@ class Streamer:
     ) -> None:
         # Sequence numbers start from the clock (µs) so a restarted producer never reuses one.
         first = time.time_ns() // 1000 if start_seq is None else start_seq
-        self.cameras = [Camera(cid, src, next_seq=first) for cid, src in cameras]
-        for camera in self.cameras:
-            open_source(camera.source)  # fail now, loudly, on a source that names nothing
+        # One source object per distinct source (opened now, so a name that names nothing fails
+        # loudly before anything is sent): still images are then read and kept once for all cameras.
+        sources = {spec: open_source(spec) for _, spec in cameras}
+        self.cameras = [Camera(cid, sources[spec], next_seq=first) for cid, spec in cameras]
         self.period = 1.0 / fps if fps > 0 else 0.0
         self.topic = topic
         self.encoder = encoder or JpegEncoder()
@@ -112,17 +114,21 @@ class Streamer:
         now = time.monotonic()
         for camera in self.cameras:
             camera.due = now
+        # (due time, index): the next camera to serve is always on top, for any number of cameras.
+        schedule = [(now, i) for i in range(len(self.cameras))]
         try:
-            while not self._stopping:
-                live = [c for c in self.cameras if not c.done]
-                if not live:
-                    break
-                camera = min(live, key=lambda c: c.due)
-                wait = camera.due - time.monotonic()
+            while not self._stopping and schedule:
+                due, index = schedule[0]
+                wait = due - time.monotonic()
                 if wait > 0:
                     producer.poll(min(wait, 0.1))  # serve delivery reports while waiting
                     continue
+                camera = self.cameras[index]
                 self._send_one(producer, camera)
+                if camera.done:
+                    heapq.heappop(schedule)
+                else:
+                    heapq.heapreplace(schedule, (camera.due, index))
                 producer.poll(0)
                 if time.monotonic() >= next_report:
                     next_report = time.monotonic() + self.stats_interval_s
