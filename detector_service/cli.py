@@ -46,6 +46,8 @@ Examples:
 @click.option("--stats-interval", type=float, default=5.0, help="Seconds between stats lines (0: off).")
 @click.option("--allow-random-weights", is_flag=True,
               help="Run a model exported with --random-init (benchmarks only; every stats line warns).")  # fmt: skip
+@click.option("--metrics-port", type=click.IntRange(min=0, max=65535), default=0,
+              help="Serve Prometheus metrics on this port (0: off).")  # fmt: skip
 @click.option("--stop-after-idle", type=click.FloatRange(min=0), default=None,
               help="Exit after this many seconds without frames (batch jobs, tests).")  # fmt: skip
 def detect(**options) -> None:

@@ -6,7 +6,7 @@ import socket
 import time
 from dataclasses import dataclass
 
-from detector_service import models
+from detector_service import metrics, models
 from detector_service.batcher import Batcher
 from detector_service.consumer import GroupMember, make_producer
 from detector_service.engine import Engine
@@ -39,6 +39,7 @@ class DetectorConfig:
     stats_interval: float = 5.0  # seconds
     stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long
     allow_random_weights: bool = False  # run a file exported with --random-init (benchmarks only)
+    metrics_port: int = 0  # Prometheus /metrics on this port; 0: off
 
 
 def build_processor(config: DetectorConfig) -> FrameProcessor:
@@ -97,6 +98,8 @@ class DetectorService:
                                   lambda: self.publisher.flush(30.0))  # fmt: skip
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)
+        if cfg.metrics_port:
+            metrics.serve(self.stats, self.processor.describe(), cfg.metrics_port)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         log.info(
             "detector %s, batch %d, max wait %.0f ms, group %s: %s -> %s", self.processor.describe(),

@@ -1,0 +1,54 @@
+"""Prometheus metrics of the detector: the stats line's counters, plus the active provider and any
+fallback or warning, so a dashboard sees a CPU fallback or a random-weights model as plainly as a log.
+
+Values are read from ``Stats`` at scrape time (one set of counters, no double bookkeeping). Counter
+families get Prometheus's ``_total`` suffix.
+"""
+
+import logging
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from detector_service.stats import Stats
+
+log = logging.getLogger(__name__)
+
+
+class StatsCollector:
+    def __init__(self, stats: Stats, model: str) -> None:
+        self.stats = stats
+        self.model = model
+
+    def collect(self):
+        s = self.stats
+        for name, help_text, value in (
+            ("facestream_frames", "Frames taken from Kafka (valid or not)", s.frames),
+            ("facestream_events", "Detection events acknowledged by the broker", s.events),
+            ("facestream_dead_letters", "Frames dead-lettered and acknowledged", s.dead_letters),
+            ("facestream_batches", "Batches inferred", s.batches),
+        ):
+            yield CounterMetricFamily(name, help_text, value=value)
+        stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
+        stages.add_metric(["decode_wait"], s.preprocess_s)
+        stages.add_metric(["infer"], s.infer_s)
+        stages.add_metric(["postprocess"], s.postprocess_s)
+        yield stages
+        provider = GaugeMetricFamily("facestream_inference_provider", "1 for the execution provider that runs "
+                                     "the model; fallback=true when a better one in the chain could not",
+                                     labels=["provider", "fallback", "model"])  # fmt: skip
+        provider.add_metric([s.provider, str(s.fallback).lower(), self.model], 1)
+        yield provider
+        warning = GaugeMetricFamily("facestream_warning", "1 while a warning holds (e.g. random weights)",
+                                    labels=["warning"])  # fmt: skip
+        if s.warning:
+            warning.add_metric([s.warning], 1)
+        yield warning
+
+
+def serve(stats: Stats, model: str, port: int) -> None:
+    """Expose /metrics on ``port`` (all interfaces) from a daemon thread."""
+    registry = CollectorRegistry()
+    registry.register(StatsCollector(stats, model))
+    start_http_server(port, registry=registry)
+    log.info("metrics on http://0.0.0.0:%d/metrics", port)

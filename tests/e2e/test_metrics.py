@@ -1,0 +1,61 @@
+"""A running detector's Prometheus metrics: counters move, and the CPU fallback is visible there."""
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import cv2
+import numpy as np
+from kafka_helpers import detector_args
+
+from schemas import Frame, encode_frame
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def scrape(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+        return response.read().decode()
+
+
+def scrape_until(port: int, needle: str, timeout_s: float = 60.0) -> str:
+    """The metrics page once it contains ``needle`` (the detector starts, then counts, asynchronously)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            text = scrape(port)
+            if needle in text:
+                return text
+        except OSError:  # not listening yet
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{needle!r} not in the metrics within {timeout_s:.0f} s")
+
+
+def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet_path) -> None:
+    port = free_port()
+    args = detector_args(topics, "--metrics-port", str(port))
+    args[args.index("--stop-after-idle") + 1] = "30"
+    detector = subprocess.Popen([sys.executable, "-m", "detector_service", *args],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        scrape_until(port, "facestream_frames_total 0.0")
+        image = cv2.imencode(".jpg", np.full((48, 64, 3), 90, np.uint8))[1].tobytes()
+        for seq in range(3):
+            produce_raw(topics["frames"], b"cam", encode_frame(Frame("cam", seq, 1, 64, 48, image)))
+        produce_raw(topics["frames"], b"cam", b"not msgpack")
+        scrape_until(port, "facestream_events_total 3.0")
+        text = scrape_until(port, "facestream_dead_letters_total 1.0")
+        assert "facestream_frames_total 4.0" in text
+        provider = 'facestream_inference_provider{fallback="true",model="yunet v2023mar on cpu, input 640x480",provider="cpu"}'
+        assert f"{provider} 1.0" in text
+        assert 'facestream_stage_seconds_total{stage="infer"}' in text
+    finally:
+        detector.terminate()
+        detector.wait(timeout=60)
