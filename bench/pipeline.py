@@ -58,7 +58,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
     _, path, _ = _model_file(cfg)
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     input_hw = (cfg.height, cfg.width)
-    engine = Engine(path, input_hw, cfg.batch, plugin.input_transform, cfg.provider, buckets=(cfg.batch,))
+    engine = Engine(path, input_hw, cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
     stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
     processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats)
     processor.warm_up()

@@ -23,7 +23,7 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
     _, path, flops = _model_file(cfg)
     selection = runtime.select(cfg.provider)
     plan = runtime.SessionPlan(input_name=IMAGE_INPUT, input_shape=(batch, cfg.height, cfg.width, 3))
-    model = load_graph(path, models.plugin_for(models.read_metadata(path), str(path)).input_transform)
+    model = load_graph(path, models.plugin_for(models.read_metadata(path), str(path)), adapt=False)
     exported = model.SerializeToString()
     fused = graph_rewrite.fuse_group_norm(model)
     variants = {"exported": exported, f"fused_groupnorm_x{fused}": model.SerializeToString()}

@@ -11,12 +11,13 @@ size: padding would only cost time there.
 """
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from detector_service import graph_rewrite, runtime
-from detector_service.models.base import InputTransform
+from detector_service.models.base import FaceModel
 from detector_service.runtime import SessionPlan
 from facestream.errors import ConfigError, ModelError
 
@@ -41,15 +42,18 @@ def bucket_of(count: int, buckets: tuple[int, ...]) -> int:
     raise ValueError(f"{count} frames exceed the largest bucket {buckets[-1]}")
 
 
-def load_graph(path: Path, transform: InputTransform):
-    """The model file as an ONNX ModelProto with the preprocessing built in (uint8 image input)."""
+def load_graph(path: Path, plugin: FaceModel, adapt: bool = True):
+    """The model file as an ONNX ModelProto with the plugin's preprocessing built in (uint8 image
+    input) and, with ``adapt``, whatever the plugin appends (e.g. keeping only the best candidates)."""
     import onnx
 
     try:
         model = onnx.load(str(path))
     except Exception as exc:  # protobuf and onnx raise several types for a file that is not a model
         raise ModelError(f"ONNX Runtime cannot load {path}: not a readable ONNX file ({exc})") from None
-    graph_rewrite.embed_preprocessing(model, transform)
+    graph_rewrite.embed_preprocessing(model, plugin.input_transform)
+    if adapt:
+        plugin.adapt_graph(model)
     return model
 
 
@@ -61,7 +65,7 @@ class Engine:
         path: Path,
         input_hw: tuple[int, int],
         batch: int,
-        transform: InputTransform,
+        plugin: FaceModel,
         provider: str = "auto",
         threads: int = 0,
         buckets: tuple[int, ...] | None = None,
@@ -70,44 +74,68 @@ class Engine:
     ) -> None:
         self.path = path
         self.input_hw = input_hw
-        self.onnx_model = load_graph(path, transform)
+        self.plugin = plugin
         selection = runtime.select(provider)
         self.on_gpu = selection.names[0] != "cpu"
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
         self._runners: dict[int, object] = {}
-        graph = self.onnx_model.SerializeToString()
         if not self.on_gpu:
+            self.onnx_model = load_graph(path, plugin)
             plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=None, threads=threads)
-            self._cpu_session, self.provider, self.fallbacks = runtime.open_session(path, selection, plan, graph=graph)
+            self._cpu_session, self.provider, self.fallbacks = runtime.open_session(
+                path, selection, plan, graph=self.onnx_model.SerializeToString()
+            )
         else:
-            self._open_gpu(selection, graph, cuda_graphs, trt_fp16)
+            self._open_gpu(selection, cuda_graphs, trt_fp16)
         runtime.report(self.provider, self.fallbacks)
 
-    def _open_gpu(self, selection, graph: bytes, cuda_graphs: bool, trt_fp16: bool) -> None:
-        # Output shapes come from one plain run at batch 1: the graphed sessions need their
-        # output buffers allocated before their first run, which is when they capture.
+    def _open_gpu(self, selection, cuda_graphs: bool, trt_fp16: bool) -> None:
+        # Rewrites are checked on the model's own outputs (before the plugin appends anything), then
+        # the chosen graph is adapted; output shapes come from one plain run of it at batch 1, since
+        # the graphed sessions need their output buffers before their first run (the capture).
         probe_plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=(1, *self.input_hw, 3))
-        probe, self.provider, self.fallbacks = runtime.open_session(self.path, selection, probe_plan, graph=graph)
+        base = load_graph(self.path, self.plugin, adapt=False)
+        probe, self.provider, self.fallbacks = runtime.open_session(
+            self.path, selection, probe_plan, graph=base.SerializeToString()
+        )
         sample = np.random.default_rng(0).integers(0, 256, (1, *self.input_hw, 3), dtype=np.uint8)
         reference = probe.run(None, {graph_rewrite.IMAGE_INPUT: sample})
-        per_image = {o.name: (v.shape[1:], v.dtype) for o, v in zip(probe.get_outputs(), reference)}
         del probe
-        if self.provider == "cuda":
-            graph = self._rewritten(selection, probe_plan, sample, reference) or graph
+        self.onnx_model = (self._rewritten(base, selection, probe_plan, sample, reference) if self.provider == "cuda"
+                           else None) or base  # fmt: skip
+        self.plugin.adapt_graph(self.onnx_model)
+        graph = self.onnx_model.SerializeToString()
+        probe, _, _ = runtime.open_session(self.path, selection, probe_plan, graph=graph)
+        outputs = probe.run(None, {graph_rewrite.IMAGE_INPUT: sample})
+        per_image = {o.name: (v.shape[1:], v.dtype) for o, v in zip(probe.get_outputs(), outputs)}
+        del probe
         shapes = tuple((b, *self.input_hw, 3) for b in self.buckets)
         cache = runtime.engine_cache_dir(self.path) if "tensorrt" in selection.names else None
         graphs = cuda_graphs and self.provider == "cuda"
         for shape in shapes:
             plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=shape, profiles=shapes,
                                cache_dir=cache, trt_fp16=trt_fp16, cuda_graph=graphs)  # fmt: skip
-            session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
-            self._runners[shape[0]] = _BoundRunner(session, shape, per_image)
+            self._runners[shape[0]] = self._bound(selection, plan, graph, per_image)
         log.info("engine: %s, buckets %s, CUDA graphs %s", self.provider, list(self.buckets), "on" if graphs else "off")
 
-    def _rewritten(self, selection, plan: SessionPlan, sample: np.ndarray, reference: list) -> bytes | None:
-        """The graph with CUDA-friendly fusions, if they apply and reproduce ``reference``; else None."""
-        model = type(self.onnx_model)()
-        model.CopyFrom(self.onnx_model)
+    def _bound(self, selection, plan: SessionPlan, graph: bytes, per_image: dict) -> "_BoundRunner":
+        """A bucket's bound session, run once (the CUDA graph capture); without a graph, loudly, if that fails."""
+        session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
+        runner = _BoundRunner(session, plan.input_shape, per_image)
+        try:
+            runner(np.zeros(plan.input_shape, dtype=np.uint8))
+            return runner
+        except Exception as exc:  # ORT refuses to capture some graphs (e.g. a node left on the CPU)
+            if not plan.cuda_graph:
+                raise
+            log.warning("CUDA graph capture failed for batch %d, running it without a graph: %s", plan.input_shape[0], exc)
+        session, _, _ = runtime.open_session(self.path, selection, replace(plan, cuda_graph=False), graph=graph)
+        return _BoundRunner(session, plan.input_shape, per_image)
+
+    def _rewritten(self, base, selection, plan: SessionPlan, sample: np.ndarray, reference: list):
+        """A copy of ``base`` with CUDA-friendly fusions, if they apply and reproduce ``reference``; else None."""
+        model = type(base)()
+        model.CopyFrom(base)
         fused = graph_rewrite.fuse_group_norm(model)
         if not fused:
             return None
@@ -125,7 +153,7 @@ class Engine:
                         REWRITE_TOLERANCE)  # fmt: skip
             return None
         log.info("graph rewrite: %d GroupNorm patterns fused (outputs within %.2g of the exported graph)", fused, diff)
-        return graph
+        return model
 
     def run(self, images: np.ndarray) -> dict[str, np.ndarray]:
         """Outputs by name for uint8 BGR ``images`` (N, H, W, 3), any N up to the largest bucket."""

@@ -148,3 +148,46 @@ def _topological(nodes: list) -> list:
         if not state.get(i):
             visit(i)
     return order
+
+
+def keep_top_k(model, score: str, carried: list[str], k: int, index_name: str) -> None:
+    """Make the graph return only its ``k`` best candidates per image (fewer if it has fewer).
+
+    ``score`` (N, A, 1) becomes (N, K), each output in ``carried`` (N, A, C) becomes (N, K, C) with the
+    same rows, and ``index_name`` (N, K) says which of the A candidates each row is. Only these cross
+    back to the host instead of every candidate; the official decoding also keeps the top 5000 first.
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = model.graph
+    producers = {out: node for node in graph.node for out in node.output}
+    for name in [score, *carried]:  # the original tensors become internal, under new names
+        node = producers[name]
+        node.output[list(node.output).index(name)] = f"{name}_all"
+    graph.initializer.extend([
+        numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "topk_flat"),
+        numpy_helper.from_array(np.array([k], dtype=np.int64), "topk_k"),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "topk_axis1"),
+        numpy_helper.from_array(np.array([-1], dtype=np.int64), "topk_last"),
+    ])  # fmt: skip
+    nodes = [
+        helper.make_node("Reshape", [f"{score}_all", "topk_flat"], ["topk_scores_2d"], name="topk_flatten"),
+        helper.make_node("Shape", ["topk_scores_2d"], ["topk_shape"], name="topk_shape"),
+        helper.make_node("Gather", ["topk_shape", "topk_axis1"], ["topk_count"], axis=0, name="topk_count"),
+        helper.make_node("Min", ["topk_count", "topk_k"], ["topk_kept"], name="topk_kept"),
+        helper.make_node("TopK", ["topk_scores_2d", "topk_kept"], [score, index_name], axis=1, largest=1, sorted=1,
+                         name="topk"),  # fmt: skip
+        helper.make_node("Unsqueeze", [index_name, "topk_last"], ["topk_index_3d"], name="topk_index_3d"),
+    ]
+    for name in carried:
+        nodes.append(helper.make_node("GatherND", [f"{name}_all", "topk_index_3d"], [name], batch_dims=1,
+                                      name=f"topk_gather_{name}"))  # fmt: skip
+    graph.node.extend(nodes)
+    outputs = {o.name: o for o in graph.output}
+    kept = [helper.make_tensor_value_info(score, TensorProto.FLOAT, ["batch", "kept"])]
+    for name in carried:
+        channels = outputs[name].type.tensor_type.shape.dim[2].dim_value or None
+        kept.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", "kept", channels]))
+    kept.append(helper.make_tensor_value_info(index_name, TensorProto.INT64, ["batch", "kept"]))
+    del graph.output[:]
+    graph.output.extend(kept)

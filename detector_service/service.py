@@ -54,7 +54,7 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
             "Pass --allow-random-weights to run it anyway (benchmarks only)."
         )
     input_hw = model.input_spec.resolve(config.input_size)
-    engine = Engine(path, input_hw, config.batch, model.input_transform, config.provider, config.ort_threads)
+    engine = Engine(path, input_hw, config.batch, model, config.provider, config.ort_threads)
     defaults = model.default_options
     options = DecodeOptions(
         score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,

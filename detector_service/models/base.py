@@ -99,6 +99,10 @@ class FaceModel(Protocol):
     ref: ModelRef
     input_spec: InputSpec
 
+    def adapt_graph(self, model) -> None:
+        """Append model-specific nodes to the ONNX ModelProto the engine runs (or leave it as is)."""
+        ...
+
     def decode(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions
     ) -> list[Detections]:

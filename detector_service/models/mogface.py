@@ -1,14 +1,16 @@
 """MogFace (CVPR 2022; "MogFace-large" = the ResNet-101 ``mogface`` variant): preprocessing, anchors, decoding.
 
 Files come from ``facestream export mogface`` (the official checkpoint -> ONNX); their metadata names
-the variant, the checkpoint's sha256 and the input-size policy. Outputs: ``scores`` (N, A, 1) after
-sigmoid and ``deltas`` (N, A, 4). Constants are those of the official release (``SPEC.md``).
+the variant, the checkpoint's sha256 and the input-size policy. The file's outputs are ``scores``
+(N, A, 1) after sigmoid and ``deltas`` (N, A, 4); the engine runs it with ``adapt_graph``'s top-k
+appended, so decoding sees only the best candidates and their anchor numbers. Constants are those of the official release (``SPEC.md``).
 """
 
 from typing import ClassVar
 
 import numpy as np
 
+from detector_service import graph_rewrite
 from detector_service.models.base import DecodeOptions, Detections, InputSpec, InputTransform
 from detector_service.postprocess import select
 from schemas import ModelRef
@@ -20,6 +22,7 @@ STD_BGR = np.array([57.375, 57.12, 58.395], dtype=np.float32)
 STRIDES = (4, 8, 16, 32, 64, 128)
 ANCHOR_SIZES = (16, 32, 64, 128, 256, 512)
 ANCHOR_SCALE = 0.68
+TOP_K = 5000  # candidates per image kept on the device, best first (the official test's pre-NMS top-k)
 
 # Official single-scale WIDER FACE test settings, for reference and for `--score-threshold 0.01 --nms-iou 0.3`.
 OFFICIAL_EVAL = DecodeOptions(score_threshold=0.01, nms_iou=0.3, top_k=5000, max_faces=750)
@@ -39,16 +42,21 @@ class MogFace:
         self.input_spec = InputSpec.from_metadata(metadata, InputSpec(height=480, width=640))
         self._anchors: dict[tuple[int, int], np.ndarray] = {}
 
+    def adapt_graph(self, model) -> None:
+        """Only the best ``TOP_K`` anchors per image leave the device (the official decoding keeps the
+        top 5000 before its score threshold too): ``scores`` (N, K), ``deltas`` (N, K, 4), ``anchor``."""
+        graph_rewrite.keep_top_k(model, "scores", ["deltas"], TOP_K, "anchor")
+
     def decode(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions
     ) -> list[Detections]:
         anchors = self.anchors(input_hw)
-        scores = outputs["scores"][..., 0].astype(np.float32)
+        scores = outputs["scores"].astype(np.float32)
         deltas = outputs["deltas"].astype(np.float32)
         results = []
         for i in range(len(scores)):
             idx = np.flatnonzero(scores[i] > options.score_threshold)
-            boxes = decode_boxes(anchors[idx], deltas[i, idx])
+            boxes = decode_boxes(anchors[outputs["anchor"][i, idx]], deltas[i, idx])
             # The official boxes are inclusive pixel indices (x1 = x0 + w - 1); events use
             # continuous coordinates (x1 = x0 + w), which scale back to the frame exactly.
             boxes[:, 2:] += 1.0

@@ -48,6 +48,9 @@ class YuNet:
         self.input_spec = InputSpec.from_metadata(metadata, InputSpec(height=480, width=640, multiple_of=32))
         self._grids: dict[tuple[int, int], np.ndarray] = {}
 
+    def adapt_graph(self, model) -> None:
+        """Nothing to add: YuNet's outputs are small (its candidates are picked in ``decode``)."""
+
     def decode(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions
     ) -> list[Detections]:

@@ -77,7 +77,7 @@ def compare_on_photos(fp32: Path, fp16: Path, provider: str = "cpu") -> Agreemen
 def _detect(path: Path, photos: list[np.ndarray], provider: str) -> list:
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     input_hw = plugin.input_spec.resolve(None)
-    engine = Engine(path, input_hw, batch=len(photos), transform=plugin.input_transform, provider=provider)
+    engine = Engine(path, input_hw, batch=len(photos), plugin=plugin, provider=provider)
     batch = np.zeros((len(photos), *input_hw, 3), np.uint8)
     placed = [letterbox_into(photo, canvas) for photo, canvas in zip(photos, batch)]
     found = plugin.decode(engine.run(batch), input_hw, plugin.default_options)

@@ -41,13 +41,13 @@ def test_decode_by_hand() -> None:
 
 def test_plugin_decodes_one_confident_anchor() -> None:
     model = MogFace(REF, {})
-    anchors = model.anchors((96, 128))
-    scores = np.full((2, len(anchors), 1), 0.01, dtype=np.float32)
-    deltas = np.zeros((2, len(anchors), 4), dtype=np.float32)
     target = 768 + 16 * 5 + 3  # stride 8, row 5, column 3: centre (28, 44), side 21.76
-    scores[1, target, 0] = 0.95
-    deltas[1, target] = [0.1, 0.0, 0.0, 0.0]
-    dets = model.decode({"scores": scores, "deltas": deltas}, (96, 128), DecodeOptions(0.5, 0.4))
+    # What the engine's top-k hands over: the best candidates, best first, with their anchor numbers.
+    scores = np.array([[0.3, 0.2], [0.95, 0.3]], dtype=np.float32)
+    deltas = np.zeros((2, 2, 4), dtype=np.float32)
+    deltas[1, 0] = [0.1, 0.0, 0.0, 0.0]
+    anchor = np.array([[5, 6], [target, 7]], dtype=np.int64)
+    dets = model.decode({"scores": scores, "deltas": deltas, "anchor": anchor}, (96, 128), DecodeOptions(0.5, 0.4))
     assert len(dets[0]) == 0 and len(dets[1]) == 1
     x0 = 28 + 0.1 * 21.76 - (21.76 - 1) / 2
     # Events use continuous coordinates: x1 = x0 + w (the official inclusive x1 plus one).

@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 
 from detector_service import models, runtime
-from detector_service.models.yunet import YuNet
 from detector_service.engine import Engine, bucket_of, buckets_for
+from detector_service.models.yunet import YuNet
 from detector_service.runtime import SessionPlan
 from facestream.errors import ConfigError, ModelError
+from schemas import ModelRef
+
+PLUGIN = YuNet(ModelRef("yunet", "2023mar", "test"), {})
 
 
 def gpu_build() -> bool:
@@ -23,7 +26,7 @@ def gpu_build() -> bool:
 @pytest.mark.skipif(gpu_build(), reason="a GPU build of onnxruntime cannot fall back to the CPU here")
 def test_auto_says_loudly_what_it_fell_back_from(yunet_path: Path, caplog) -> None:
     caplog.set_level(logging.INFO, logger="detector_service.runtime")
-    engine = Engine(yunet_path, (480, 640), batch=4, transform=YuNet.input_transform, provider="auto", threads=1)
+    engine = Engine(yunet_path, (480, 640), batch=4, plugin=PLUGIN, provider="auto", threads=1)
     assert engine.provider == "cpu" and engine.buckets == (4,)
     assert any("tensorrt" in r for r in engine.fallbacks) and any("cuda" in r for r in engine.fallbacks)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -33,11 +36,11 @@ def test_auto_says_loudly_what_it_fell_back_from(yunet_path: Path, caplog) -> No
 @pytest.mark.skipif(gpu_build(), reason="a GPU build of onnxruntime has CUDA: asking for it cannot fail")
 def test_a_named_provider_never_falls_back(yunet_path: Path) -> None:
     with pytest.raises(ModelError, match="'cuda' is not available"):
-        Engine(yunet_path, (480, 640), batch=4, transform=YuNet.input_transform, provider="cuda")
+        Engine(yunet_path, (480, 640), batch=4, plugin=PLUGIN, provider="cuda")
 
 
 def test_cpu_by_name_reports_no_fallback_and_runs_any_batch(yunet_path: Path) -> None:
-    engine = Engine(yunet_path, (96, 128), batch=8, transform=YuNet.input_transform, provider="cpu", threads=1)
+    engine = Engine(yunet_path, (96, 128), batch=8, plugin=PLUGIN, provider="cpu", threads=1)
     assert engine.provider == "cpu" and engine.fallbacks == []
     for n in (1, 3, 8):
         outputs = engine.run(np.zeros((n, 96, 128, 3), np.uint8))
@@ -80,7 +83,7 @@ def test_unusable_files_are_model_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a model")
     with pytest.raises(ModelError, match="cannot load"):
-        Engine(bad, (96, 128), batch=1, transform=YuNet.input_transform, provider="cpu")
+        Engine(bad, (96, 128), batch=1, plugin=PLUGIN, provider="cpu")
     with pytest.raises(ModelError, match="not a readable ONNX file"):
         models.read_metadata(bad)
     with pytest.raises(ModelError, match="neither a known model"):

@@ -15,13 +15,13 @@ INPUT_HW = (480, 640)
 
 
 @pytest.fixture(scope="module")
-def runtime(yunet_path: Path) -> Engine:
-    return Engine(yunet_path, INPUT_HW, batch=8, transform=yunet.YuNet.input_transform, provider="cpu", threads=2)
+def plugin(yunet_path: Path):
+    return models.plugin_for(models.read_metadata(yunet_path), "yunet")
 
 
 @pytest.fixture(scope="module")
-def plugin(yunet_path: Path):
-    return models.plugin_for(models.read_metadata(yunet_path), "yunet")
+def runtime(yunet_path: Path, plugin) -> Engine:
+    return Engine(yunet_path, INPUT_HW, batch=8, plugin=plugin, provider="cpu", threads=2)
 
 
 @pytest.fixture(scope="module")
