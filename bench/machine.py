@@ -28,6 +28,7 @@ def describe() -> dict:
     if "torch" in sys.modules:
         versions["torch"] = sys.modules["torch"].__version__
     return {
+        "commit": _commit(),
         "host": platform.node(),
         "cpu": cpu,
         "cores": os.cpu_count(),
@@ -35,3 +36,15 @@ def describe() -> dict:
         "platform": platform.platform(),
         "versions": versions,
     }
+
+
+def _commit() -> str:
+    """The git commit the benchmark ran (numbers belong to the code that made them)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+                              cwd=os.path.dirname(os.path.abspath(__file__)))  # fmt: skip
+    except OSError:
+        return "unknown"
+    return done.stdout.strip() or "unknown"
