@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from confluent_kafka import Consumer
 
 from bench.machine import describe
 from facestream import kafka_clients, paths, samples
@@ -141,11 +140,9 @@ class _Reader:
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.latencies_ms: list[float] = []
         self._stop = threading.Event()
-        self._consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"e2e-reader-{uuid.uuid4().hex}",
-                                   "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                                   "fetch.wait.max.ms": 10})  # fmt: skip
         self._assigned = threading.Event()
-        self._consumer.subscribe([topic], on_assign=lambda _c, _p: self._assigned.set())
+        self._consumer = kafka_clients.viewer(topic, True, bootstrap, on_assign=lambda _c, _p: self._assigned.set(),
+                                              **{"fetch.wait.max.ms": 10})  # fmt: skip
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
         # A reader still joining its group would see early events late, and count that as latency.

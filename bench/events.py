@@ -1,18 +1,14 @@
 """Reading a benchmark's detection events back, and the rate they were made at."""
 
 import time
-import uuid
 
-from confluent_kafka import Consumer
-
+from facestream import kafka_clients
 from schemas import DetectionEvent, decode_detection
 
 
 def read_events(bootstrap: str, topic: str, expected: int, timeout_s: float = 120.0) -> list[DetectionEvent]:
     """Every event of ``topic`` from the start; RuntimeError if fewer than ``expected`` arrive in time."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-reader-{uuid.uuid4().hex}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": False})  # fmt: skip
-    consumer.subscribe([topic])
+    consumer = kafka_clients.viewer(topic, from_beginning=True, bootstrap=bootstrap)
     events, deadline = [], time.monotonic() + timeout_s
     try:
         while len(events) < expected and time.monotonic() < deadline:

@@ -10,13 +10,13 @@ bucket; CUDA with NHWC convolutions, exhaustive cuDNN algorithm search and, wher
 keep buffers fixed, CUDA graphs.
 """
 
-import hashlib
 import logging
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from facestream import paths
+from facestream.assets import sha256_of
 from facestream.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ def engine_cache_dir(model_path: Path) -> Path:
     """TensorRT caches are only valid for one model, GPU, ORT and TRT: key the folder by all four."""
     import onnxruntime as ort
 
-    digest = hashlib.sha256(model_path.read_bytes()).hexdigest()[:16]
+    digest = sha256_of(model_path)[:16]  # streamed: model files run to hundreds of MB
     key = f"{model_path.stem}-{digest}/{_gpu_name()}/ort-{ort.__version__}-trt-{_trt_version()}"
     return paths.home() / "engines" / key
 

@@ -83,21 +83,9 @@ def _spawn(name: str, log_dir: Path, cmd: list[str]) -> subprocess.Popen:
 
 def _events_since(started_ns: int, duration: float, children: list[subprocess.Popen]):
     """Detection events made after ``started_ns``, until ``duration`` passes or a child dies."""
-    import uuid
-
-    from confluent_kafka import Consumer
-
     from schemas import DETECTIONS_TOPIC, decode_detection
 
-    consumer = Consumer(
-        {
-            "bootstrap.servers": kafka_clients.bootstrap_servers(),
-            "group.id": f"facestream-demo-viewer-{uuid.uuid4().hex[:8]}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([DETECTIONS_TOPIC])
+    consumer = kafka_clients.viewer(DETECTIONS_TOPIC, from_beginning=True)
     end = time.monotonic() + duration if duration else None
     try:
         while end is None or time.monotonic() < end:

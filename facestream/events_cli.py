@@ -2,7 +2,6 @@
 
 import json
 import time
-import uuid
 
 import click
 
@@ -33,21 +32,11 @@ def describe(event: DetectionEvent) -> str:
 @click.option("--duration", type=click.FloatRange(min=0), default=None, help="Stop after this many seconds.")
 def events(topic: str, from_beginning: bool, as_json: bool, max_events: int | None, duration: float | None) -> None:
     """Print detection events from Kafka as they arrive (Ctrl-C to stop)."""
-    from confluent_kafka import Consumer
-
     from facestream import kafka_clients
     from schemas import SchemaError, decode_detection
 
     kafka_clients.check_reachable()
-    consumer = Consumer(
-        {
-            "bootstrap.servers": kafka_clients.bootstrap_servers(),
-            "group.id": f"facestream-events-{uuid.uuid4().hex[:8]}",  # a viewer, not a worker: never shares
-            "auto.offset.reset": "earliest" if from_beginning else "latest",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
+    consumer = kafka_clients.viewer(topic, from_beginning)
     seen, end = 0, None if duration is None else time.monotonic() + duration
     try:
         while (max_events is None or seen < max_events) and (end is None or time.monotonic() < end):

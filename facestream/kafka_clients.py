@@ -39,6 +39,29 @@ def admin(bootstrap: str | None = None, quiet: bool = False):
     return AdminClient(config)
 
 
+def viewer(topic: str, from_beginning: bool, bootstrap: str | None = None, on_assign=None, **config):
+    """A consumer that only watches ``topic``: a throwaway group of its own and no commits, so it never
+    takes partitions from the services' workers and leaves no trace. ``config`` adds librdkafka settings."""
+    import uuid
+
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap or bootstrap_servers(),
+            "group.id": f"facestream-viewer-{uuid.uuid4().hex[:12]}",
+            "auto.offset.reset": "earliest" if from_beginning else "latest",
+            "enable.auto.commit": False,
+            **config,
+        }
+    )
+    if on_assign is None:
+        consumer.subscribe([topic])
+    else:
+        consumer.subscribe([topic], on_assign=on_assign)
+    return consumer
+
+
 def check_reachable(bootstrap: str | None = None, timeout_s: float = 10.0) -> int:
     """Return the number of brokers answering, or raise BrokerError with what to do about it."""
     from confluent_kafka import KafkaException

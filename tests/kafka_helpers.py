@@ -4,9 +4,10 @@ import os
 import subprocess
 import sys
 import time
-import uuid
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+from facestream import kafka_clients
 
 
 def run_service(module: str, args: list[str], timeout_s: float = 180.0, env: dict | None = None) -> str:
@@ -32,15 +33,7 @@ def detector_args(topics: dict[str, str], *extra: str) -> list[str]:
 
 def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 30.0) -> list:
     """Every record of ``topic`` from the start; waits until ``expected`` arrived, then a little more."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"t-reader-{uuid.uuid4().hex[:8]}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
+    consumer = kafka_clients.viewer(topic, from_beginning=True, bootstrap=bootstrap)
     records, deadline, settle = [], time.monotonic() + timeout_s, None
     try:
         while time.monotonic() < deadline:
@@ -58,8 +51,6 @@ def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 30.
 
 def committed_total(bootstrap: str, group: str, topic: str) -> int:
     """The group's committed offsets over all partitions of ``topic`` (Kafka's admin API); none = 0."""
-    from facestream import kafka_clients
-
     admin = kafka_clients.admin(bootstrap)
     partitions = admin.list_topics(topic, timeout=10).topics[topic].partitions
     request = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in partitions])
