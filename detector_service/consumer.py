@@ -1,4 +1,4 @@
-"""The Kafka side of the detector: the group member, its producer, and commits after acks.
+"""The Kafka side of the detector: the group member and its commits after acks.
 
 Auto-commit is off and offsets are committed explicitly from the ``OffsetTracker``; on a
 rebalance the member first lets its in-flight records land, then commits what it owned.
@@ -7,25 +7,12 @@ rebalance the member first lets its in-flight records land, then commits what it
 import logging
 import time
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from detector_service.offsets import OffsetTracker
 from facestream import kafka_clients
 
 log = logging.getLogger(__name__)
-
-
-def make_producer(bootstrap: str, client_id: str) -> Producer:
-    return Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "client.id": client_id,
-            "enable.idempotence": True,  # acks=all and no duplicates from the producer's own retries
-            "linger.ms": 5,
-            "compression.type": "lz4",
-            "message.max.bytes": kafka_clients.MAX_MESSAGE_BYTES,
-        }
-    )
 
 
 class GroupMember:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from detector_service import metrics, models
 from detector_service.batcher import Batcher
-from detector_service.consumer import GroupMember, make_producer
+from detector_service.consumer import GroupMember
 from detector_service.engine import Engine
 from detector_service.events import Publisher
 from detector_service.models.base import DecodeOptions
@@ -92,7 +92,7 @@ class DetectorService:
         kafka_clients.ensure_topics({cfg.frames_topic: 4, cfg.detections_topic: 4, cfg.dead_letter_topic: 1},
                                     self.bootstrap)  # fmt: skip
         client_id = f"facestream-detector-{socket.gethostname()}"
-        producer = make_producer(self.bootstrap, client_id)
+        producer = kafka_clients.producer(client_id, self.bootstrap, **{"compression.type": "lz4"})  # events compress
         self.publisher = Publisher(producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
         self.member = GroupMember(self.bootstrap, cfg.group, cfg.frames_topic, client_id,
                                   lambda: self.publisher.flush(30.0))  # fmt: skip

@@ -39,6 +39,23 @@ def admin(bootstrap: str | None = None, quiet: bool = False):
     return AdminClient(config)
 
 
+def producer(client_id: str, bootstrap: str | None = None, **config):
+    """An idempotent producer (acks=all, no duplicates from its own retries) that takes frame-sized
+    records; ``config`` adds or overrides librdkafka settings."""
+    from confluent_kafka import Producer
+
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap or bootstrap_servers(),
+            "client.id": client_id,
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "message.max.bytes": MAX_MESSAGE_BYTES,
+            **config,
+        }
+    )
+
+
 def viewer(topic: str, from_beginning: bool, bootstrap: str | None = None, on_assign=None, **config):
     """A consumer that only watches ``topic``: a throwaway group of its own and no commits, so it never
     takes partitions from the services' workers and leaves no trace. ``config`` adds librdkafka settings."""

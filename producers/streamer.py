@@ -100,15 +100,7 @@ class Streamer:
 
     def run(self) -> StreamStats:
         kafka_clients.check_reachable(self.bootstrap)
-        producer = Producer(
-            {
-                "bootstrap.servers": self.bootstrap,
-                "client.id": "facestream-producer",
-                "enable.idempotence": True,
-                "linger.ms": 5,
-                "message.max.bytes": kafka_clients.MAX_MESSAGE_BYTES,
-            }
-        )
+        producer = kafka_clients.producer("facestream-producer", self.bootstrap)  # JPEGs: no compression
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         next_report = time.monotonic() + self.stats_interval_s
         now = time.monotonic()
