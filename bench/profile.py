@@ -1,14 +1,20 @@
-"""Where the milliseconds go: ONNX Runtime's per-node profile of the engine's graph, by operator type.
+"""Where the milliseconds go: GPU time per kernel family, for the engine's graphs and for torch.compile.
 
-Profiles the exported graph and the CUDA-rewritten one (fused GroupNorm) at one static batch, with
-CUDA graphs off (a graph replay hides its nodes from the profiler), and checks that the two agree.
+Kernel times come from CUPTI through ``torch.profiler``, which records every kernel the process
+launches, ONNX Runtime's included, with its time on the GPU. (ONNX Runtime's own per-node profile
+times CUDA kernels at launch, not on the GPU, so it cannot say which op is slow.) Variants: the
+exported graph as ORT runs it by default, the engine's (fused GroupNorm, convolution biases fused
+into the convolutions) and, for MogFace, ``torch.compile`` on the same weights. CUDA graphs stay
+off so every kernel is visible; the ONNX variants must agree.
 """
 
 import json
-import os
-import tempfile
+import re
+import statistics
+import sys
+import time
 from collections import defaultdict
-from pathlib import Path
+from dataclasses import replace
 
 import numpy as np
 
@@ -18,27 +24,53 @@ from detector_service import graph_rewrite, models, runtime
 from detector_service.engine import load_graph
 from detector_service.graph_rewrite import IMAGE_INPUT
 
+# Kernel name -> family, first match wins. cuDNN/CUTLASS convolution kernels carry many names.
+FAMILIES = (
+    ("triton (fused by Inductor)", r"^triton_"),
+    ("bias add (cuDNN OpTensor)", r"op_generic_tensor"),
+    ("group norm", r"group_?norm|groupnorm"),
+    ("instance / batch norm", r"instance|welford|bn_fw|batch_norm|layer_?norm"),
+    ("convolution", r"conv|gemm|xmma|cutlass|implicit|fprop|nvjet|sm\d\d_"),
+    ("layout (transpose)", r"transpose|nchw|nhwc|permute"),
+    ("memcpy", r"memcpy|memset"),
+    ("top-k / gather", r"topk|sort|radix|gather|scan"),
+    ("elementwise (relu, add, mul, cast)", r"elementwise|relu|add|mul|cast|vectorized|unrolled|binary|unary|_impl"),
+)
+WARM, RUNS = 3, 10
+
+
+def family(kernel: str) -> str:
+    lowered = kernel.lower()
+    return next((name for name, pattern in FAMILIES if re.search(pattern, lowered)), "other")
+
 
 def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
-    _, path, flops = _model_file(cfg)
+    torch_model, path, flops = _model_file(cfg)
     selection = runtime.select(cfg.provider)
     plan = runtime.SessionPlan(input_name=IMAGE_INPUT, input_shape=(batch, cfg.height, cfg.width, 3))
     model = load_graph(path, models.plugin_for(models.read_metadata(path), str(path)), adapt=False)
     exported = model.SerializeToString()
     fused = graph_rewrite.fuse_group_norm(model)
-    variants = {"exported": exported, f"fused_groupnorm_x{fused}": model.SerializeToString()}
+    # The exported graph as ORT runs it by default (a separate pass adds each convolution's bias), then
+    # the engine's: GroupNorm fused and biases added inside the convolutions (``fuse_conv_bias``).
+    variants = {"exported": (exported, replace(plan, fuse_conv_bias=False)),
+                f"fused_groupnorm_x{fused}_conv_bias": (model.SerializeToString(), plan)}  # fmt: skip
     x = np.random.default_rng(1).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
     result = {"benchmark": "profile", "command": command, "machine": describe(), "model_file": path.name,
               "batch": batch, "variants": {}}  # fmt: skip
     outputs = {}
-    for name, graph in variants.items():
-        profile, outputs[name] = _profile(path, graph, selection, plan, x)
-        result["variants"][name] = profile
-        _progress(f"{name}: {profile['ms_per_batch']:.2f} ms/batch of {batch} ({profile['ms_per_batch'] / batch:.3f} ms/img)")
-        for op, ms in list(profile["ms_by_op"].items())[:10]:
-            _progress(f"    {op:<28} {ms:8.2f} ms  {100 * ms / profile['kernel_ms']:5.1f}%")
-    first, second = outputs.values()
-    result["max_abs_diff_between_variants"] = max(float(np.abs(a - b).max()) for a, b in zip(first, second))
+    for name, (graph, variant_plan) in variants.items():
+        _progress(f"{name}:")
+        session = runtime.open_session(path, selection, variant_plan, graph=graph)[0]
+        outputs[name] = [o.astype(np.float32) for o in session.run(None, {IMAGE_INPUT: x})]
+        result["variants"][name] = _kernels(lambda s=session: s.run(None, {IMAGE_INPUT: x}), batch)
+        del session
+    if torch_model is not None and cfg.precision == "fp16":
+        _progress("torch_compile:")
+        result["variants"]["torch_compile"] = _kernels(_compiled(torch_model, cfg, batch), batch)
+    first, *others = outputs.values()
+    result["max_abs_diff_between_variants"] = max(float(np.abs(a - b).max()) for other in others
+                                                  for a, b in zip(first, other))  # fmt: skip
     if flops is not None:
         result["gflops_per_image"] = round(flops / 1e9, 1)
     _progress(f"max |exported - rewritten| = {result['max_abs_diff_between_variants']:.3g}")
@@ -47,40 +79,58 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
     return result
 
 
-def _profile(path: Path, graph: bytes, selection, plan, x: np.ndarray) -> tuple[dict, list]:
-    warm, runs = 3, 10
-    with tempfile.TemporaryDirectory() as tmp:
-        session = _profiled_session(path, graph, selection, plan, Path(tmp))
-        name = session.get_inputs()[0].name
-        outputs = [o.astype(np.float32) for o in session.run(None, {name: x})]
-        for _ in range(warm + runs - 1):
-            session.run(None, {name: x})
-        trace = json.loads(Path(session.end_profiling()).read_text())
-    # Only the timed runs count: the first ones hold cuDNN's algorithm search.
-    model_runs = sorted((e for e in trace if e.get("cat") == "Session" and e.get("name") == "model_run"),
-                        key=lambda e: e["ts"])  # fmt: skip
-    start = model_runs[warm]["ts"]
-    by_op: dict[str, float] = defaultdict(float)
-    for event in trace:
-        if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time") and event["ts"] >= start:
-            by_op[event["args"].get("op_name", "?")] += event["dur"] / 1000.0
-    ordered = dict(sorted(((op, round(ms / runs, 3)) for op, ms in by_op.items()), key=lambda kv: -kv[1]))
-    profile = {
-        "ms_per_batch": round(float(np.median([e["dur"] / 1000.0 for e in model_runs[warm:]])), 3),
-        "kernel_ms": round(sum(by_op.values()) / runs, 3),
-        "ms_by_op": ordered,
+def _compiled(model, cfg: EngineBenchConfig, batch: int):
+    import torch
+
+    torch.backends.cudnn.benchmark = True
+    runner = torch.compile(model.half().cuda().to(memory_format=torch.channels_last).eval(), dynamic=False)
+    x = torch.randn(batch, 3, cfg.height, cfg.width, device="cuda").half().to(memory_format=torch.channels_last)
+
+    def step() -> None:
+        with torch.inference_mode():
+            runner(x)
+        torch.cuda.synchronize()
+
+    return step
+
+
+def _kernels(step, batch: int) -> dict:
+    """Wall ms per batch (median) and GPU ms per batch by kernel family and by kernel, over RUNS runs."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(WARM):  # cuDNN's algorithm search and Inductor's compile happen here
+        step()
+    walls = []
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(RUNS):
+            start = time.perf_counter()
+            step()
+            walls.append((time.perf_counter() - start) * 1000.0)
+        torch.cuda.synchronize()
+    by_kernel: dict[str, float] = defaultdict(float)
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            by_kernel[event.name] += event.device_time / 1000.0 / RUNS  # µs over all runs -> ms per run
+    by_family: dict[str, float] = defaultdict(float)
+    for kernel, ms in by_kernel.items():
+        by_family[family(kernel)] += ms
+    gpu_ms = sum(by_kernel.values())
+    top = sorted(by_kernel.items(), key=lambda kv: -kv[1])[:15]
+    profile_ = {
+        "ms_per_batch": round(statistics.median(walls), 3),
+        "gpu_ms_per_batch": round(gpu_ms, 3),
+        "gpu_ms_by_family": {k: round(v, 3) for k, v in sorted(by_family.items(), key=lambda kv: -kv[1])},
+        "top_kernels_ms": {k[:120]: round(v, 3) for k, v in top},
     }
-    return profile, outputs
+    _report(profile_, batch)
+    return profile_
 
 
-def _profiled_session(path: Path, graph: bytes, selection, plan, folder: Path):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.add_free_dimension_override_by_name("batch", plan.input_shape[0])
-    options.enable_profiling = True
-    options.profile_file_prefix = os.path.join(folder, "profile")
-    options.log_severity_level = 3
-    providers = [(runtime.CHAIN[n], runtime.provider_options(n, plan)) for n in selection.names]
-    return ort.InferenceSession(graph, options, providers=providers)
+def _report(profile_: dict, batch: int) -> None:
+    _progress(f"  wall {profile_['ms_per_batch']:.2f} ms/batch of {batch}, GPU busy {profile_['gpu_ms_per_batch']:.2f} ms")
+    for name, ms in profile_["gpu_ms_by_family"].items():
+        _progress(f"    {name:<36} {ms:8.2f} ms  {100 * ms / max(profile_['gpu_ms_per_batch'], 1e-9):5.1f}%")
+    for name, ms in list(profile_["top_kernels_ms"].items())[:8]:
+        _progress(f"      {ms:7.2f} ms  {name[:100]}")
+    print(file=sys.stderr, flush=True)

@@ -139,9 +139,8 @@ class Engine:
         fused = graph_rewrite.fuse_group_norm(model)
         if not fused:
             return None
-        graph = model.SerializeToString()
         try:
-            session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
+            session, _, _ = runtime.open_session(self.path, selection, plan, graph=model.SerializeToString())
             got = session.run(None, {graph_rewrite.IMAGE_INPUT: sample})
         except Exception as exc:  # an op this ORT build cannot run: keep the exported graph, loudly
             log.warning("graph rewrite (fused GroupNorm x%d) unusable here, running the exported graph: %s", fused, exc)

@@ -40,6 +40,7 @@ class SessionPlan:
     trt_fp16: bool = True
     cuda_graph: bool = False
     prefer_nhwc: bool = True
+    fuse_conv_bias: bool = True  # cuDNN adds a convolution's bias inside it, not in a pass of its own
     threads: int = 0
 
 
@@ -92,6 +93,7 @@ def provider_options(name: str, plan: SessionPlan) -> dict[str, str]:
             "cudnn_conv_use_max_workspace": "1",
             "do_copy_in_default_stream": "1",
             "enable_cuda_graph": _flag(plan.cuda_graph),
+            "fuse_conv_bias": _flag(plan.fuse_conv_bias),
         }
     return {}
 
