@@ -105,7 +105,23 @@ def _model_file(cfg: EngineBenchConfig):
             spec = ExportSpec(height=cfg.height, width=cfg.width, fp16=cfg.precision == "fp16")
             export(model, path, spec, digest, random_weights=True)
         return model, path, flops
-    return None, models.resolve(cfg.model), None
+    path = models.resolve(cfg.model)
+    if cfg.model == "yunet" and cfg.precision == "fp16":
+        return None, _fp16_copy(path), None
+    return None, path, None
+
+
+def _fp16_copy(path: Path) -> Path:
+    """The model's float16 copy (made once, with ``facestream export fp16``'s converter)."""
+    import onnx
+
+    from facestream.export.fp16 import convert
+
+    target = paths.home() / "bench" / f"{path.stem}-fp16.onnx"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(convert(onnx.load(str(path))), str(target))
+    return target
 
 
 def _check_engine(engine: Engine, path: Path, x: np.ndarray, cfg: EngineBenchConfig) -> float:

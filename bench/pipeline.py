@@ -36,6 +36,7 @@ class PipelineBenchConfig:
     height: int
     width: int
     decode_threads: int
+    decode: str  # auto, gpu or cpu
     repeats: int
     out: Path
 
@@ -60,7 +61,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
     input_hw = (cfg.height, cfg.width)
     engine = Engine(path, input_hw, cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
     stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
-    processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats)
+    processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats, cfg.decode)
     processor.warm_up()
     frames = jpeg_corpus(cfg.width, cfg.frames)
     batches = [frames[i : i + cfg.batch] for i in range(0, len(frames) - cfg.batch + 1, cfg.batch)]
@@ -78,6 +79,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
         "model_file": path.name,
         "provider": engine.provider,
+        "decoder": stats.decoder,
         "engine_only_frames_per_s": round(engine_median, 1),
         "pipeline_frames_per_s": round(pipeline_median, 1),
         "overhead_fraction": round(1.0 - pipeline_median / engine_median, 4),

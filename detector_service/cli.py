@@ -38,7 +38,9 @@ Examples:
 @click.option("--input-size", callback=_size, default=None, help="Network input WIDTHxHEIGHT (default: the model's).")
 @click.option("--score-threshold", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
 @click.option("--nms-iou", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
-@click.option("--decode-threads", type=click.IntRange(min=1), default=2, help="JPEG decode threads.")
+@click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
+              help="Where JPEGs are decoded; auto: on the GPU (nvImageCodec) when inference runs there.")  # fmt: skip
+@click.option("--decode-threads", type=click.IntRange(min=1), default=2, help="JPEG decode threads (CPU decoding).")
 @click.option("--ort-threads", type=click.IntRange(min=0), default=0, help="ONNX Runtime CPU threads (0: ORT's choice).")
 @click.option("--frames-topic", default=FRAMES_TOPIC)
 @click.option("--detections-topic", default=DETECTIONS_TOPIC)

@@ -120,9 +120,9 @@ class Engine:
 
     def _bound(self, selection, plan: SessionPlan, graph: bytes, per_image: dict) -> "_BoundRunner":
         """A bucket's bound session, run once (the CUDA graph capture); without a graph, loudly, if that fails."""
-        session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
-        runner = _BoundRunner(session, plan.input_shape, per_image)
         try:
+            session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
+            runner = _BoundRunner(session, plan.input_shape, per_image)
             runner(np.zeros(plan.input_shape, dtype=np.uint8))
             return runner
         except Exception as exc:  # ORT refuses to capture some graphs (e.g. a node left on the CPU)
@@ -154,18 +154,18 @@ class Engine:
         log.info("graph rewrite: %d GroupNorm patterns fused (outputs within %.2g of the exported graph)", fused, diff)
         return model
 
-    def run(self, images: np.ndarray) -> dict[str, np.ndarray]:
-        """Outputs by name for uint8 BGR ``images`` (N, H, W, 3), any N up to the largest bucket."""
+    def run(self, images) -> dict[str, np.ndarray]:
+        """Outputs by name for uint8 BGR ``images`` (N, H, W, 3), any N up to the largest bucket.
+
+        ``images`` is a NumPy array, or on the GPU also a CUDA array (e.g. CuPy), copied on the device.
+        """
         if not self.on_gpu:
             names = [o.name for o in self._cpu_session.get_outputs()]
             return dict(zip(names, self._cpu_session.run(names, {graph_rewrite.IMAGE_INPUT: images})))
         count = len(images)
-        bucket = bucket_of(count, self.buckets)
-        if count < bucket:
-            padded = np.zeros((bucket, *images.shape[1:]), dtype=images.dtype)
-            padded[:count] = images
-            images = padded
-        return {name: value[:count] for name, value in self._runners[bucket](images).items()}
+        runner = self._runners[bucket_of(count, self.buckets)]
+        runner.load(images)
+        return {name: value[:count] for name, value in runner.infer().items()}
 
     def replay(self, batch: int) -> None:
         """Run bucket ``batch`` on whatever its device buffers hold, outputs left on the device.
@@ -186,12 +186,40 @@ class _BoundRunner:
         self.input = ort.OrtValue.ortvalue_from_shape_and_type(shape, np.uint8, "cuda", 0)
         self.outputs = {name: ort.OrtValue.ortvalue_from_shape_and_type((shape[0], *rest), out_dtype, "cuda", 0)
                         for name, (rest, out_dtype) in per_image.items()}  # fmt: skip
+        self._copy_stream = None  # a CUDA stream for device-to-device input copies, made on first use
         self.binding = session.io_binding()
         self.binding.bind_ortvalue_input(graph_rewrite.IMAGE_INPUT, self.input)
         for name, value in self.outputs.items():
             self.binding.bind_ortvalue_output(name, value)
 
     def __call__(self, images: np.ndarray) -> dict[str, np.ndarray]:
+        self.load(images)
+        return self.infer()
+
+    def load(self, images) -> None:
+        """Fill the bound input with ``images`` (host or CUDA array), zeros after them (the padding)."""
+        count, bucket = len(images), self.input.shape()[0]
+        if hasattr(images, "__cuda_array_interface__"):
+            self._load_from_device(images, count, bucket)
+            return
+        if count < bucket:
+            padded = np.zeros((bucket, *images.shape[1:]), dtype=images.dtype)
+            padded[:count] = images
+            images = padded
         self.input.update_inplace(np.ascontiguousarray(images))
+
+    def _load_from_device(self, images, count: int, bucket: int) -> None:
+        import cupy as cp
+
+        images = cp.ascontiguousarray(images)
+        if self._copy_stream is None:
+            self._copy_stream = cp.cuda.Stream(non_blocking=True)
+        runtime_api, stream, target = cp.cuda.runtime, self._copy_stream.ptr, self.input.data_ptr()
+        runtime_api.memcpyAsync(target, images.data.ptr, images.nbytes, runtime_api.memcpyDeviceToDevice, stream)
+        if count < bucket:
+            runtime_api.memsetAsync(target + images.nbytes, 0, images.nbytes // count * (bucket - count), stream)
+        self._copy_stream.synchronize()  # ORT runs on its own stream: the input must be complete first
+
+    def infer(self) -> dict[str, np.ndarray]:
         self.session.run_with_iobinding(self.binding)
         return {name: value.numpy() for name, value in self.outputs.items()}

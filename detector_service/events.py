@@ -7,6 +7,8 @@ gave up), which is what lets the service commit a frame's offset only after its 
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from detector_service.models.base import Detections
 from schemas import DetectionEvent, Face, Frame, ModelRef, encode_detection, event_id_for
 
@@ -15,15 +17,16 @@ OnDone = Callable[[object | None], None]  # called with a KafkaError, or None on
 
 def build_event(frame: Frame, detections: Detections, model: ModelRef) -> DetectionEvent:
     """One event per frame; ``detections`` already in the frame's own pixels."""
-    landmarks = detections.landmarks
-    faces = tuple(
-        Face(
-            box=tuple(round(float(v), 2) for v in detections.boxes[i]),
-            score=round(float(detections.scores[i]), 4),
-            landmarks=None if landmarks is None else tuple((round(float(x), 2), round(float(y), 2)) for x, y in landmarks[i]),
-        )
-        for i in range(len(detections))
-    )
+    # Rounded as arrays, then turned into Python floats in one call each: per-number float() and
+    # round() were most of the detector's host time per frame at GPU rates.
+    boxes = np.round(detections.boxes.astype(np.float64), 2).tolist()
+    scores = np.round(detections.scores.astype(np.float64), 4).tolist()
+    if detections.landmarks is None:
+        faces = tuple(Face(box=tuple(box), score=score) for box, score in zip(boxes, scores))
+    else:
+        points = np.round(detections.landmarks.astype(np.float64), 2).tolist()
+        faces = tuple(Face(box=tuple(box), score=score, landmarks=tuple(map(tuple, marks)))
+                      for box, score, marks in zip(boxes, scores, points))  # fmt: skip
     return DetectionEvent(
         event_id=event_id_for(frame.camera_id, frame.frame_seq, model),
         camera_id=frame.camera_id,

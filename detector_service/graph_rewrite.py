@@ -15,6 +15,7 @@ import numpy as np
 
 MS_DOMAIN = "com.microsoft"
 IMAGE_INPUT = "image"  # the uint8 (N, H, W, 3) BGR input every engine graph takes
+TOPK_OPSET = 13  # int64 Min, GatherND with batch_dims, Unsqueeze with axes as an input
 
 
 def embed_preprocessing(model, transform) -> None:
@@ -24,10 +25,10 @@ def embed_preprocessing(model, transform) -> None:
     graph = model.graph
     old = graph.input[0]
     dims = old.type.tensor_type.shape.dim
-    batch = dims[0].dim_param or "batch"
-    height = dims[2].dim_value or dims[2].dim_param or "height"
-    width = dims[3].dim_value or dims[3].dim_param or "width"
-    image = helper.make_tensor_value_info(IMAGE_INPUT, TensorProto.UINT8, [batch, height, width, 3])
+    # Free sizes get fixed names, which a GPU session pins per bucket (runtime.open_session).
+    height = dims[2].dim_value or "height"
+    width = dims[3].dim_value or "width"
+    image = helper.make_tensor_value_info(IMAGE_INPUT, TensorProto.UINT8, ["batch", height, width, 3])
     order = [2, 1, 0] if transform.to_rgb else [0, 1, 2]
     # Channel order folds into the constants: (x[:, order] - mean[order]) * scale[order].
     mean = np.asarray(transform.mean_bgr, dtype=np.float32)[order].reshape(1, 3, 1, 1)
@@ -150,6 +151,15 @@ def _topological(nodes: list) -> list:
     return order
 
 
+def _require_opset(model, version: int) -> None:
+    """Convert ``model`` in place to ONNX opset ``version`` if it is older (e.g. YuNet's opset 11)."""
+    from onnx import version_converter
+
+    current = next((op.version for op in model.opset_import if op.domain in ("", "ai.onnx")), version)
+    if current < version:
+        model.CopyFrom(version_converter.convert_version(model, version))
+
+
 def keep_top_k(model, score: str, carried: list[str], k: int, index_name: str) -> None:
     """Make the graph return only its ``k`` best candidates per image (fewer if it has fewer).
 
@@ -159,6 +169,7 @@ def keep_top_k(model, score: str, carried: list[str], k: int, index_name: str) -
     """
     from onnx import TensorProto, helper, numpy_helper
 
+    _require_opset(model, TOPK_OPSET)
     graph = model.graph
     producers = {out: node for node in graph.node for out in node.output}
     for name in [score, *carried]:  # the original tensors become internal, under new names

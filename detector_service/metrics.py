@@ -39,6 +39,11 @@ class StatsCollector:
                                      labels=["provider", "fallback", "model"])  # fmt: skip
         provider.add_metric([s.provider, str(s.fallback).lower(), self.model], 1)
         yield provider
+        decoder = GaugeMetricFamily("facestream_decoder", "1 for where JPEG frames are decoded (gpu or cpu); "
+                                    "fallback=true when on the CPU although inference runs on a GPU",
+                                    labels=["decoder", "fallback"])  # fmt: skip
+        decoder.add_metric([s.decoder, str(s.decode_fallback).lower()], 1)
+        yield decoder
         warning = GaugeMetricFamily("facestream_warning", "1 while a warning holds (e.g. random weights)",
                                     labels=["warning"])  # fmt: skip
         if s.warning:

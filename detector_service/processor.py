@@ -1,7 +1,7 @@
 """Frames -> detection events: the model-facing half of the detector, with nothing about Kafka.
 
-Three stages run at once on consecutive batches: JPEG decoding and letterboxing (a thread pool),
-inference (one thread, so a GPU sees one batch at a time), and box decoding plus event building
+Three stages run at once on consecutive batches: JPEG decoding and letterboxing (nvImageCodec and a
+CUDA kernel when the engine runs on a GPU, else a thread pool), inference (one thread, so a GPU sees one batch at a time), and box decoding plus event building
 (the caller's thread). ``begin`` hands a batch to the first two and returns at once; ``finish``
 waits for its inference, then decodes boxes back to frame pixels and builds one event per frame.
 The service calls ``begin`` for batch N+1 before ``finish`` for batch N, so batch N+1 decodes and
@@ -9,6 +9,7 @@ infers while batch N is turned into events and while the consumer polls; OpenCV 
 release the GIL. ``bench pipeline`` drives the same two calls without Kafka.
 """
 
+import logging
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,9 +20,14 @@ from detector_service.engine import Engine
 from detector_service.events import build_event
 from detector_service.models.base import DecodeOptions, FaceModel
 from detector_service.postprocess import to_frame
+from detector_service import preprocess_gpu
 from detector_service.preprocess import DecodeError, Placed, Preprocessor
 from detector_service.stats import Stats
+from facestream.errors import ConfigError
 from schemas import DetectionEvent, Frame
+
+log = logging.getLogger(__name__)
+DECODE_CHOICES = ("auto", "gpu", "cpu")
 
 
 @dataclass
@@ -51,14 +57,32 @@ class Outcome:
 
 class FrameProcessor:
     def __init__(
-        self, engine: Engine, model: FaceModel, options: DecodeOptions, decode_threads: int, stats: Stats
-    ) -> None:
+        self, engine: Engine, model: FaceModel, options: DecodeOptions, decode_threads: int, stats: Stats,
+        decode: str = "auto",
+    ) -> None:  # fmt: skip
         self.engine = engine
         self.model = model
         self.options = options
         self.stats = stats
-        self.preprocessor = Preprocessor(engine.input_hw, decode_threads)
+        self.preprocessor = self._preprocessor(decode, decode_threads)
         self._inference = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infer")
+
+    def _preprocessor(self, decode: str, threads: int):
+        """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise."""
+        if decode not in DECODE_CHOICES:
+            raise ConfigError(f"decode must be one of {', '.join(DECODE_CHOICES)}, got {decode!r}")
+        if decode == "cpu" or (decode == "auto" and not self.engine.on_gpu):
+            self.stats.decoder = "cpu"
+            return Preprocessor(self.engine.input_hw, threads)
+        missing = preprocess_gpu.available() if self.engine.on_gpu else "inference does not run on a GPU"
+        if missing is None:
+            self.stats.decoder = "gpu"
+            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw)
+        if decode == "gpu":
+            raise ConfigError(f"GPU decoding was asked for but cannot run: {missing}")
+        log.warning("FALLBACK: JPEG decoding runs on %d CPU threads, not on the GPU: %s", threads, missing)
+        self.stats.decoder, self.stats.decode_fallback = "cpu", True
+        return Preprocessor(self.engine.input_hw, threads)
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw

@@ -112,7 +112,8 @@ def open_session(
     if plan.input_shape is not None:
         # A static batch lets ORT fold every shape computation into constants: no CPU-side
         # shape ops, no Memcpy nodes between devices, and a graph CUDA can capture.
-        options.add_free_dimension_override_by_name("batch", plan.input_shape[0])
+        for name, size in zip(("batch", "height", "width"), plan.input_shape):
+            options.add_free_dimension_override_by_name(name, size)
     if optimized_path is not None:
         options.optimized_model_filepath = str(optimized_path)
     providers = [(CHAIN[n], provider_options(n, plan)) for n in selection.names]

@@ -35,6 +35,7 @@ class DetectorConfig:
     score_threshold: float | None = None
     nms_iou: float | None = None
     decode_threads: int = 2
+    decode: str = "auto"  # "gpu" (nvImageCodec), "cpu" (thread pool) or "auto" (gpu with a GPU engine)
     ort_threads: int = 0
     stats_interval: float = 5.0  # seconds
     stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long
@@ -67,7 +68,7 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
     )
     if random_weights:
         log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
-    processor = FrameProcessor(engine, model, options, config.decode_threads, stats)
+    processor = FrameProcessor(engine, model, options, config.decode_threads, stats, config.decode)
     log.info("warm-up of buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
     return processor
 

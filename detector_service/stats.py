@@ -12,6 +12,8 @@ class Stats:
     provider: str
     fallback: bool
     warning: str | None = None  # repeated on every stats line (e.g. random weights)
+    decoder: str = "cpu"  # where JPEGs are decoded: "gpu" (nvImageCodec) or "cpu" (thread pool)
+    decode_fallback: bool = False  # on the CPU although inference runs on a GPU
     frames: int = 0  # frames taken from Kafka (valid or not)
     events: int = 0  # events acknowledged by the broker
     dead_letters: int = 0  # records acknowledged on the dead-letter topic
@@ -29,10 +31,12 @@ class Stats:
         self._last_frames, self._last_time = self.frames, now
         per_frame = 1000.0 / max(self.frames, 1)
         provider = f"{self.provider} (FALLBACK)" if self.fallback else self.provider
+        decoder = f"{self.decoder} (FALLBACK)" if self.decode_fallback else self.decoder
         return (
             f"frames {self.frames} ({rate:.1f}/s) events {self.events} dead-letters {self.dead_letters} "
             f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame decode-wait {self.preprocess_s * per_frame:.2f} "
-            f"infer {self.infer_s * per_frame:.2f} post {self.postprocess_s * per_frame:.2f} | provider {provider}"
+            f"infer {self.infer_s * per_frame:.2f} post {self.postprocess_s * per_frame:.2f} | provider {provider} "
+            f"decode {decoder}"
             + (f" | {self.warning}" if self.warning else "")
         )
 
@@ -51,6 +55,7 @@ class Stats:
                 "postprocess": round(self.postprocess_s * 1000 / max(self.frames, 1), 3),
             },
             "provider": self.provider,
+            "decoder": self.decoder,
         }
 
 

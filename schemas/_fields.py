@@ -69,6 +69,8 @@ def blob(message_type: str, fields: dict[str, Any], name: str) -> bytes:
 
 
 def number(message_type: str, name: str, value: Any) -> float:
+    if type(value) is float and value - value == 0.0:  # the common case, checked first: a finite float
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise SchemaError(message_type, name, f"expected a finite number, got {value!r}")
     return float(value)

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from detector_service import graph_rewrite
 from detector_service.models.base import (
     META_MODEL,
     META_VERSION,
@@ -33,10 +34,12 @@ WEIGHTS = PackagedFile(
 VERSION = "2023mar"
 PATCHED_NAME = "yunet-2023mar-dynamic.onnx"
 STRIDES = (8, 16, 32)
+TOP_K = 1000  # candidates per image kept on the device, best first; a crowd of 100 faces needs a few hundred
 
 
 class YuNet:
-    """Outputs per stride s: ``cls_s``, ``obj_s`` (N, A, 1), ``bbox_s`` (N, A, 4), ``kps_s`` (N, A, 10)."""
+    """The file's outputs per stride s: ``cls_s``, ``obj_s`` (N, A, 1), ``bbox_s`` (N, A, 4), ``kps_s``
+    (N, A, 10); ``adapt_graph`` turns them into the engine's four."""
 
     name: ClassVar[str] = "yunet"
     # OpenCV's FaceDetectorYN uses 0.9; 0.6 keeps small, blurry CCTV faces and stays clean on our photos.
@@ -49,41 +52,52 @@ class YuNet:
         self._grids: dict[tuple[int, int], np.ndarray] = {}
 
     def adapt_graph(self, model) -> None:
-        """Nothing to add: YuNet's outputs are small (its candidates are picked in ``decode``)."""
+        """Scores, boxes and landmarks of all strides joined, and only the best ``TOP_K`` anchors per
+        image leave the device: ``scores`` (N, K), ``bbox`` (N, K, 4), ``kps`` (N, K, 10), ``anchor`` (N, K).
+
+        The raw outputs are 64 bytes for each of 6,300 anchors at 640x480; copying them all to the
+        host cost more than YuNet's inference at GPU batch sizes.
+        """
+        from onnx import TensorProto, helper, numpy_helper
+
+        graph = model.graph
+        nodes = [helper.make_node("Concat", [f"{kind}_{s}" for s in STRIDES], [f"yunet_{kind}"], axis=1,
+                                  name=f"yunet_{kind}") for kind in ("cls", "obj", "bbox", "kps")]  # fmt: skip
+        graph.initializer.extend([numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
+                                  (("yunet_zero", 0.0), ("yunet_one", 1.0))])  # fmt: skip
+        nodes += [
+            helper.make_node("Clip", ["yunet_cls", "yunet_zero", "yunet_one"], ["yunet_cls01"], name="yunet_cls01"),
+            helper.make_node("Clip", ["yunet_obj", "yunet_zero", "yunet_one"], ["yunet_obj01"], name="yunet_obj01"),
+            helper.make_node("Mul", ["yunet_cls01", "yunet_obj01"], ["yunet_product"], name="yunet_product"),
+            helper.make_node("Sqrt", ["yunet_product"], ["scores"], name="yunet_scores"),
+            helper.make_node("Identity", ["yunet_bbox"], ["bbox"], name="yunet_bbox_out"),
+            helper.make_node("Identity", ["yunet_kps"], ["kps"], name="yunet_kps_out"),
+        ]
+        graph.node.extend(nodes)
+        del graph.output[:]
+        graph.output.extend([helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", "anchors", width])
+                             for name, width in (("scores", 1), ("bbox", 4), ("kps", 10))])  # fmt: skip
+        graph_rewrite.keep_top_k(model, "scores", ["bbox", "kps"], TOP_K, "anchor")
 
     def decode(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions
     ) -> list[Detections]:
-        grid = self._grid(input_hw)
-        col, row, stride = grid[:, 0:1], grid[:, 1:2], grid[:, 2:3]
-        cls = np.concatenate([outputs[f"cls_{s}"][..., 0] for s in STRIDES], axis=1)
-        obj = np.concatenate([outputs[f"obj_{s}"][..., 0] for s in STRIDES], axis=1)
-        scores = np.sqrt(np.clip(cls, 0, 1) * np.clip(obj, 0, 1))
-        # Box and landmark rows are gathered for the candidates only: concatenating them whole
-        # would copy every anchor's 14 values for a handful of faces.
-        bounds = np.cumsum([0] + [outputs[f"cls_{s}"].shape[1] for s in STRIDES])
-        results = []
-        for i in range(len(scores)):
-            idx = np.flatnonzero(scores[i] > options.score_threshold)
-            b = self._gather(outputs, "bbox", i, idx, bounds)
-            c, r, s = col[idx], row[idx], stride[idx]
-            # Offsets and log-sizes are in stride units around each anchor's grid cell.
-            cx, cy = (c[:, 0] + b[:, 0]) * s[:, 0], (r[:, 0] + b[:, 1]) * s[:, 0]
-            w, h = np.exp(b[:, 2]) * s[:, 0], np.exp(b[:, 3]) * s[:, 0]
-            boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
-            points = self._gather(outputs, "kps", i, idx, bounds).reshape(-1, 5, 2)
-            landmarks = np.stack([(points[..., 0] + c) * s, (points[..., 1] + r) * s], axis=-1)
-            results.append(select(boxes, scores[i, idx], landmarks, options))
-        return results
-
-    @staticmethod
-    def _gather(
-        outputs: dict[str, np.ndarray], name: str, image: int, idx: np.ndarray, bounds: np.ndarray
-    ) -> np.ndarray:
-        """Rows ``idx`` (indices over all strides, ascending) of output ``name`` for one image."""
-        parts = [outputs[f"{name}_{s}"][image, idx[(idx >= lo) & (idx < hi)] - lo]
-                 for s, lo, hi in zip(STRIDES, bounds[:-1], bounds[1:])]  # fmt: skip
-        return np.concatenate(parts)
+        """All images' candidates at once (one pass of array arithmetic per batch), then NMS per image."""
+        passing = outputs["scores"] > options.score_threshold  # (N, K), best first per image
+        image, rank = np.nonzero(passing)  # grouped by image
+        col, row, stride = self._grid(input_hw)[outputs["anchor"][image, rank]].T
+        b = outputs["bbox"][image, rank]
+        # Offsets and log-sizes are in stride units around each anchor's grid cell.
+        cx, cy = (col + b[:, 0]) * stride, (row + b[:, 1]) * stride
+        w, h = np.exp(b[:, 2]) * stride, np.exp(b[:, 3]) * stride
+        boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+        points = outputs["kps"][image, rank].reshape(-1, 5, 2)
+        landmarks = np.stack([(points[..., 0] + col[:, None]) * stride[:, None],
+                              (points[..., 1] + row[:, None]) * stride[:, None]], axis=-1)  # fmt: skip
+        scores = outputs["scores"][image, rank]
+        ends = np.cumsum(passing.sum(axis=1))
+        return [select(boxes[lo:hi], scores[lo:hi], landmarks[lo:hi], options)
+                for lo, hi in zip(np.concatenate([[0], ends[:-1]]), ends)]  # fmt: skip
 
     def _grid(self, input_hw: tuple[int, int]) -> np.ndarray:
         """Each anchor's (column, row, stride), in the network's output order (stride, then row-major)."""

@@ -39,11 +39,20 @@ def test_file_names_itself(plugin) -> None:
 
 
 def test_batched_equals_one_by_one(runtime, plugin, photos: np.ndarray) -> None:
-    batched = runtime.run(photos)
+    options = plugin.default_options
+    batched = plugin.decode(runtime.run(photos), INPUT_HW, options)
     for i in range(len(photos)):
-        single = runtime.run(photos[i : i + 1])
-        for name, value in single.items():
-            np.testing.assert_allclose(batched[name][i : i + 1], value, rtol=1e-4, atol=1e-4)
+        (single,) = plugin.decode(runtime.run(photos[i : i + 1]), INPUT_HW, options)
+        assert len(single) == len(batched[i]) > 0
+        np.testing.assert_allclose(batched[i].boxes, single.boxes, atol=1e-3)
+        np.testing.assert_allclose(batched[i].scores, single.scores, atol=1e-4)
+
+
+def test_only_the_best_candidates_leave_the_engine(runtime, photos: np.ndarray) -> None:
+    outputs = runtime.run(photos[:2])
+    assert set(outputs) == {"scores", "bbox", "kps", "anchor"}
+    assert outputs["scores"].shape == (2, yunet.TOP_K) and outputs["kps"].shape == (2, yunet.TOP_K, 10)
+    assert np.all(np.diff(outputs["scores"], axis=1) <= 0)  # best first
 
 
 @pytest.mark.parametrize("input_hw", [INPUT_HW, (256, 320)])

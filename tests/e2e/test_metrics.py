@@ -55,6 +55,7 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         assert "facestream_frames_total 4.0" in text
         provider = 'facestream_inference_provider{fallback="true",model="yunet v2023mar on cpu, input 640x480",provider="cpu"}'
         assert f"{provider} 1.0" in text
+        assert 'facestream_decoder{decoder="cpu",fallback="false"} 1.0' in text  # no GPU engine: CPU decoding is no fallback
         assert 'facestream_stage_seconds_total{stage="infer"}' in text
     finally:
         detector.terminate()

@@ -1,0 +1,61 @@
+"""GPU decoding (nvImageCodec + the letterbox kernel) against the CPU path, on the real sample photos.
+
+These need a CUDA GPU with the ``gpu`` extra; they run on the GPU machine (bench/README.md says how),
+where they are part of every GPU session's first call. On a machine without one there is nothing to run.
+"""
+
+import numpy as np
+import pytest
+
+from detector_service import preprocess_gpu
+from detector_service.preprocess import DecodeError, Placed, Preprocessor
+from schemas import Frame
+
+pytestmark = pytest.mark.skipif(preprocess_gpu.available() is not None, reason="needs CuPy and nvImageCodec (GPU)")
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Frame]:
+    from bench.pipeline import jpeg_corpus
+
+    return jpeg_corpus(640, 9)  # 640 wide, heights from 427 to 907: shrunk and padded both ways
+
+
+def decoded_both_ways(frames: list[Frame], input_hw: tuple[int, int]):
+    cpu, gpu = Preprocessor(input_hw, threads=4), preprocess_gpu.GpuPreprocessor(input_hw)
+    try:
+        return cpu.run(frames), gpu.run(frames)
+    finally:
+        cpu.close()
+        gpu.close()
+
+
+@pytest.mark.parametrize("input_hw", [(480, 640), (960, 1280)])  # shrinking (area) and enlarging (bilinear)
+def test_gpu_letterbox_matches_the_cpu_path(corpus: list[Frame], input_hw) -> None:
+    (cpu_batch, cpu_placed), (gpu_batch, gpu_placed) = decoded_both_ways(corpus, input_hw)
+    assert gpu_placed == cpu_placed
+    diff = np.abs(gpu_batch.get().astype(np.int16) - cpu_batch.astype(np.int16))
+    # Two JPEG decoders (nvJPEG, libjpeg-turbo) and two resamplers: close, not bit-equal.
+    assert diff.mean() < 1.5 and np.percentile(diff, 99.9) <= 12
+
+
+def test_bad_frames_fail_in_their_slots(corpus: list[Frame]) -> None:
+    good = corpus[0]
+    frames = [good, Frame("cam", 1, 0, 640, 480, b"junk"), Frame("cam", 2, 0, good.width + 1, good.height, good.data)]
+    batch, placed = preprocess_gpu.GpuPreprocessor((480, 640)).run(frames)
+    assert isinstance(placed[0], Placed)
+    assert isinstance(placed[1], DecodeError) and "do not decode" in str(placed[1])
+    assert isinstance(placed[2], DecodeError) and "message says" in str(placed[2])
+    assert int(batch[1].max()) == 0 and int(batch[2].max()) == 0
+
+
+def test_the_engine_takes_a_device_batch(corpus: list[Frame], yunet_path) -> None:
+    from detector_service import models
+    from detector_service.engine import Engine
+
+    plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
+    engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cuda", buckets=(8,))
+    batch, _ = preprocess_gpu.GpuPreprocessor((480, 640)).run(corpus[:5])  # a partial bucket: padded on the device
+    on_device, from_host = engine.run(batch), engine.run(batch.get())
+    for name in on_device:
+        np.testing.assert_array_equal(on_device[name], from_host[name])
