@@ -24,6 +24,9 @@ from facestream.errors import ConfigError, ModelError
 log = logging.getLogger(__name__)
 
 DEFAULT_BUCKETS = (1, 4, 8, 16, 32)
+# ORT captures a session's CUDA graph on its third run. It must happen here, at start: a capture is
+# global to the process, and one taken while another thread decodes JPEGs on the GPU fails both.
+CAPTURE_RUNS = 3
 # Largest output change a rewrite may make, relative to the output's scale (FP16 graphs round more).
 REWRITE_TOLERANCE = 1e-2
 
@@ -119,11 +122,12 @@ class Engine:
         log.info("engine: %s, buckets %s, CUDA graphs %s", self.provider, list(self.buckets), "on" if graphs else "off")
 
     def _bound(self, selection, plan: SessionPlan, graph: bytes, per_image: dict) -> "_BoundRunner":
-        """A bucket's bound session, run once (the CUDA graph capture); without a graph, loudly, if that fails."""
+        """A bucket's bound session, run until its CUDA graph is captured; without a graph, loudly, if that fails."""
         try:
             session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
             runner = _BoundRunner(session, plan.input_shape, per_image)
-            runner(np.zeros(plan.input_shape, dtype=np.uint8))
+            for _ in range(CAPTURE_RUNS):
+                runner(np.zeros(plan.input_shape, dtype=np.uint8))
             return runner
         except Exception as exc:  # ORT refuses to capture some graphs (e.g. a node left on the CPU)
             if not plan.cuda_graph:

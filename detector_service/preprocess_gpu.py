@@ -61,6 +61,10 @@ extern "C" __global__ void letterbox(
 }
 """
 _THREADS = 256
+# Images per nvImageCodec call. A batch of 256 in one call sent part of it to nvJPEG's CUDA decoder,
+# which failed there ("execution failed") while ONNX Runtime ran; 64 stayed on the hardware decoder
+# and was faster alone (13.2k against 8.9k images/s on the H200).
+DECODE_CHUNK = 64
 
 
 def available() -> str | None:
@@ -97,7 +101,10 @@ class GpuPreprocessor:
         cp = self._cp
         height, width = self.input_hw
         with self._device, self._stream:
-            images = self._decoder.decode([f.data for f in frames], params=self._params, cuda_stream=self._stream.ptr)
+            images = []
+            for start in range(0, len(frames), DECODE_CHUNK):
+                chunk = [f.data for f in frames[start : start + DECODE_CHUNK]]
+                images += self._decoder.decode(chunk, params=self._params, cuda_stream=self._stream.ptr)
             placed, table = [], np.zeros((5, len(frames)), dtype=np.int64)  # src ptr, h, w, fit h, fit w
             for i, (frame, image) in enumerate(zip(frames, images)):
                 outcome = _place(frame, image, height, width)
