@@ -29,6 +29,7 @@ def describe() -> dict:
         versions["torch"] = sys.modules["torch"].__version__
     return {
         "commit": _commit(),
+        "source_sha256": source_digest(),
         "host": platform.node(),
         "cpu": cpu,
         "cores": os.cpu_count(),
@@ -43,8 +44,22 @@ def _commit() -> str:
     import subprocess
 
     try:
-        done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5,
+        done = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=5,
                               cwd=os.path.dirname(os.path.abspath(__file__)))  # fmt: skip
     except OSError:
         return "unknown"
     return done.stdout.strip() or "unknown"
+
+
+def source_digest() -> str:
+    """sha256 over the project's Python sources, path and content: identifies the code that ran even
+    where the checkout's git metadata is stale or missing (a copied working tree on the GPU machine)."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for package in ("bench", "detector_service", "facestream", "producers", "schemas"):
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
