@@ -1,9 +1,10 @@
 """Frames -> detection events: the model-facing half of the detector, with nothing about Kafka.
 
 Three stages run at once on consecutive batches: JPEG decoding and letterboxing (nvImageCodec and a
-CUDA kernel when the engine runs on a GPU, else a thread pool), inference (one thread, so a GPU sees one batch at a time), and box decoding plus event building
-(the caller's thread). ``begin`` hands a batch to the first two and returns at once; ``finish``
-waits for its inference, then decodes boxes back to frame pixels and builds one event per frame.
+CUDA kernel when the engine runs on a GPU, else a thread pool), inference (one thread, so a GPU sees
+one batch at a time), and box decoding plus event building (the caller's thread). ``begin`` hands a
+batch to the first two and returns at once; ``finish`` waits for its inference, then decodes boxes
+back to frame pixels and builds one event per frame.
 The service calls ``begin`` for batch N+1 before ``finish`` for batch N, so batch N+1 decodes and
 infers while batch N is turned into events and while the consumer polls; OpenCV and ONNX Runtime
 release the GIL. ``bench pipeline`` drives the same two calls without Kafka.
@@ -16,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from detector_service import preprocess_gpu
 from detector_service.engine import Engine
 from detector_service.events import build_event
 from detector_service.models.base import DecodeOptions, FaceModel
 from detector_service.postprocess import to_frame
-from detector_service import preprocess_gpu
 from detector_service.preprocess import DecodeError, Placed, Preprocessor
 from detector_service.stats import Stats
 from facestream.errors import ConfigError
