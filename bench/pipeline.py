@@ -85,6 +85,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
         "overhead_fraction": round(1.0 - pipeline_median / engine_median, 4),
         "runs": {"engine_only": [round(v, 1) for v in engine_fps], "pipeline": [round(v, 1) for v in pipeline_fps]},
         "ms_per_frame": {
+            "decode_busy": round(stats.decode_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
             "decode_wait": round(stats.preprocess_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
             "infer_incl_copies": round(stats.infer_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
             "postprocess": round(stats.postprocess_s * 1000 / max(stats.batches * cfg.batch, 1), 4),

@@ -79,7 +79,9 @@ def pipeline(result: dict) -> list[str]:
         f"{result.get('decoder', 'cpu').upper()}, {m.get('gpu', '?')}** "
         f"(`{result['command']}`): JPEG bytes -> serialised events **{result['pipeline_frames_per_s']:.0f} frames/s** "
         f"against the engine alone at **{result['engine_only_frames_per_s']:.0f}**: everything around the model costs "
-        f"**{100 * result['overhead_fraction']:.1f}%** (runs: {result['runs']}). Per frame: waiting for decode "
+        f"**{100 * result['overhead_fraction']:.1f}%** (runs: {result['runs']}). Per frame: "
+        + (f"decoding busy {split['decode_busy']} ms in its own thread, " if "decode_busy" in split else "")
+        + "waiting for decode "
         f"{split['decode_wait']} ms (the rest overlaps inference), inference with host copies "
         f"{split['infer_incl_copies']} ms, boxes + events {split['postprocess']} ms. "
         f"Source: `bench/results/{result['_file']}`."

@@ -30,6 +30,7 @@ class StatsCollector:
         ):
             yield CounterMetricFamily(name, help_text, value=value)
         stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
+        stages.add_metric(["decode"], s.decode_s)
         stages.add_metric(["decode_wait"], s.preprocess_s)
         stages.add_metric(["infer"], s.infer_s)
         stages.add_metric(["postprocess"], s.postprocess_s)

@@ -5,7 +5,7 @@ so mapping boxes back is a single division. OpenCV releases the GIL while decodi
 resizing, so the pool's threads run truly in parallel.
 """
 
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import cv2
@@ -31,12 +31,6 @@ class Preprocessor:
     def __init__(self, input_hw: tuple[int, int], threads: int) -> None:
         self.input_hw = input_hw
         self._pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="decode")
-        # One coordinator per batch, so a whole batch can be prepared while the caller infers another.
-        self._coordinator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch")
-
-    def submit(self, frames: list[Frame]) -> Future:
-        """``run`` in the background; the future yields its result."""
-        return self._coordinator.submit(self.run, frames)
 
     def run(self, frames: list[Frame]) -> tuple[np.ndarray, list[Placed | DecodeError]]:
         """Decode and letterbox every frame; a failure is returned in its slot, never raised."""
@@ -45,7 +39,6 @@ class Preprocessor:
         return batch, placed
 
     def close(self) -> None:
-        self._coordinator.shutdown(wait=True)
         self._pool.shutdown(wait=True)
 
     def _place(self, frame: Frame, canvas: np.ndarray) -> Placed | DecodeError:

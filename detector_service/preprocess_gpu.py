@@ -1,15 +1,13 @@
 """JPEG bytes -> one uint8 batch in GPU memory: nvImageCodec decodes, one CUDA kernel letterboxes.
 
-The same contract as ``preprocess.Preprocessor`` (``submit`` -> future of (batch, placed), a bad
-frame is a DecodeError in its slot), but the batch is a CuPy array on the device: the engine copies
+The same contract as ``preprocess.Preprocessor`` (``run`` -> (batch, placed), a bad frame is a
+DecodeError in its slot), but the batch is a CuPy array on the device: the engine copies
 it into its bound input there, so pixels never cross to the host and no CPU core decodes. nvImageCodec
 uses the GPU's hardware JPEG decoder where it has one (the H100/H200 do) and CUDA decoding otherwise.
 The letterbox matches the CPU path: bilinear when enlarging, area averaging when shrinking (OpenCV's
 INTER_LINEAR / INTER_AREA), image at the top-left, zeros elsewhere, BGR out. Needs the ``gpu``
 extra (nvidia-nvimgcodec, cupy).
 """
-
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -90,11 +88,6 @@ class GpuPreprocessor:
         with self._device:
             self._stream = cp.cuda.Stream(non_blocking=True)
             self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
-        # One batch at a time, in the background, so decoding overlaps the previous batch's inference.
-        self._coordinator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpu-decode")
-
-    def submit(self, frames: list[Frame]) -> Future:
-        return self._coordinator.submit(self.run, frames)
 
     def run(self, frames: list[Frame]):
         """(CuPy uint8 (N, H, W, 3) BGR batch, Placed or DecodeError per frame); ready when returned."""
@@ -121,7 +114,7 @@ class GpuPreprocessor:
         return batch, placed
 
     def close(self) -> None:
-        self._coordinator.shutdown(wait=True)
+        """Nothing to stop: decoding runs in the caller's thread and its buffers go with the object."""
 
 
 def _place(frame: Frame, image, height: int, width: int) -> Placed | DecodeError:

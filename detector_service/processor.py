@@ -66,6 +66,8 @@ class FrameProcessor:
         self.options = options
         self.stats = stats
         self.preprocessor = self._preprocessor(decode, decode_threads)
+        # One batch per stage at a time: batch N+1 decodes while batch N infers.
+        self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decode-batch")
         self._inference = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infer")
 
     def _preprocessor(self, decode: str, threads: int):
@@ -90,8 +92,15 @@ class FrameProcessor:
         return f"{ref.name} v{ref.version} on {self.engine.provider}, input {width}x{height}"
 
     def begin(self, frames: list[Frame], tags: list) -> Pending:
-        decoding = self.preprocessor.submit(frames)
+        decoding = self._decoding.submit(self._decode, frames)
         return Pending(frames, tags, self._inference.submit(self._infer, decoding))
+
+    def _decode(self, frames: list[Frame]):
+        t0 = time.perf_counter()
+        try:
+            return self.preprocessor.run(frames)
+        finally:
+            self.stats.decode_s += time.perf_counter() - t0
 
     def _infer(self, decoding: Future) -> _Inferred:
         t0 = time.perf_counter()
@@ -127,5 +136,6 @@ class FrameProcessor:
         return time.perf_counter() - t0
 
     def close(self) -> None:
+        self._decoding.shutdown(wait=True)
         self._inference.shutdown(wait=True)
         self.preprocessor.close()

@@ -18,6 +18,7 @@ class Stats:
     events: int = 0  # events acknowledged by the broker
     dead_letters: int = 0  # records acknowledged on the dead-letter topic
     batches: int = 0
+    decode_s: float = 0.0  # decoding + letterboxing, in its own thread (mostly hidden behind inference)
     preprocess_s: float = 0.0  # waiting for decoding that inference did not hide
     infer_s: float = 0.0
     postprocess_s: float = 0.0
@@ -34,7 +35,8 @@ class Stats:
         decoder = f"{self.decoder} (FALLBACK)" if self.decode_fallback else self.decoder
         return (
             f"frames {self.frames} ({rate:.1f}/s) events {self.events} dead-letters {self.dead_letters} "
-            f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame decode-wait {self.preprocess_s * per_frame:.2f} "
+            f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame decode {self.decode_s * per_frame:.2f} "
+            f"decode-wait {self.preprocess_s * per_frame:.2f} "
             f"infer {self.infer_s * per_frame:.2f} post {self.postprocess_s * per_frame:.2f} | provider {provider} "
             f"decode {decoder}"
             + (f" | {self.warning}" if self.warning else "")
@@ -50,6 +52,7 @@ class Stats:
             "elapsed_s": round(elapsed, 3),
             "frames_per_s": round(self.frames / max(elapsed, 1e-9), 2),
             "ms_per_frame": {
+                "decode": round(self.decode_s * 1000 / max(self.frames, 1), 3),
                 "decode_wait": round(self.preprocess_s * 1000 / max(self.frames, 1), 3),
                 "infer": round(self.infer_s * 1000 / max(self.frames, 1), 3),
                 "postprocess": round(self.postprocess_s * 1000 / max(self.frames, 1), 3),

@@ -57,6 +57,7 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         assert f"{provider} 1.0" in text
         assert 'facestream_decoder{decoder="cpu",fallback="false"} 1.0' in text  # no GPU engine: CPU decoding is no fallback
         assert 'facestream_stage_seconds_total{stage="infer"}' in text
+        assert 'facestream_stage_seconds_total{stage="decode"}' in text
     finally:
         detector.terminate()
         detector.wait(timeout=60)
