@@ -49,6 +49,16 @@ def test_bad_frames_fail_in_their_slots(corpus: list[Frame]) -> None:
     assert int(batch[1].max()) == 0 and int(batch[2].max()) == 0
 
 
+def test_a_grayscale_jpeg_decodes_as_on_the_cpu() -> None:
+    import cv2
+
+    gray = np.tile(np.linspace(0, 255, 320, dtype=np.uint8), (240, 1))
+    frames = [Frame("cam", 0, 0, 320, 240, cv2.imencode(".jpg", gray)[1].tobytes())]
+    (cpu_batch, cpu_placed), (gpu_batch, gpu_placed) = decoded_both_ways(frames, (240, 320))
+    assert gpu_placed == cpu_placed
+    assert np.abs(gpu_batch.get().astype(np.int16) - cpu_batch.astype(np.int16)).max() <= 3
+
+
 def test_the_engine_takes_a_device_batch(corpus: list[Frame], yunet_path) -> None:
     from detector_service import models
     from detector_service.engine import Engine
