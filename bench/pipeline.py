@@ -8,6 +8,7 @@ the model.
 """
 
 import json
+import multiprocessing
 import statistics
 import time
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ class PipelineBenchConfig:
     width: int
     decode_threads: int
     decode: str  # auto, gpu or cpu
+    workers: int  # detector processes sharing the device
     repeats: int
     out: Path
 
@@ -57,20 +59,17 @@ def jpeg_corpus(width: int, count: int) -> list[Frame]:
 
 def run(cfg: PipelineBenchConfig, command: str) -> dict:
     _, path, _ = _model_file(cfg)
-    plugin = models.plugin_for(models.read_metadata(path), str(path))
-    input_hw = (cfg.height, cfg.width)
-    engine = Engine(path, input_hw, cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
-    stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
-    processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats, cfg.decode)
-    processor.warm_up()
-    frames = jpeg_corpus(cfg.width, cfg.frames)
-    batches = [frames[i : i + cfg.batch] for i in range(0, len(frames) - cfg.batch + 1, cfg.batch)]
+    processor = _processor(cfg, path)
+    engine = processor.engine
+    batches = _batches(cfg)
+    workers = _Workers(cfg, path) if cfg.workers > 1 else None
     engine_fps, pipeline_fps = [], []
     for repeat in range(cfg.repeats):
         engine_fps.append(_engine_only(engine, cfg.batch, len(batches)))
-        pipeline_fps.append(_pipeline(processor, batches))
+        pipeline_fps.append(workers.run() if workers else _pipeline(processor, batches))
         _progress(f"repeat {repeat + 1}: engine only {engine_fps[-1]:.0f} frames/s, pipeline {pipeline_fps[-1]:.0f}")
     processor.close()
+    stats = workers.close() if workers else processor.stats
     engine_median, pipeline_median = statistics.median(engine_fps), statistics.median(pipeline_fps)
     result = {
         "benchmark": "pipeline",
@@ -97,6 +96,66 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
           f"pipeline (JPEG -> serialised events) {pipeline_median:.0f} frames/s, "
           f"overhead {100 * result['overhead_fraction']:.1f}%; results: {cfg.out}")  # fmt: skip
     return result
+
+
+def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
+    """The detector's own engine and processor for ``path``, warmed up."""
+    plugin = models.plugin_for(models.read_metadata(path), str(path))
+    engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
+    stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
+    processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats, cfg.decode)
+    processor.warm_up()
+    return processor
+
+
+def _batches(cfg: PipelineBenchConfig) -> list[list[Frame]]:
+    frames = jpeg_corpus(cfg.width, cfg.frames)
+    return [frames[i : i + cfg.batch] for i in range(0, len(frames) - cfg.batch + 1, cfg.batch)]
+
+
+class _Workers:
+    """``cfg.workers`` detector processes sharing the GPU, as replicas of one consumer group would: each
+    has its own engine and processor and takes every n-th batch. Python runs one thread at a time per
+    process, so the host work around a fast model (box decoding, events) scales with processes."""
+
+    def __init__(self, cfg: PipelineBenchConfig, path: Path) -> None:
+        context = multiprocessing.get_context("spawn")  # a forked child cannot use its parent's CUDA context
+        self._start = context.Barrier(cfg.workers + 1)
+        self._counts, self._stats = context.Queue(), context.Queue()
+        self._processes = [context.Process(target=_worker, args=(cfg, path, index, self._start, self._counts,
+                                                                 self._stats), daemon=True)
+                           for index in range(cfg.workers)]  # fmt: skip
+        for process in self._processes:
+            process.start()
+
+    def run(self) -> float:
+        """One repeat: all workers start together (each is warm); frames/s of them all, start to last end."""
+        self._start.wait()
+        start = time.perf_counter()
+        done = sum(self._counts.get() for _ in self._processes)
+        return done / (time.perf_counter() - start)
+
+    def close(self) -> Stats:
+        """Wait for the workers; their stage times summed, as one processor's would be."""
+        total = Stats(provider="", fallback=False)
+        for stats in (self._stats.get() for _ in self._processes):
+            total.provider, total.decoder = stats.provider, stats.decoder
+            for name in ("batches", "decode_s", "preprocess_s", "infer_s", "postprocess_s"):
+                setattr(total, name, getattr(total, name) + getattr(stats, name))
+        for process in self._processes:
+            process.join()
+        return total
+
+
+def _worker(cfg: PipelineBenchConfig, path: Path, index: int, start, counts, stats) -> None:
+    processor = _processor(cfg, path)
+    batches = _batches(cfg)[index :: cfg.workers]
+    for _ in range(cfg.repeats):
+        start.wait()
+        _pipeline(processor, batches)
+        counts.put(sum(len(b) for b in batches))
+    processor.close()
+    stats.put(processor.stats)
 
 
 def _engine_only(engine: Engine, batch: int, count: int) -> float:

@@ -75,7 +75,8 @@ def pipeline(result: dict) -> list[str]:
     s, m = result["settings"], result["machine"]
     split = result["ms_per_frame"]
     return [
-        f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, JPEG decoding on the "
+        f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, "
+        f"{s.get('workers', 1)} detector process{'es' if s.get('workers', 1) > 1 else ''}, JPEG decoding on the "
         f"{result.get('decoder', 'cpu').upper()}, {m.get('gpu', '?')}** "
         f"(`{result['command']}`): JPEG bytes -> serialised events **{result['pipeline_frames_per_s']:.0f} frames/s** "
         f"against the engine alone at **{result['engine_only_frames_per_s']:.0f}**: everything around the model costs "
