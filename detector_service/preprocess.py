@@ -62,7 +62,12 @@ def letterbox_into(image: np.ndarray, canvas: np.ndarray) -> Placed:
     """Scale ``image`` to fit ``canvas`` (H, W, 3) keeping its aspect; fill from the top-left."""
     height, width = image.shape[:2]
     scale = min(canvas.shape[0] / height, canvas.shape[1] / width)
-    new_w, new_h = max(1, round(width * scale)), max(1, round(height * scale))
+    new_w, new_h = fitted(width, height, scale)
     interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
     canvas[:new_h, :new_w] = cv2.resize(image, (new_w, new_h), interpolation=interp)
     return Placed(scale=scale, width=width, height=height)
+
+
+def fitted(width: int, height: int, scale: float) -> tuple[int, int]:
+    """The letterboxed image's size: the frame scaled, rounded, never empty (both decoders use it)."""
+    return max(1, round(width * scale)), max(1, round(height * scale))
