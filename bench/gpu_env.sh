@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Source this at the start of a command on the GPU machine (the `run` tool), from the repository root:
+#   source bench/gpu_env.sh && python3 -m facestream bench engine --model mogface ...
+# It unpacks the package bundle (carried as .devsite/), installs any wheels carried in .whl/
+# (onnxconverter-common for FP16 conversion, pytest for the GPU-only tests), and gives the run a
+# FACESTREAM_HOME holding the models and sample photos carried in .fshome/. bench/README.md lists
+# what to carry and how each folder is made.
+set -e
+mkdir -p /tmp/site
+tar xJf .devsite/device-site-cp312.tar.xz -C /tmp/site
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl 2>/dev/null
+fi
+export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
+mkdir -p "$FACESTREAM_HOME"
+cp -r .fshome/models .fshome/samples "$FACESTREAM_HOME/"
+set +e
