@@ -168,13 +168,21 @@ def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float,
     return round(statistics.median(samples), 4), round(used, 1), check
 
 
-def _time_torch(model, cfg: EngineBenchConfig, batch: int, compiled: bool) -> float:
+def torch_baseline(model, cfg: EngineBenchConfig, batch: int, compiled: bool):
+    """(runner, input) for a PyTorch baseline: FP16, channels_last, eager or ``torch.compile``."""
     import torch
 
     torch.backends.cudnn.benchmark = True  # what a user tuning PyTorch would set: the stronger baseline
     device_model = model.half().cuda().to(memory_format=torch.channels_last).eval()
     runner = torch.compile(device_model, dynamic=False) if compiled else device_model
     x = torch.randn(batch, 3, cfg.height, cfg.width, device="cuda").half().to(memory_format=torch.channels_last)
+    return runner, x
+
+
+def _time_torch(model, cfg: EngineBenchConfig, batch: int, compiled: bool) -> float:
+    import torch
+
+    runner, x = torch_baseline(model, cfg, batch, compiled)
     with torch.inference_mode():
         for _ in range(3):
             runner(x)

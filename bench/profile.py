@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from bench.engine import EngineBenchConfig, _model_file, _progress
+from bench.engine import EngineBenchConfig, _model_file, _progress, torch_baseline
 from bench.machine import describe
 from detector_service import graph_rewrite, models, runtime
 from detector_service.engine import load_graph
@@ -82,9 +82,7 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
 def _compiled(model, cfg: EngineBenchConfig, batch: int):
     import torch
 
-    torch.backends.cudnn.benchmark = True
-    runner = torch.compile(model.half().cuda().to(memory_format=torch.channels_last).eval(), dynamic=False)
-    x = torch.randn(batch, 3, cfg.height, cfg.width, device="cuda").half().to(memory_format=torch.channels_last)
+    runner, x = torch_baseline(model, cfg, batch, compiled=True)
 
     def step() -> None:
         with torch.inference_mode():

@@ -110,7 +110,7 @@ def open_session(
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # ORT's own warnings are summarised by us below
     if plan.input_shape is not None:
-        # A static batch lets ORT fold every shape computation into constants: no CPU-side
+        # A static shape lets ORT fold every shape computation into constants: no CPU-side
         # shape ops, no Memcpy nodes between devices, and a graph CUDA can capture.
         for name, size in zip(("batch", "height", "width"), plan.input_shape):
             options.add_free_dimension_override_by_name(name, size)
