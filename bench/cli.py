@@ -162,9 +162,13 @@ Examples:
 @click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="auto")
 @click.option("--latency-limit-ms", type=float, default=200.0, help="Stop once p99 capture-to-event passes this.")
 @click.option("--allow-random-weights", is_flag=True, help="Pass through to detect (random-init benchmark files).")
+@click.option("--cameras-per-producer", type=click.IntRange(min=1), default=50,
+              help="Cameras paced by one producer process (more cameras, more processes).")  # fmt: skip
+@click.option("--detect-arg", "detect_args", multiple=True, help="More options for detect, e.g. --detect-arg=--decode=gpu.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def e2e(model: str, cameras, fps: float, duration: float, replicas: int, batch: int, max_wait_ms: float, provider: str,
-        latency_limit_ms: float, allow_random_weights: bool, out: Path | None) -> None:  # fmt: skip
+        latency_limit_ms: float, allow_random_weights: bool, cameras_per_producer: int, detect_args: tuple[str, ...],
+        out: Path | None) -> None:  # fmt: skip
     """Producers -> Kafka -> detector replicas -> events: how many cameras stay under the latency limit."""
     from bench.e2e import E2EConfig, run
 
@@ -172,6 +176,7 @@ def e2e(model: str, cameras, fps: float, duration: float, replicas: int, batch: 
         model=model, cameras=cameras, fps=fps, duration_s=duration, replicas=replicas, batch=batch,
         max_wait_ms=max_wait_ms, provider=provider, latency_limit_ms=latency_limit_ms,
         out=out or RESULTS / f"e2e-{_name(model)}-{provider}-r{replicas}.json",
-        extra_detect_args=("--allow-random-weights",) if allow_random_weights else (),
+        extra_detect_args=(*detect_args, *(("--allow-random-weights",) if allow_random_weights else ())),
+        cameras_per_producer=cameras_per_producer,
     )  # fmt: skip
     run(cfg, _command("e2e"))

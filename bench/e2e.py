@@ -1,9 +1,9 @@
 """End to end: N simulated cameras -> Kafka -> detector replicas -> events, with capture-to-event latency.
 
-For each camera count the run starts the detector replicas (the real ``python -m detector_service``,
-one consumer group), waits until they have warmed up and joined, then runs the real producer with N
-cameras at the given frame rate for a fixed time while a reader takes the events as a downstream
-service would. Capture-to-event latency is the reader's clock at arrival minus the frame's
+The run starts the detector replicas once (the real ``python -m detector_service``, one consumer
+group) and waits until they have warmed up and joined. For each camera count it then runs the real
+producer (one process per ``cameras_per_producer`` cameras) with N cameras at the given frame rate
+for a fixed time while one reader takes the events as a downstream service would. Capture-to-event latency is the reader's clock at arrival minus the frame's
 ``capture_ts_ns`` (same machine, same clock). Counts go up until p99 passes the latency limit.
 """
 
@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,27 +37,51 @@ class E2EConfig:
     latency_limit_ms: float
     out: Path
     extra_detect_args: tuple[str, ...] = ()
+    cameras_per_producer: int = 50  # one producer process paces at most this many cameras
 
 
 def run(cfg: E2EConfig, command: str) -> dict:
     bootstrap = kafka_clients.bootstrap_servers()
     kafka_clients.check_reachable(bootstrap)
     samples.fetch()
+    tag = uuid.uuid4().hex[:8]
+    frames, events, dlq = f"e2e-{tag}.frames", f"e2e-{tag}.detections", f"e2e-{tag}.dlq"
+    # Enough partitions for every replica, and for the batches of one replica to fill from several.
+    partitions = max(8, cfg.replicas * 4)
+    kafka_clients.ensure_topics({frames: partitions, events: partitions, dlq: 1}, bootstrap)
+    logs = paths.home() / "bench" / f"e2e-{tag}"
+    logs.mkdir(parents=True, exist_ok=True)
+    log_files = [logs / f"detector-{i}.log" for i in range(cfg.replicas)]
+    # The replicas start once and serve every camera count, as long-running services do: a count's
+    # cameras carry its own key prefix, and a count starts only after the last one's events are all in.
+    detectors = [_start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log) for log in log_files]
     rows = []
-    for count in cfg.cameras:
-        row = _one(cfg, bootstrap, count)
-        rows.append(row)
-        print(f"{count:>4} cameras x {cfg.fps:g} fps, {cfg.replicas} replica(s): {row['events_per_s']:.0f} events/s, "
-              f"latency p50 {row['latency_ms_p50']:.0f} ms p99 {row['latency_ms_p99']:.0f} ms, "
-              f"lag at end {row['lag_at_end']}, not delivered {row['not_delivered_10s_after_end']}", flush=True)  # fmt: skip
-        if row["latency_ms_p99"] > cfg.latency_limit_ms or row["not_delivered_10s_after_end"]:
-            break
+    try:
+        _wait_until_assigned(detectors, log_files)
+        reader = _Reader(bootstrap, events)
+        for count in cfg.cameras:
+            row = _one(cfg, frames, reader, count, logs)
+            rows.append(row)
+            print(f"{count:>4} cameras x {cfg.fps:g} fps, {cfg.replicas} replica(s): {row['events_per_s']:.0f} events/s, "
+                  f"latency p50 {row['latency_ms_p50']} ms p99 {row['latency_ms_p99']} ms, "
+                  f"lag at end {row['lag_at_end']}, not delivered {row['not_delivered_10s_after_end']}", flush=True)  # fmt: skip
+            if row["latency_ms_p99"] > cfg.latency_limit_ms or row["not_delivered_10s_after_end"]:
+                break
+        reader.close()
+    finally:
+        for proc in detectors:
+            proc.terminate()
+        for proc in detectors:
+            proc.wait(timeout=60)
+    kafka_clients.admin(bootstrap).delete_topics([frames, events, dlq])
     within = [r for r in rows if r["latency_ms_p99"] <= cfg.latency_limit_ms and not r["not_delivered_10s_after_end"]]
     result = {
         "benchmark": "e2e",
         "command": command,
         "machine": describe(),
+        "model_name": Path(cfg.model).stem.split("-")[0] if cfg.model.endswith(".onnx") else cfg.model,
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
+        "logs": str(logs),
         "rows": rows,
         "max_cameras_within_limit": max((r["cameras"] for r in within), default=0),
     }
@@ -67,49 +92,39 @@ def run(cfg: E2EConfig, command: str) -> dict:
     return result
 
 
-def _one(cfg: E2EConfig, bootstrap: str, count: int) -> dict:
-    tag = uuid.uuid4().hex[:8]
-    frames, events, dlq = f"e2e-{tag}.frames", f"e2e-{tag}.detections", f"e2e-{tag}.dlq"
-    partitions = max(4, cfg.replicas * 2)
-    kafka_clients.ensure_topics({frames: partitions, events: partitions, dlq: 1}, bootstrap)
-    logs = paths.home() / "bench" / f"e2e-{tag}"
-    logs.mkdir(parents=True, exist_ok=True)
-    detectors = [_start_detector(cfg, frames, events, dlq, f"e2e-{tag}", logs / f"detector-{i}.log")
-                 for i in range(cfg.replicas)]  # fmt: skip
-    try:
-        _wait_until_assigned(detectors, [logs / f"detector-{i}.log" for i in range(cfg.replicas)])
-        reader = _Reader(bootstrap, events)
-        per_camera = int(cfg.fps * cfg.duration_s)
-        sources = [str(samples.portraits_dir()), str(samples.annotated_dir())]
-        producer_cmd = [sys.executable, "-m", "producers", "--fps", str(cfg.fps), "--loop", "--max-frames",
-                        str(per_camera), "--max-width", "640", "--topic", frames, "--stats-interval", "60"]  # fmt: skip
-        for cam in range(count):
-            producer_cmd += ["--camera", f"cam-{cam:03d}", "--source", sources[cam % 2]]
-        started = time.monotonic()
-        subprocess.run(producer_cmd, check=True, capture_output=True, timeout=cfg.duration_s * 3 + 60)
-        produced = per_camera * count
-        lag = produced - reader.count()
-        reader.wait_for(produced, timeout_s=10.0)
-        elapsed = time.monotonic() - started
-    finally:
-        for proc in detectors:
-            proc.terminate()
-        for proc in detectors:
-            proc.wait(timeout=60)
-    latencies = np.array(reader.latencies_ms)
-    reader.close()
-    kafka_clients.admin(bootstrap).delete_topics([frames, events, dlq])
+def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path) -> dict:
+    """Stream ``count`` cameras for the configured time; what the reader saw of them."""
+    prefix = f"n{count}"
+    per_camera = int(cfg.fps * cfg.duration_s)
+    sources = [str(samples.portraits_dir()), str(samples.annotated_dir())]
+    cameras = [(f"{prefix}-cam-{cam:03d}", sources[cam % 2]) for cam in range(count)]
+    producers = []
+    for first in range(0, count, cfg.cameras_per_producer):
+        cmd = [sys.executable, "-m", "producers", "--fps", str(cfg.fps), "--loop", "--max-frames", str(per_camera),
+               "--max-width", "640", "--topic", frames, "--stats-interval", "60"]  # fmt: skip
+        for camera_id, source in cameras[first : first + cfg.cameras_per_producer]:
+            cmd += ["--camera", camera_id, "--source", source]
+        log = open(logs / f"producer-{prefix}-{first}.log", "wb")
+        producers.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+    for proc in producers:
+        if proc.wait(timeout=cfg.duration_s * 3 + 60):
+            raise RuntimeError(f"a producer exited with {proc.returncode}; logs in {logs}")
+    produced = per_camera * count
+    lag = produced - reader.count(prefix)
+    reader.wait_for(prefix, produced, timeout_s=10.0)
+    latencies, arrivals = reader.taken(prefix)
+    span = float(arrivals.max() - arrivals.min()) / 1e9 if len(arrivals) > 1 else 0.0
     return {
         "cameras": count,
+        "producer_processes": len(producers),
         "frames_produced": produced,
         "events": len(latencies),
         "not_delivered_10s_after_end": produced - len(latencies),
-        "lag_at_end": lag,  # frames produced but not yet turned into events when the producer finished
-        "events_per_s": round(len(latencies) / elapsed, 1),
+        "lag_at_end": lag,  # frames produced but not yet turned into events when the producers finished
+        "events_per_s": round(len(latencies) / span, 1) if span else 0.0,
         "latency_ms_p50": round(float(np.percentile(latencies, 50)), 1) if len(latencies) else None,
         "latency_ms_p99": round(float(np.percentile(latencies, 99)), 1) if len(latencies) else float("inf"),
         "latency_ms_max": round(float(latencies.max()), 1) if len(latencies) else None,
-        "logs": str(logs),
     }
 
 
@@ -135,10 +150,10 @@ def _wait_until_assigned(procs: list[subprocess.Popen], logs: list[Path], timeou
 
 
 class _Reader:
-    """A downstream consumer in a thread: arrival time minus capture time, per event."""
+    """A downstream consumer in a thread: arrival time minus capture time, per event, by camera-id prefix."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
-        self.latencies_ms: list[float] = []
+        self._seen: dict[bytes, tuple[list[float], list[int]]] = defaultdict(lambda: ([], []))
         self._stop = threading.Event()
         self._assigned = threading.Event()
         self._consumer = kafka_clients.viewer(topic, True, bootstrap, on_assign=lambda _c, _p: self._assigned.set(),
@@ -158,18 +173,24 @@ class _Reader:
             for msg in [first, *self._consumer.consume(500, 0)]:
                 if not msg.error():
                     now = time.time_ns()
-                    self.latencies_ms.append((now - decode_detection(msg.value()).capture_ts_ns) / 1e6)
+                    latencies, arrivals = self._seen[msg.key().split(b"-", 1)[0]]
+                    latencies.append((now - decode_detection(msg.value()).capture_ts_ns) / 1e6)
+                    arrivals.append(now)
 
-    def count(self) -> int:
-        return len(self.latencies_ms)
+    def count(self, prefix: str) -> int:
+        return len(self._seen[prefix.encode()][0])
 
-    def wait_for(self, expected: int, timeout_s: float) -> None:
+    def taken(self, prefix: str) -> tuple[np.ndarray, np.ndarray]:
+        """(latencies in ms, arrival times in ns) of the events of cameras named ``prefix-...``."""
+        latencies, arrivals = self._seen[prefix.encode()]
+        return np.array(latencies), np.array(arrivals)
+
+    def wait_for(self, prefix: str, expected: int, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
-        while self.count() < expected and time.monotonic() < deadline:
+        while self.count(prefix) < expected and time.monotonic() < deadline:
             time.sleep(0.1)
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
         self._consumer.close()
-

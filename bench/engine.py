@@ -44,7 +44,7 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
     result: dict = {
         "benchmark": "engine",
         "command": command,
-        "machine": {**describe(), "gpu": _gpu()},
+        "machine": describe(),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
         "model_file": path.name,
         "gflops_per_image": None if flops is None else round(flops / 1e9, 1),
@@ -214,14 +214,6 @@ def _memcpy_nodes(path: Path, cfg: EngineBenchConfig) -> int | None:
     runtime.open_session(path, selection, plan, optimized_path=optimized, graph=graph)
     graph = onnx.load(str(optimized), load_external_data=False).graph
     return sum(node.op_type.startswith("Memcpy") for node in graph.node)
-
-
-def _gpu() -> str:
-    try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=10).stdout.strip() or "none"  # fmt: skip
-    except OSError:
-        return "none"
 
 
 def _gpu_used_mb() -> float:

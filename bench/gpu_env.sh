@@ -4,14 +4,18 @@
 # It unpacks the package bundle (carried as .devsite/), installs any wheels carried in .whl/
 # (onnxconverter-common for FP16 conversion, pytest for the GPU-only tests), and gives the run a
 # FACESTREAM_HOME holding the models and sample photos carried in .fshome/. bench/README.md lists
-# what to carry and how each folder is made.
+# what to carry and how each folder is made. A later call on the still-warm machine may carry none of
+# them: what the first call unpacked under /tmp is used again.
 set -e
-mkdir -p /tmp/site
-tar xJf .devsite/device-site-cp312.tar.xz -C /tmp/site
+if [ -f .devsite/device-site-cp312.tar.xz ]; then
+  mkdir -p /tmp/site
+  tar xJf .devsite/device-site-cp312.tar.xz -C /tmp/site
+fi
+[ -d /tmp/site ] || { echo "carry .devsite (no package bundle on this machine yet)"; exit 1; }
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl 2>/dev/null
 fi
 export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
 mkdir -p "$FACESTREAM_HOME"
-cp -r .fshome/models .fshome/samples "$FACESTREAM_HOME/"
+if [ -d .fshome ]; then cp -r .fshome/models .fshome/samples "$FACESTREAM_HOME/"; fi
 set +e

@@ -27,7 +27,7 @@ def describe() -> dict:
     versions.update(onnxruntime=onnxruntime.__version__, numpy=numpy.__version__)
     if "torch" in sys.modules:
         versions["torch"] = sys.modules["torch"].__version__
-    return {
+    found = {
         "commit": _commit(),
         "source_sha256": source_digest(),
         "host": platform.node(),
@@ -37,6 +37,21 @@ def describe() -> dict:
         "platform": platform.platform(),
         "versions": versions,
     }
+    if gpu := _gpu():
+        found["gpu"] = gpu
+    return found
+
+
+def _gpu() -> str | None:
+    """Name, driver and memory of the GPU as nvidia-smi reports them; None on a machine without one."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=10)  # fmt: skip
+    except OSError:
+        return None
+    return done.stdout.strip() or None
 
 
 def _commit() -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from bench.engine import _gpu, _model_file, _progress
+from bench.engine import _model_file, _progress
 from bench.machine import describe
 from detector_service import models
 from detector_service.engine import Engine
@@ -74,7 +74,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
     result = {
         "benchmark": "pipeline",
         "command": command,
-        "machine": {**describe(), "gpu": _gpu()},
+        "machine": describe(),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
         "model_file": path.name,
         "provider": engine.provider,

@@ -164,7 +164,7 @@ def targets(results: dict[str, dict]) -> list[str]:
             pipe_yunet["pipeline_frames_per_s"] >= 10_000, pipe_yunet["_file"])  # fmt: skip
     gpu_e2e = [r for r in results.values() if r["benchmark"] == "e2e" and r["machine"].get("gpu")]
     for model, needed in (("mogface", 10), ("yunet", 300)):
-        runs = [r for r in gpu_e2e if r["settings"]["model"].startswith(model)]
+        runs = [r for r in gpu_e2e if r.get("model_name", r["settings"]["model"]) == model]
         best = max(runs, key=lambda r: r["max_cameras_within_limit"], default=None)
         add(f"e2e on one GPU, {model}: >= {needed} cameras at 30 fps with p99 < 200 ms",
             best and f"{best['max_cameras_within_limit']} cameras", best and best["max_cameras_within_limit"] >= needed,
