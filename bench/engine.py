@@ -156,14 +156,19 @@ def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float,
         else:
             engine.run(x)
 
-    for _ in range(3):
-        timer()
-    samples = []
-    for _ in range(cfg.repeats):
-        start = time.perf_counter()
-        for _ in range(cfg.iters):
-            timer()  # run_with_iobinding synchronises the stream before returning
-        samples.append((time.perf_counter() - start) * 1000.0 / (cfg.iters * batch))
+    def measure() -> list[float]:
+        for _ in range(3):
+            timer()
+        samples = []
+        for _ in range(cfg.repeats):
+            start = time.perf_counter()
+            for _ in range(cfg.iters):
+                timer()  # run_with_iobinding synchronises the stream before returning
+            samples.append((time.perf_counter() - start) * 1000.0 / (cfg.iters * batch))
+        return samples
+
+    samples = engine.thread.submit(measure).result()  # on the engine's thread: no hand-over per run
+    engine.close()
     used = _gpu_used_mb() - before
     return round(statistics.median(samples), 4), round(used, 1), check
 

@@ -11,6 +11,8 @@ size: padding would only cost time there.
 """
 
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,6 +28,9 @@ log = logging.getLogger(__name__)
 DEFAULT_BUCKETS = (1, 4, 8, 16, 32)
 # ORT captures a session's CUDA graph on its third run. It must happen here, at start: a capture is
 # global to the process, and one taken while another thread decodes JPEGs on the GPU fails both.
+# ORT keeps the graphs per host thread (the CUDA provider's per-thread context), so a graph captured
+# on one thread is captured again by the third run from any other: every GPU run of an engine, these
+# included, happens on the engine's own thread.
 CAPTURE_RUNS = 3
 # Largest output change a rewrite may make, relative to the output's scale (FP16 graphs round more).
 REWRITE_TOLERANCE = 1e-2
@@ -82,6 +87,9 @@ class Engine:
         self.on_gpu = selection.names[0] != "cpu"
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
         self._runners: dict[int, object] = {}
+        # The one thread that runs this engine on the GPU (see CAPTURE_RUNS); callers may submit to it.
+        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
+        self._thread_id = self.thread.submit(threading.get_ident).result()
         if not self.on_gpu:
             self.onnx_model = load_graph(path, plugin)
             plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=None, threads=threads)
@@ -127,7 +135,7 @@ class Engine:
             session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
             runner = _BoundRunner(session, plan.input_shape, per_image)
             for _ in range(CAPTURE_RUNS):
-                runner(np.zeros(plan.input_shape, dtype=np.uint8))
+                self._on_thread(runner, np.zeros(plan.input_shape, dtype=np.uint8))
             return runner
         except Exception as exc:  # ORT refuses to capture some graphs (e.g. a node left on the CPU)
             if not plan.cuda_graph:
@@ -168,8 +176,7 @@ class Engine:
             return dict(zip(names, self._cpu_session.run(names, {graph_rewrite.IMAGE_INPUT: images})))
         count = len(images)
         runner = self._runners[bucket_of(count, self.buckets)]
-        runner.load(images)
-        return {name: value[:count] for name, value in runner.infer().items()}
+        return {name: value[:count] for name, value in self._on_thread(runner, images).items()}
 
     def replay(self, batch: int) -> None:
         """Run bucket ``batch`` on whatever its device buffers hold, outputs left on the device.
@@ -177,7 +184,16 @@ class Engine:
         For benchmarks: the time of the engine alone, without host copies (``run`` loads one first).
         """
         runner = self._runners[batch]
-        runner.session.run_with_iobinding(runner.binding)
+        self._on_thread(runner.session.run_with_iobinding, runner.binding)
+
+    def close(self) -> None:
+        self.thread.shutdown(wait=True)
+
+    def _on_thread(self, fn, *args):
+        """``fn(*args)`` on the engine's thread: directly when already there, else handed over."""
+        if threading.get_ident() == self._thread_id:
+            return fn(*args)
+        return self.thread.submit(fn, *args).result()
 
 
 class _BoundRunner:

@@ -66,9 +66,8 @@ class FrameProcessor:
         self.options = options
         self.stats = stats
         self.preprocessor = self._preprocessor(decode, decode_threads)
-        # One batch per stage at a time: batch N+1 decodes while batch N infers.
+        # One batch per stage at a time: batch N+1 decodes while batch N infers (on the engine's thread).
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decode-batch")
-        self._inference = ThreadPoolExecutor(max_workers=1, thread_name_prefix="infer")
 
     def _preprocessor(self, decode: str, threads: int):
         """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise."""
@@ -93,7 +92,7 @@ class FrameProcessor:
 
     def begin(self, frames: list[Frame], tags: list) -> Pending:
         decoding = self._decoding.submit(self._decode, frames)
-        return Pending(frames, tags, self._inference.submit(self._infer, decoding))
+        return Pending(frames, tags, self.engine.thread.submit(self._infer, decoding))
 
     def _decode(self, frames: list[Frame]):
         t0 = time.perf_counter()
@@ -137,5 +136,5 @@ class FrameProcessor:
 
     def close(self) -> None:
         self._decoding.shutdown(wait=True)
-        self._inference.shutdown(wait=True)
+        self.engine.close()
         self.preprocessor.close()

@@ -110,9 +110,9 @@ class DetectorService:
         pending: Pending | None = None
         try:
             while not self._stopping:
-                # With a batch in flight, take only what is already here: its events must not wait
-                # for the next batch to fill.
-                messages = batcher.next_batch(0.5) if pending is None else batcher.next_batch(0.0, max_wait_s=0.0)
+                # With a batch in flight, the next one fills only while that batch is on the device:
+                # its events must not wait for more than the device's own time.
+                messages = batcher.next_batch(0.5) if pending is None else batcher.next_batch(0.0, pending.future.done)
                 following = self._begin(messages) if messages else None
                 if messages:
                     last_frame = time.monotonic()

@@ -44,7 +44,7 @@ def test_a_lone_message_does_not_wait_for_the_idle_timeout() -> None:
     batch = Batcher(script.consume, size=4, max_wait_s=0.1, clock=script.clock).next_batch(0.5)
     assert batch == [1]
     assert script.now == pytest.approx(0.15)  # arrival + max wait, not the 0.5 s idle timeout
-    assert script.calls[0] == (1, 0.5)
+    assert script.calls[:2] == [(4, 0.0), (1, 0.5)]  # what is queued (nothing), then one message
 
 
 def test_partial_batch_waits_until_deadline_from_first_message() -> None:
@@ -59,17 +59,30 @@ def test_late_arrivals_within_deadline_join_the_batch() -> None:
     assert Batcher(script.consume, size=8, max_wait_s=0.1, clock=script.clock).next_batch(1.0) == [1, 2, 3]
 
 
-def test_the_deadline_can_be_overridden_per_call() -> None:
-    script = Script([(0.0, 1), (0.05, 2)])
+def test_what_is_queued_goes_together() -> None:
+    # A backlog must come out in full batches (a real bug: a detector behind by 35,000 frames ran
+    # batches of one, because a batch taken while another was in flight asked for a single message).
+    script = Script([(0.0, i) for i in range(3)])
+    assert Batcher(script.consume, size=4, max_wait_s=0.0, clock=script.clock).next_batch(0.0) == [0, 1, 2]
+
+
+def test_filling_stops_when_the_device_is_free() -> None:
+    script = Script([(0.0, 1), (0.005, 2), (0.05, 3)])
+    free_at = 0.01  # the batch in flight finishes here
     batcher = Batcher(script.consume, size=4, max_wait_s=0.1, clock=script.clock)
-    assert batcher.next_batch(0.5, max_wait_s=0.0) == [1]  # take what is here, wait for nothing
-    assert script.now == 0.0
+    assert batcher.next_batch(0.0, stop=lambda: script.now >= free_at) == [1, 2]
+    assert script.now == pytest.approx(0.01, abs=0.0015)  # checked every ms: not the 100 ms deadline
+
+
+def test_no_batch_in_flight_and_nothing_queued() -> None:
+    script = Script([(0.02, 1)])
+    assert Batcher(script.consume, size=4, max_wait_s=0.1, clock=script.clock).next_batch(0.0, stop=lambda: True) == []
 
 
 def test_nothing_arrives() -> None:
     script = Script([])
     assert Batcher(script.consume, size=4, max_wait_s=0.1, clock=script.clock).next_batch(0.5) == []
-    assert script.calls == [(1, 0.5)]
+    assert script.calls == [(4, 0.0), (1, 0.5)]
 
 
 @pytest.mark.parametrize(("size", "wait"), [(0, 0.1), (4, -1.0)])
