@@ -127,11 +127,17 @@ class FrameProcessor:
         return outcomes
 
     def warm_up(self) -> float:
-        """One inference per batch bucket: the first real batch of each size must not pay for cuDNN's
+        """One decode on the decoding thread and one inference per batch bucket: the first real batch
+        must not pay for starting the JPEG decoder (about a second for nvImageCodec's), cuDNN's
         algorithm search, a TensorRT build or a CUDA graph capture. Returns the seconds it took."""
+        import cv2
+
         t0 = time.perf_counter()
+        height, width = self.engine.input_hw
+        blank = cv2.imencode(".jpg", np.full((height, width, 3), 128, dtype=np.uint8))[1].tobytes()
+        self._decoding.submit(self.preprocessor.run, [Frame("warm-up", 0, 0, width, height, blank)]).result()
         for bucket in self.engine.buckets:
-            self.engine.run(np.zeros((bucket, *self.engine.input_hw, 3), dtype=np.uint8))
+            self.engine.run(np.zeros((bucket, height, width, 3), dtype=np.uint8))
         return time.perf_counter() - t0
 
     def close(self) -> None:

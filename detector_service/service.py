@@ -69,7 +69,7 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
     if random_weights:
         log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
     processor = FrameProcessor(engine, model, options, config.decode_threads, stats, config.decode)
-    log.info("warm-up of buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
+    log.info("warm-up of the decoder and buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
     return processor
 
 
