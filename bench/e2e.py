@@ -57,7 +57,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     detectors = [_start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log) for log in log_files]
     rows = []
     try:
-        _wait_until_assigned(detectors, log_files)
+        _wait_until_assigned(detectors, log_files, f"e2e-{tag}", partitions, bootstrap)
         reader = _Reader(bootstrap, events)
         for count in cfg.cameras:
             row = _one(cfg, frames, reader, count, logs)
@@ -146,18 +146,31 @@ def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: s
     return subprocess.Popen(cmd, stdout=open(log, "wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
-def _wait_until_assigned(procs: list[subprocess.Popen], logs: list[Path], timeout_s: float = 300.0) -> None:
-    """Warm-up (a TensorRT build, cuDNN search) and the group join happen before any frame is sent."""
-    deadline = time.monotonic() + timeout_s
+def _wait_until_assigned(procs: list[subprocess.Popen], logs: list[Path], group: str, partitions: int,
+                         bootstrap: str, timeout_s: float = 300.0) -> None:
+    """Warm-up (a TensorRT build, cuDNN search) and the group join happen before any frame is sent.
+
+    Each replica logging its first assignment is not enough: a cooperative rebalance hands partitions
+    over in rounds (seen taking 9 s with 2 replicas), and frames sent meanwhile wait. So the wait ends
+    when the group is stable, every replica holds partitions and all of them are held, twice in a row.
+    """
+    from confluent_kafka import ConsumerGroupState
+
+    admin = kafka_clients.admin(bootstrap)
+    deadline, settled = time.monotonic() + timeout_s, 0
     while time.monotonic() < deadline:
         for proc, log in zip(procs, logs):
             if proc.poll() is not None:
                 raise RuntimeError(f"a detector exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        if all("assigned" in log.read_text() for log in logs):
-            time.sleep(1.0)  # let a multi-replica group settle its last rebalance
+        group_state = admin.describe_consumer_groups([group])[group].result()
+        held = [len(m.assignment.topic_partitions) for m in group_state.members]
+        ready = (group_state.state == ConsumerGroupState.STABLE and len(held) == len(procs) and all(held)
+                 and sum(held) == partitions)  # fmt: skip
+        settled = settled + 1 if ready else 0
+        if settled == 2:
             return
-        time.sleep(0.5)
-    raise RuntimeError(f"detectors not assigned within {timeout_s:.0f} s; logs in {logs[0].parent}")
+        time.sleep(1.0)
+    raise RuntimeError(f"detector group {group} not settled within {timeout_s:.0f} s; logs in {logs[0].parent}")
 
 
 class _Reader:
