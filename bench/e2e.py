@@ -3,8 +3,9 @@
 The run starts the detector replicas once (the real ``python -m detector_service``, one consumer
 group) and waits until they have warmed up and joined. For each camera count it then runs the real
 producer (one process per ``cameras_per_producer`` cameras) with N cameras at the given frame rate
-for a fixed time while one reader takes the events as a downstream service would. Capture-to-event latency is the reader's clock at arrival minus the frame's
-``capture_ts_ns`` (same machine, same clock). Counts go up until p99 passes the latency limit.
+for a fixed time while one reader takes the events as a downstream service would. Capture-to-event
+latency is the reader's clock at arrival minus the frame's ``capture_ts_ns`` (same machine, same
+clock). Counts go up until p99 passes the latency limit.
 """
 
 import json
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.machine import describe
+from detector_service import models
 from facestream import kafka_clients, paths, samples
 from schemas import decode_detection
 
@@ -55,7 +57,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     # The replicas start once and serve every camera count, as long-running services do: a count's
     # cameras carry its own key prefix, and a count starts only after the last one's events are all in.
     detectors = [_start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log) for log in log_files]
-    rows = []
+    rows, reader = [], None
     try:
         _wait_until_assigned(detectors, log_files, f"e2e-{tag}", partitions, bootstrap)
         reader = _Reader(bootstrap, events)
@@ -67,8 +69,9 @@ def run(cfg: E2EConfig, command: str) -> dict:
                   f"lag at end {row['lag_at_end']}, not delivered {row['not_delivered_10s_after_end']}", flush=True)  # fmt: skip
             if row["latency_ms_p99"] > cfg.latency_limit_ms or row["not_delivered_10s_after_end"]:
                 break
-        reader.close()
     finally:
+        if reader is not None:
+            reader.close()
         for proc in detectors:
             proc.terminate()
         for proc in detectors:
@@ -79,7 +82,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
         "benchmark": "e2e",
         "command": command,
         "machine": describe(),
-        "model_name": Path(cfg.model).stem.split("-")[0] if cfg.model.endswith(".onnx") else cfg.model,
+        "model_name": models.read_metadata(models.resolve(cfg.model)).get(models.META_MODEL, cfg.model),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
         "logs": str(logs),
         "rows": rows,
@@ -104,8 +107,8 @@ def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path)
                "--max-width", "640", "--topic", frames, "--stats-interval", "60"]  # fmt: skip
         for camera_id, source in cameras[first : first + cfg.cameras_per_producer]:
             cmd += ["--camera", camera_id, "--source", source]
-        log = open(logs / f"producer-{prefix}-{first}.log", "wb")
-        producers.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+        with open(logs / f"producer-{prefix}-{first}.log", "wb") as log:  # the child keeps its own handle
+            producers.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
     for proc in producers:
         if proc.wait(timeout=cfg.duration_s * 3 + 60):
             raise RuntimeError(f"a producer exited with {proc.returncode}; logs in {logs}")
@@ -143,7 +146,8 @@ def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: s
     cmd = [sys.executable, "-m", "detector_service", "--model", cfg.model, "--group", group, "--batch", str(cfg.batch),
            "--max-wait-ms", str(cfg.max_wait_ms), "--provider", cfg.provider, "--frames-topic", frames,
            "--detections-topic", events, "--dead-letter-topic", dlq, "--stats-interval", "5", *cfg.extra_detect_args]  # fmt: skip
-    return subprocess.Popen(cmd, stdout=open(log, "wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    with open(log, "wb") as out:  # the child keeps its own handle
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
 def _wait_until_assigned(procs: list[subprocess.Popen], logs: list[Path], group: str, partitions: int,
