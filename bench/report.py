@@ -167,8 +167,10 @@ def targets(results: dict[str, dict]) -> list[str]:
     if pipe_mog:
         add("Pipeline costs <= 5% of engine-only throughput (MogFace)", f"{100 * pipe_mog['overhead_fraction']:.1f}%",
             pipe_mog["overhead_fraction"] <= 0.05, pipe_mog["_file"])  # fmt: skip
-    yunet_runs = [r for name, r in results.items() if name.startswith("pipeline-yunet-fp16-cuda") and "cpu-decode" not in name]
-    if yunet_runs:  # one detector process, or several sharing the GPU as replicas would: the best of them
+    # One detector process, or several sharing the GPU as replicas would: the best of them.
+    yunet_runs = [r for name, r in results.items()
+                  if name.startswith("pipeline-yunet-fp16-cuda") and "cpu-decode" not in name]  # fmt: skip
+    if yunet_runs:
         best = max(yunet_runs, key=lambda r: r["pipeline_frames_per_s"])
         workers = best["settings"].get("workers", 1)
         add("YuNet pipeline >= 10,000 frames/s", f"{best['pipeline_frames_per_s']:.0f} frames/s with {workers} detector "

@@ -87,7 +87,7 @@ class Engine:
         self.on_gpu = selection.names[0] != "cpu"
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
         self._runners: dict[int, object] = {}
-        # The one thread that runs this engine on the GPU (see CAPTURE_RUNS); callers may submit to it.
+        # The one thread this engine runs on (on a GPU it must: see CAPTURE_RUNS); callers may submit to it.
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
         self._thread_id = self.thread.submit(threading.get_ident).result()
         if not self.on_gpu:
