@@ -129,6 +129,35 @@ def pipeline(model: str, batch: int, frames: int, precision: str, provider: str,
 
 
 @bench.command(
+    epilog="""\b
+Examples:
+  facestream bench decode --variants all,hw,gpu,all/keep,hw/keep,all/t4     # on the GPU machine
+  facestream bench decode --frames 256 --no-load                           # the CPU pool alone, anywhere
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--frames", type=int, default=4096, help="JPEG frames per repeat (the sample photos, 640 px wide).")
+@click.option("--batch", type=int, default=256)
+@click.option("--height", type=int, default=480)
+@click.option("--width", type=int, default=640)
+@click.option("--variants", default="all,hw,gpu,all/keep,hw/keep,all/t4",
+              help="GPU decoder set-ups: backends all|hw|gpu|hybrid, then /keep (reuse Images), /tN (N host threads).")  # fmt: skip
+@click.option("--cpu-threads", type=int, default=16, help="Threads of the CPU decoder, measured first.")
+@click.option("--repeats", type=int, default=3)
+@click.option("--load/--no-load", default=True, help="Also time each decoder while YuNet keeps the GPU busy.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "decode-jpeg.json")
+def decode(frames: int, batch: int, height: int, width: int, variants: str, cpu_threads: int, repeats: int, load: bool,
+           out: Path) -> None:  # fmt: skip
+    """JPEG decoding alone: the CPU pool and nvImageCodec set-ups side by side, GPU idle and busy."""
+    from bench.decode import DecodeBenchConfig, run
+
+    cfg = DecodeBenchConfig(frames=frames, batch=batch, height=height, width=width,
+                            variants=tuple(v for v in variants.split(",") if v), cpu_threads=cpu_threads,
+                            repeats=repeats, load=load, out=out)  # fmt: skip
+    run(cfg, _command("decode"))
+
+
+@bench.command(
     epilog="\b\nExample (this machine, local broker running):\n  facestream bench kafka --frames 5000 --runs 3",
     context_settings={"show_default": True},
 )

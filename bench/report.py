@@ -128,7 +128,28 @@ def e2e(result: dict) -> list[str]:
     return lines
 
 
+def decode(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    lines = [
+        f"**JPEG decoding alone, batch {s['batch']}, {m.get('gpu', m['cpu'])}** (`{result['command']}`; the sample photos "
+        f"at 640 px wide, {result['mean_frame_bytes'] / 1000:.0f} KB; images/s, median of {s['repeats']}; "
+        "under load = while YuNet FP16 replays on the GPU without pause):",
+        "",
+        "| decoder | images/s | under load | note |",
+        "|---|---|---|---|",
+    ]
+    for r in result["rows"]:
+        idle, loaded = r.get("images_per_s"), r.get("images_per_s_under_load")
+        lines.append(f"| {r['variant']} | {idle if idle is not None else '-'} | {loaded if loaded is not None else '-'} "
+                     f"| {r.get('error', '')} |")  # fmt: skip
+    lines += ["", f"`cpu` is the thread pool ({s['cpu_threads']} threads); the others are nvImageCodec set-ups "
+              "(backends all|hw|gpu|hybrid, /keep: decoding into the previous batch's Images, /tN: N host threads). "
+              f"Source: `bench/results/{result['_file']}`."]  # fmt: skip
+    return lines
+
+
 RENDERERS = {
+    "decode": decode,
     "e2e": e2e,
     "kafka": kafka,
     "detector_backlog": detector_backlog,

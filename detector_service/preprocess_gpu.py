@@ -9,6 +9,8 @@ INTER_LINEAR / INTER_AREA), image at the top-left, zeros elsewhere, BGR out. Nee
 extra (nvidia-nvimgcodec, cupy).
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from detector_service.preprocess import DecodeError, Placed, fitted
@@ -63,6 +65,30 @@ _THREADS = 256
 DECODE_CHUNK = 64
 
 
+# nvImageCodec backends a decoder may use, by the names ``GpuDecodeSettings.backends`` takes; each
+# list is in order of preference (an image one backend cannot take goes to the next).
+BACKENDS = {
+    "all": (),  # nvImageCodec's default: every backend, work split by its own load hints
+    "hw": ("HW_GPU_ONLY", "GPU_ONLY"),  # the hardware JPEG decoder, CUDA decoding for what it cannot take
+    "gpu": ("GPU_ONLY",),
+    "hybrid": ("HYBRID_CPU_GPU",),
+}
+
+
+@dataclass(frozen=True)
+class GpuDecodeSettings:
+    """How nvImageCodec is set up. The defaults are the detector's; ``bench decode`` measures others
+    side by side (JPEG decoding was 5-10x slower per frame inside the detector than standalone)."""
+
+    backends: str = "all"  # a key of BACKENDS
+    cpu_threads: int = 0  # nvImageCodec's host threads per decoder; 0: one per core
+    keep_images: bool = False  # decode into the previous batch's Images rather than allocate new ones
+
+    def __post_init__(self) -> None:
+        if self.backends not in BACKENDS:
+            raise ValueError(f"backends must be one of {', '.join(BACKENDS)}, got {self.backends!r}")
+
+
 def available() -> str | None:
     """None if GPU decoding can run here, else why not (for a loud fallback to the CPU pool)."""
     try:
@@ -74,18 +100,41 @@ def available() -> str | None:
 
 
 class GpuPreprocessor:
-    def __init__(self, input_hw: tuple[int, int], device_id: int = 0) -> None:
+    def __init__(
+        self, input_hw: tuple[int, int], device_id: int = 0, settings: GpuDecodeSettings | None = None
+    ) -> None:
         import cupy as cp
         from nvidia import nvimgcodec
 
         self.input_hw = input_hw
+        self.settings = settings or GpuDecodeSettings()
         self._cp = cp
         self._device = cp.cuda.Device(device_id)
-        self._decoder = nvimgcodec.Decoder(device_id=device_id)
+        options = {}  # only what differs from nvImageCodec's defaults
+        if self.settings.cpu_threads:
+            options["max_num_cpu_threads"] = self.settings.cpu_threads
+        if BACKENDS[self.settings.backends]:
+            options["backends"] = [nvimgcodec.Backend(getattr(nvimgcodec.BackendKind, kind))
+                                   for kind in BACKENDS[self.settings.backends]]  # fmt: skip
+        self._decoder = nvimgcodec.Decoder(device_id=device_id, **options)
         self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
         with self._device:
             self._stream = cp.cuda.Stream(non_blocking=True)
             self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
+        self._kept: dict[int, list] = {}  # with keep_images: per chunk index, the Images decoded into last
+
+    def _decode(self, index: int, chunk: list[bytes]) -> list:
+        """One nvImageCodec call for chunk ``index``; into that chunk's kept Images when asked and there are enough."""
+        kept = self._kept.get(index, [])
+        if not self.settings.keep_images or len(kept) < len(chunk):
+            images = self._decoder.decode(chunk, params=self._params, cuda_stream=self._stream.ptr)
+        else:
+            images = self._decoder.decode(chunk, images=kept[: len(chunk)], params=self._params,
+                                          cuda_stream=self._stream.ptr)  # fmt: skip
+        # A frame that failed leaves no Image: a chunk is kept only with one per frame.
+        if self.settings.keep_images and len(images) > len(kept) and all(i is not None for i in images):
+            self._kept[index] = list(images)
+        return images
 
     def run(self, frames: list[Frame]):
         """(CuPy uint8 (N, H, W, 3) BGR batch, Placed or DecodeError per frame); ready when returned."""
@@ -93,9 +142,8 @@ class GpuPreprocessor:
         height, width = self.input_hw
         with self._device, self._stream:
             images = []
-            for start in range(0, len(frames), DECODE_CHUNK):
-                chunk = [f.data for f in frames[start : start + DECODE_CHUNK]]
-                images += self._decoder.decode(chunk, params=self._params, cuda_stream=self._stream.ptr)
+            for index, start in enumerate(range(0, len(frames), DECODE_CHUNK)):
+                images += self._decode(index, [f.data for f in frames[start : start + DECODE_CHUNK]])
             placed, table = [], np.zeros((5, len(frames)), dtype=np.int64)  # src ptr, h, w, fit h, fit w
             for i, (frame, image) in enumerate(zip(frames, images)):
                 outcome = _place(frame, image, height, width)

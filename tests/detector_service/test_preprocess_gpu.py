@@ -49,6 +49,20 @@ def test_bad_frames_fail_in_their_slots(corpus: list[Frame]) -> None:
     assert int(batch[1].max()) == 0 and int(batch[2].max()) == 0
 
 
+@pytest.mark.parametrize("settings", [preprocess_gpu.GpuDecodeSettings(backends="hw", cpu_threads=4),
+                                      preprocess_gpu.GpuDecodeSettings(backends="gpu"),
+                                      preprocess_gpu.GpuDecodeSettings(keep_images=True)])  # fmt: skip
+def test_decoder_settings_give_the_same_batches(corpus: list[Frame], settings) -> None:
+    # Twice, with frames of other sizes and a bad one in between: kept Images are decoded into again.
+    default, default_placed = preprocess_gpu.GpuPreprocessor((480, 640)).run(corpus)
+    gpu = preprocess_gpu.GpuPreprocessor((480, 640), settings=settings)
+    gpu.run([corpus[0], Frame("cam", 1, 0, 640, 480, b"junk"), *corpus[::-1][: len(corpus) - 2]])
+    batch, placed = gpu.run(corpus)
+    assert placed == default_placed
+    diff = np.abs(batch.get().astype(np.int16) - default.get().astype(np.int16))
+    assert diff.mean() < 1.0 and diff.max() <= 12  # the hardware and CUDA decoders may round differently
+
+
 def test_a_grayscale_jpeg_decodes_as_on_the_cpu() -> None:
     import cv2
 

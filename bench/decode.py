@@ -1,0 +1,140 @@
+"""JPEG decoding alone: the detector's decoders and nvImageCodec set-ups side by side, in one run.
+
+Inside the detector on the H200, GPU decoding took 0.3-0.7 ms per frame against nvImageCodec's
+0.04-0.06 standalone. This benchmark times ``Preprocessor`` (the CPU pool) and ``GpuPreprocessor``
+under several ``GpuDecodeSettings`` on the same frames (the sample photos, 640 px wide), first with
+the GPU otherwise idle, then while an engine (YuNet FP16 at the same batch) replays on it without
+pause, as inference does in the detector. Each figure is the median of the repeats.
+"""
+
+import json
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.engine import EngineBenchConfig, _model_file, _progress
+from bench.machine import describe
+from bench.pipeline import jpeg_corpus
+from detector_service import models, preprocess_gpu
+from detector_service.engine import Engine
+from detector_service.preprocess import Preprocessor
+from detector_service.preprocess_gpu import GpuDecodeSettings, GpuPreprocessor
+
+CPU = "cpu"  # the thread-pool decoder, always measured first
+
+
+@dataclass(frozen=True)
+class DecodeBenchConfig:
+    frames: int
+    batch: int
+    height: int
+    width: int
+    variants: tuple[str, ...]  # e.g. "all", "hw/keep", "all/t4": see settings_for
+    cpu_threads: int
+    repeats: int
+    load: bool  # also time each variant while an engine keeps the GPU busy
+    out: Path
+
+
+def settings_for(variant: str) -> GpuDecodeSettings:
+    """``backends[/keep][/tN]`` -> settings: ``hw/keep/t4`` is the hardware decoder, kept Images, 4 threads."""
+    backends, *flags = variant.split("/")
+    threads = [int(f[1:]) for f in flags if f.startswith("t") and f[1:].isdigit()]
+    unknown = [f for f in flags if f != "keep" and not (f.startswith("t") and f[1:].isdigit())]
+    if unknown:
+        raise ValueError(f"unknown part(s) {unknown} in decode variant {variant!r} (expected keep or tN)")
+    return GpuDecodeSettings(backends=backends, cpu_threads=threads[0] if threads else 0, keep_images="keep" in flags)
+
+
+def run(cfg: DecodeBenchConfig, command: str) -> dict:
+    for variant in cfg.variants:
+        settings_for(variant)  # a typo fails before anything is timed
+    frames = jpeg_corpus(cfg.width, cfg.frames)
+    batches = [frames[i : i + cfg.batch] for i in range(0, len(frames) - cfg.batch + 1, cfg.batch)]
+    missing = preprocess_gpu.available()
+    load = _Load(cfg) if cfg.load and missing is None else None
+    rows = []
+    for variant in (CPU, *cfg.variants):
+        if variant != CPU and missing is not None:
+            rows.append({"variant": variant, "error": f"not run: {missing}"})
+            continue
+        rows.append(_measure(cfg, variant, batches, load))
+        _progress(f"{variant}: {rows[-1]}")
+    if load is not None:
+        load.close()
+    result = {
+        "benchmark": "decode",
+        "command": command,
+        "machine": describe(),
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
+        "mean_frame_bytes": round(sum(len(f.data) for f in frames) / len(frames)),
+        "rows": rows,
+    }
+    cfg.out.parent.mkdir(parents=True, exist_ok=True)
+    cfg.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{'decoder':<16} {'images/s':>10} {'under load':>11}")
+    for row in rows:
+        idle, loaded = row.get("images_per_s"), row.get("images_per_s_under_load")
+        print(f"{row['variant']:<16} {idle or '-':>10} {loaded or '-':>11} {row.get('error', '')}")
+    print(f"results: {cfg.out}")
+    return result
+
+
+def _measure(cfg: DecodeBenchConfig, variant: str, batches: list, load: "_Load | None") -> dict:
+    """Images/s of one decoder, GPU idle and (with ``load``) GPU busy; a variant that fails says why."""
+    try:
+        decoder = (Preprocessor((cfg.height, cfg.width), cfg.cpu_threads) if variant == CPU
+                   else GpuPreprocessor((cfg.height, cfg.width), settings=settings_for(variant)))  # fmt: skip
+    except Exception as exc:  # an nvImageCodec set-up this build refuses: a result, not a crash
+        return {"variant": variant, "error": f"{type(exc).__name__}: {exc}"}
+    try:
+        decoder.run(batches[0])  # start-up (nvImageCodec's first decode takes about a second)
+        row = {"variant": variant, "images_per_s": _images_per_s(decoder, batches, cfg.repeats)}
+        if load is not None:
+            with load:
+                row["images_per_s_under_load"] = _images_per_s(decoder, batches, cfg.repeats)
+        return row
+    finally:
+        decoder.close()
+
+
+def _images_per_s(decoder, batches: list, repeats: int) -> float:
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for batch in batches:
+            decoder.run(batch)
+        rates.append(sum(len(b) for b in batches) / (time.perf_counter() - start))
+    return round(statistics.median(rates), 1)
+
+
+class _Load:
+    """YuNet FP16 at the benchmark's batch, replaying on its engine thread for as long as asked."""
+
+    def __init__(self, cfg: DecodeBenchConfig) -> None:
+        engine_cfg = EngineBenchConfig(model="yunet", batches=(cfg.batch,), precision="fp16", provider="cuda",
+                                       height=cfg.height, width=cfg.width, iters=0, repeats=0, baselines=(),
+                                       out=cfg.out)  # fmt: skip
+        _, path, _ = _model_file(engine_cfg)
+        plugin = models.plugin_for(models.read_metadata(path), str(path))
+        self.engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, "cuda", buckets=(cfg.batch,))
+        self._stop = threading.Event()
+        self._done = None
+
+    def __enter__(self) -> None:
+        self._stop.clear()
+        self._done = self.engine.thread.submit(self._loop)
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._done.result()
+
+    def _loop(self) -> None:
+        batch = self.engine.buckets[-1]
+        while not self._stop.is_set():
+            self.engine.replay(batch)
+
+    def close(self) -> None:
+        self.engine.close()

@@ -1,0 +1,37 @@
+"""bench decode: variant names, and a run where only the CPU decoder can go (GPU set-ups say why)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.decode import DecodeBenchConfig, run, settings_for
+from bench.report import decode as render
+from detector_service import preprocess_gpu
+from detector_service.preprocess_gpu import GpuDecodeSettings
+
+
+def test_variant_names() -> None:
+    assert settings_for("all") == GpuDecodeSettings()
+    assert settings_for("hw/keep/t4") == GpuDecodeSettings(backends="hw", cpu_threads=4, keep_images=True)
+
+
+@pytest.mark.parametrize("variant", ["fast", "hw/quick", "gpu/t"])
+def test_bad_variants_fail_before_timing(variant: str) -> None:
+    with pytest.raises(ValueError):
+        settings_for(variant)
+
+
+@pytest.mark.skipif(preprocess_gpu.available() is None, reason="a GPU machine runs the GPU variants")
+def test_without_a_gpu_the_cpu_decoder_runs_and_gpu_variants_say_why(sample_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "decode.json"
+    cfg = DecodeBenchConfig(frames=32, batch=16, height=480, width=640, variants=("all", "hw/keep"), cpu_threads=2,
+                            repeats=1, load=True, out=out)  # fmt: skip
+    run(cfg, "facestream bench decode")
+    result = json.loads(out.read_text())
+    cpu, *gpu = result["rows"]
+    assert cpu["variant"] == "cpu" and cpu["images_per_s"] > 0 and "images_per_s_under_load" not in cpu
+    assert [r["variant"] for r in gpu] == ["all", "hw/keep"]
+    assert all(r["error"].startswith("not run:") for r in gpu)
+    table = "\n".join(render({**result, "_file": out.name}))
+    assert "| cpu |" in table and "not run:" in table
