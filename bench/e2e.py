@@ -9,6 +9,7 @@ clock). Counts go up until p99 passes the latency limit.
 """
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -23,6 +24,7 @@ import numpy as np
 from bench.machine import describe
 from detector_service import models
 from facestream import kafka_clients, paths, samples
+from facestream.broker.local import LocalBroker
 from schemas import decode_detection
 
 
@@ -61,8 +63,11 @@ def run(cfg: E2EConfig, command: str) -> dict:
     try:
         _wait_until_assigned(detectors, log_files, f"e2e-{tag}", partitions, bootstrap)
         reader = _Reader(bootstrap, events)
+        meter = _CpuMeter([proc.pid for proc in detectors], LocalBroker().status().pid)
         for count in cfg.cameras:
+            meter.start()
             row = _one(cfg, frames, reader, count, logs)
+            row["cores_busy"] = meter.stop()
             rows.append(row)
             print(f"{count:>4} cameras x {cfg.fps:g} fps, {cfg.replicas} replica(s): {row['events_per_s']:.0f} events/s, "
                   f"latency p50 {row['latency_ms_p50']} ms p99 {row['latency_ms_p99']} ms, "
@@ -175,6 +180,38 @@ def _wait_until_assigned(procs: list[subprocess.Popen], logs: list[Path], group:
             return
         time.sleep(1.0)
     raise RuntimeError(f"detector group {group} not settled within {timeout_s:.0f} s; logs in {logs[0].parent}")
+
+
+class _CpuMeter:
+    """Cores each part kept busy during a step (CPU seconds / wall seconds, from /proc): producers,
+    broker, detectors and reader share the machine here, unlike a deployment's edge producers."""
+
+    def __init__(self, detector_pids: list[int], broker_pid: int | None) -> None:
+        self._pids = {f"detector-{i}": pid for i, pid in enumerate(detector_pids)}
+        if broker_pid is not None:  # None: a broker not started by `facestream kafka start`
+            self._pids["broker"] = broker_pid
+        self._before: dict[str, float] = {}
+        self._started = 0.0
+
+    def start(self) -> None:
+        self._before, self._started = self._read(), time.monotonic()
+
+    def stop(self) -> dict[str, float]:
+        now, elapsed = self._read(), time.monotonic() - self._started
+        return {name: round((now[name] - self._before[name]) / elapsed, 2) for name in now}
+
+    def _read(self) -> dict[str, float]:
+        seconds = {name: sum(_cpu_seconds(pid)[:2]) for name, pid in self._pids.items()}
+        # This process: the reader thread in its own time, the producers (waited for) in its children's.
+        own_user, own_system, children_user, children_system = _cpu_seconds(os.getpid())
+        return {**seconds, "reader": own_user + own_system, "producers": children_user + children_system}
+
+
+def _cpu_seconds(pid: int) -> tuple[float, float, float, float]:
+    """(user, system, waited-for children's user, their system) CPU seconds of a live process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return tuple(int(v) / tick for v in fields[11:15])  # type: ignore[return-value]
 
 
 class _Reader:

@@ -109,6 +109,16 @@ def _model_label(result: dict) -> str:
     return f"{name} ({model.rsplit('/', 1)[-1]})" if model.endswith(".onnx") else name
 
 
+def _cores(row: dict) -> str:
+    """``detectors 1.2+1.1, broker 0.4, producers 0.9, reader 0.1``, or - for runs before it was measured."""
+    busy = row.get("cores_busy")
+    if not busy:
+        return "-"
+    detectors = "+".join(f"{v:.1f}" for k, v in busy.items() if k.startswith("detector"))
+    rest = ", ".join(f"{k} {v:.1f}" for k, v in busy.items() if not k.startswith("detector"))
+    return f"detectors {detectors}, {rest}"
+
+
 def e2e(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     lines = [
@@ -116,13 +126,13 @@ def e2e(result: dict) -> list[str]:
         f"{', ' + m['gpu'] if m.get('gpu') else ''}** (`{result['command']}`; cameras at {s['fps']:g} fps for "
         f"{s['duration_s']:g} s each; latency = a downstream reader's arrival time - capture time):",
         "",
-        "| cameras | events/s | p50 ms | p99 ms | p99 ms per 5 s of capture | lag at end | not delivered |",
-        "|---|---|---|---|---|---|---|",
+        "| cameras | events/s | p50 ms | p99 ms | p99 ms per 5 s of capture | lag at end | not delivered | cores busy |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
         windows = ", ".join(f"{v:.0f}" for v in r.get("latency_ms_p99_per_5s", [])) or "-"
         lines.append(f"| {r['cameras']} | {r['events_per_s']:.0f} | {r['latency_ms_p50']:.0f} | {r['latency_ms_p99']:.0f} "
-                     f"| {windows} | {r['lag_at_end']} | {r['not_delivered_10s_after_end']} |")  # fmt: skip
+                     f"| {windows} | {r['lag_at_end']} | {r['not_delivered_10s_after_end']} | {_cores(r)} |")  # fmt: skip
     lines += ["", f"Most cameras with p99 <= {s['latency_limit_ms']:.0f} ms: **{result['max_cameras_within_limit']}**. "
               f"Source: `bench/results/{result['_file']}`."]  # fmt: skip
     return lines
