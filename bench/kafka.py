@@ -21,8 +21,9 @@ from confluent_kafka import Producer
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from bench.pipeline import jpeg_corpus
-from detector_service.events import build_event
+from detector_service.events import build_events
 from detector_service.models.base import Detections
+from detector_service.preprocess import Placed
 from detector_service.processor import Outcome, Pending
 from detector_service.service import DetectorConfig, DetectorService
 from detector_service.stats import Stats
@@ -55,7 +56,9 @@ class NoOpProcessor:
 
     def finish(self, pending: Pending) -> list[Outcome]:
         self.stats.batches += 1
-        return [Outcome(tag, event=build_event(frame, EMPTY, NO_OP)) for frame, tag in zip(pending.frames, pending.tags)]
+        frames = pending.frames
+        events = build_events(frames, [EMPTY] * len(frames), [Placed(1.0, f.width, f.height) for f in frames], NO_OP)
+        return [Outcome(tag, event=event) for event, tag in zip(events, pending.tags)]
 
     def close(self) -> None:
         pass

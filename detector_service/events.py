@@ -10,34 +10,47 @@ from collections.abc import Callable
 import numpy as np
 
 from detector_service.models.base import Detections
+from detector_service.postprocess import to_frames
+from detector_service.preprocess import Placed
 from schemas import DetectionEvent, Face, Frame, ModelRef, encode_detection, event_id_for
 
 OnDone = Callable[[object | None], None]  # called with a KafkaError, or None on success
 
 
-def build_event(frame: Frame, detections: Detections, model: ModelRef) -> DetectionEvent:
-    """One event per frame; ``detections`` already in the frame's own pixels."""
+def build_events(
+    frames: list[Frame], detections: list[Detections], placed: list[Placed], model: ModelRef
+) -> list[DetectionEvent]:
+    """One event per frame, a batch at once; ``detections`` in network-input pixels, ``placed`` how
+    each frame was letterboxed into the network's input."""
+    faces, counts = to_frames(detections, placed)
     # Rounded as arrays, then turned into Python floats in one call each: per-number float() and
     # round() were most of the detector's host time per frame at GPU rates.
-    boxes = np.round(detections.boxes.astype(np.float64), 2).tolist()
-    scores = np.round(detections.scores.astype(np.float64), 4).tolist()
-    if detections.landmarks is None:
-        faces = tuple(Face(box=tuple(box), score=score) for box, score in zip(boxes, scores))
-    else:
-        points = np.round(detections.landmarks.astype(np.float64), 2).tolist()
-        faces = tuple(Face(box=tuple(box), score=score, landmarks=tuple(map(tuple, marks)))
-                      for box, score, marks in zip(boxes, scores, points))  # fmt: skip
-    return DetectionEvent(
-        event_id=event_id_for(frame.camera_id, frame.frame_seq, model),
-        camera_id=frame.camera_id,
-        frame_seq=frame.frame_seq,
-        capture_ts_ns=frame.capture_ts_ns,
-        detect_ts_ns=time.time_ns(),
-        model=model,
-        width=frame.width,
-        height=frame.height,
-        faces=faces,
-    )
+    boxes = np.round(faces.boxes.astype(np.float64), 2).tolist()
+    scores = np.round(faces.scores.astype(np.float64), 4).tolist()
+    points = None if faces.landmarks is None else np.round(faces.landmarks.astype(np.float64), 2).tolist()
+    events, start = [], 0
+    for frame, count in zip(frames, counts.tolist()):
+        end = start + count
+        if points is None:
+            found = tuple(Face(box=tuple(box), score=score) for box, score in zip(boxes[start:end], scores[start:end]))
+        else:
+            found = tuple(Face(box=tuple(box), score=score, landmarks=tuple(map(tuple, marks)))
+                          for box, score, marks in zip(boxes[start:end], scores[start:end], points[start:end]))  # fmt: skip
+        events.append(
+            DetectionEvent(
+                event_id=event_id_for(frame.camera_id, frame.frame_seq, model),
+                camera_id=frame.camera_id,
+                frame_seq=frame.frame_seq,
+                capture_ts_ns=frame.capture_ts_ns,
+                detect_ts_ns=time.time_ns(),
+                model=model,
+                width=frame.width,
+                height=frame.height,
+                faces=found,
+            )
+        )
+        start = end
+    return events
 
 
 class Publisher:

@@ -3,6 +3,7 @@
 import numpy as np
 
 from detector_service.models.base import DecodeOptions, Detections
+from detector_service.preprocess import Placed
 
 
 def select(
@@ -43,14 +44,28 @@ def nms(boxes: np.ndarray, iou_threshold: float, max_out: int) -> np.ndarray:
     return np.array(kept, dtype=np.int64)
 
 
-def to_frame(det: Detections, scale: float, width: int, height: int) -> Detections:
-    """Undo the letterbox (a pure scale: images sit at the top-left) and clip to the frame.
+def to_frames(detections: list[Detections], placed: list[Placed]) -> tuple[Detections, np.ndarray]:
+    """Undo each image's letterbox (a pure scale: images sit at the top-left) and clip to its frame,
+    for a batch at once (per-image array calls cost more than the arithmetic at GPU rates).
 
-    A box left with no area by the clipping (it lay in the letterbox's padding) is dropped.
+    Returns every image's faces concatenated in image order, and how many each image kept: a box left
+    with no area by the clipping (it lay in the letterbox's padding) is dropped.
     """
-    boxes = det.boxes / scale
-    np.clip(boxes[:, 0::2], 0, width, out=boxes[:, 0::2])
-    np.clip(boxes[:, 1::2], 0, height, out=boxes[:, 1::2])
+    counts = np.array([len(d) for d in detections], dtype=np.int64)
+    if not counts.sum():
+        landmarks = detections[0].landmarks[:0] if detections and detections[0].landmarks is not None else None
+        return Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), landmarks), counts
+    image = np.repeat(np.arange(len(detections)), counts)
+    # float32 throughout: the same numbers as scaling each image's float32 boxes by its own factor.
+    scale = np.array([p.scale for p in placed], dtype=np.float32)[image]
+    size = np.array([(p.width, p.height) for p in placed], dtype=np.float32)[image]
+    boxes = np.concatenate([d.boxes for d in detections]) / scale[:, None]
+    np.clip(boxes[:, 0::2], 0, size[:, :1], out=boxes[:, 0::2])
+    np.clip(boxes[:, 1::2], 0, size[:, 1:], out=boxes[:, 1::2])
     keep = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
-    landmarks = None if det.landmarks is None else det.landmarks[keep] / scale
-    return Detections(boxes=boxes[keep], scores=det.scores[keep], landmarks=landmarks)
+    scores = np.concatenate([d.scores for d in detections])[keep]
+    landmarks = None
+    if detections[0].landmarks is not None:
+        landmarks = np.concatenate([d.landmarks for d in detections])[keep] / scale[keep, None, None]
+    kept = np.bincount(image[keep], minlength=len(detections))
+    return Detections(boxes=boxes[keep], scores=scores, landmarks=landmarks), kept

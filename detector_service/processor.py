@@ -19,9 +19,8 @@ import numpy as np
 
 from detector_service import preprocess_gpu
 from detector_service.engine import Engine
-from detector_service.events import build_event
+from detector_service.events import build_events
 from detector_service.models.base import DecodeOptions, FaceModel
-from detector_service.postprocess import to_frame
 from detector_service.preprocess import DecodeError, Placed, Preprocessor
 from detector_service.stats import Stats
 from facestream.errors import ConfigError
@@ -116,10 +115,10 @@ class FrameProcessor:
         outcomes = [Outcome(pending.tags[i], error=p) for i, p in enumerate(placed) if isinstance(p, DecodeError)]
         if inferred.outputs is not None:
             detections = self.model.decode(inferred.outputs, self.engine.input_hw, self.options)
-            for det, i in zip(detections, inferred.good):
-                p = placed[i]
-                event = build_event(pending.frames[i], to_frame(det, p.scale, p.width, p.height), self.model.ref)
-                outcomes.append(Outcome(pending.tags[i], event=event))
+            good = inferred.good
+            events = build_events([pending.frames[i] for i in good], detections, [placed[i] for i in good],
+                                  self.model.ref)  # fmt: skip
+            outcomes += [Outcome(pending.tags[i], event=event) for i, event in zip(good, events)]
         self.stats.batches += 1
         self.stats.preprocess_s += inferred.decode_wait_s  # decoding that the pipeline did not hide
         self.stats.infer_s += inferred.infer_s

@@ -14,7 +14,7 @@ import numpy as np
 
 from detector_service import models
 from detector_service.engine import Engine
-from detector_service.postprocess import iou, to_frame
+from detector_service.postprocess import iou, to_frames
 from detector_service.preprocess import letterbox_into
 from facestream import samples
 
@@ -81,4 +81,4 @@ def _detect(path: Path, photos: list[np.ndarray], provider: str) -> list:
     batch = np.zeros((len(photos), *input_hw, 3), np.uint8)
     placed = [letterbox_into(photo, canvas) for photo, canvas in zip(photos, batch)]
     found = plugin.decode(engine.run(batch), input_hw, plugin.default_options)
-    return [to_frame(d, p.scale, p.width, p.height) for d, p in zip(found, placed)]
+    return [to_frames([d], [p])[0] for d, p in zip(found, placed)]

@@ -1,7 +1,8 @@
 import numpy as np
 
 from detector_service.models.base import DecodeOptions, Detections
-from detector_service.postprocess import nms, select, to_frame
+from detector_service.postprocess import nms, select, to_frames
+from detector_service.preprocess import Placed
 
 
 def test_nms_keeps_best_of_overlapping_boxes() -> None:
@@ -26,13 +27,24 @@ def test_select_with_nothing_over_threshold() -> None:
     assert len(out) == 0 and out.boxes.shape == (0, 4)
 
 
-def test_to_frame_undoes_the_scale_clips_and_drops_empty_boxes() -> None:
-    det = Detections(
+def test_to_frames_undoes_each_scale_clips_and_drops_empty_boxes() -> None:
+    first = Detections(
         boxes=np.array([[10, 20, 30, 40], [-5, 100, 700, 500], [600, 10, 640, 50]], dtype=np.float32),
         scores=np.array([0.9, 0.8, 0.7], dtype=np.float32),
         landmarks=np.array([[[15, 25]], [[0, 0]], [[610, 20]]], dtype=np.float32),
     )
-    out = to_frame(det, scale=0.5, width=1000, height=900)  # the third box lies past the frame's right edge
-    assert out.boxes.tolist() == [[20, 40, 60, 80], [0, 200, 1000, 900]]
-    assert out.scores.tolist() == np.float32([0.9, 0.8]).tolist()
-    assert out.landmarks[:, 0].tolist() == [[30, 50], [0, 0]]
+    none = Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), np.zeros((0, 1, 2), np.float32))
+    second = Detections(np.array([[8, 8, 16, 16]], np.float32), np.array([0.6], np.float32),
+                        np.array([[[10, 12]]], np.float32))  # fmt: skip
+    # The first frame's third box lies past its right edge; the second frame was enlarged twice.
+    out, kept = to_frames([first, none, second], [Placed(0.5, 1000, 900), Placed(1.0, 64, 48), Placed(2.0, 320, 240)])
+    assert kept.tolist() == [2, 0, 1]
+    assert out.boxes.tolist() == [[20, 40, 60, 80], [0, 200, 1000, 900], [4, 4, 8, 8]]
+    assert out.scores.tolist() == np.float32([0.9, 0.8, 0.6]).tolist()
+    assert out.landmarks[:, 0].tolist() == [[30, 50], [0, 0], [5, 6]]
+
+
+def test_to_frames_with_no_faces_anywhere() -> None:
+    empty = Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32))
+    out, kept = to_frames([empty, empty], [Placed(1.0, 64, 48)] * 2)
+    assert kept.tolist() == [0, 0] and out.boxes.shape == (0, 4) and out.landmarks is None
