@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from bench import RESULTS
 
 
 def _name(model: str) -> str:
@@ -204,7 +204,7 @@ def e2e(model: str, cameras, fps: float, duration: float, replicas: int, batch: 
     cfg = E2EConfig(
         model=model, cameras=cameras, fps=fps, duration_s=duration, replicas=replicas, batch=batch,
         max_wait_ms=max_wait_ms, provider=provider, latency_limit_ms=latency_limit_ms,
-        out=out or RESULTS / f"e2e-{_name(model)}-{provider}-r{replicas}.json",
+        out=out,
         extra_detect_args=(*detect_args, *(("--allow-random-weights",) if allow_random_weights else ())),
         cameras_per_producer=cameras_per_producer,
     )  # fmt: skip

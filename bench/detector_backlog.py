@@ -14,11 +14,11 @@ import sys
 import uuid
 from pathlib import Path
 
+from bench import RESULTS
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from facestream import kafka_clients, samples
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threads: int) -> dict:

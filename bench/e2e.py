@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench import RESULTS
 from bench.machine import describe
 from detector_service import models
 from facestream import kafka_clients, paths, samples
@@ -39,7 +40,7 @@ class E2EConfig:
     max_wait_ms: float
     provider: str
     latency_limit_ms: float
-    out: Path
+    out: Path | None  # None: bench/results/e2e-MODEL-PROVIDER-rREPLICAS.json, MODEL from the file's metadata
     extra_detect_args: tuple[str, ...] = ()
     cameras_per_producer: int = 50  # one producer process paces at most this many cameras
 
@@ -83,20 +84,22 @@ def run(cfg: E2EConfig, command: str) -> dict:
             proc.wait(timeout=60)
     kafka_clients.admin(bootstrap).delete_topics([frames, events, dlq])
     within = [r for r in rows if r["latency_ms_p99"] <= cfg.latency_limit_ms and not r["not_delivered_10s_after_end"]]
+    model_name = models.read_metadata(models.resolve(cfg.model)).get(models.META_MODEL, cfg.model)
+    out = cfg.out or RESULTS / f"e2e-{model_name}-{cfg.provider}-r{cfg.replicas}.json"
     result = {
         "benchmark": "e2e",
         "command": command,
         "machine": describe(),
-        "model_name": models.read_metadata(models.resolve(cfg.model)).get(models.META_MODEL, cfg.model),
+        "model_name": model_name,
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
         "logs": str(logs),
         "rows": rows,
         "max_cameras_within_limit": max((r["cameras"] for r in within), default=0),
     }
-    cfg.out.parent.mkdir(parents=True, exist_ok=True)
-    cfg.out.write_text(json.dumps(result, indent=2) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"most cameras with p99 <= {cfg.latency_limit_ms:.0f} ms and nothing dropped: "
-          f"{result['max_cameras_within_limit']} -> {cfg.out}")  # fmt: skip
+          f"{result['max_cameras_within_limit']} -> {out}")  # fmt: skip
     return result
 
 
@@ -163,7 +166,7 @@ def _wait_until_assigned(procs: list[subprocess.Popen], logs: list[Path], group:
     over in rounds (seen taking 9 s with 2 replicas), and frames sent meanwhile wait. So the wait ends
     when the group is stable, every replica holds partitions and all of them are held, twice in a row.
     """
-    from confluent_kafka import ConsumerGroupState
+    from confluent_kafka import ConsumerGroupState, KafkaException
 
     admin = kafka_clients.admin(bootstrap)
     deadline, settled = time.monotonic() + timeout_s, 0
@@ -171,10 +174,13 @@ def _wait_until_assigned(procs: list[subprocess.Popen], logs: list[Path], group:
         for proc, log in zip(procs, logs):
             if proc.poll() is not None:
                 raise RuntimeError(f"a detector exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        group_state = admin.describe_consumer_groups([group])[group].result()
-        held = [len(m.assignment.topic_partitions) for m in group_state.members]
-        ready = (group_state.state == ConsumerGroupState.STABLE and len(held) == len(procs) and all(held)
-                 and sum(held) == partitions)  # fmt: skip
+        try:
+            group_state = admin.describe_consumer_groups([group])[group].result()
+        except KafkaException:  # e.g. NOT_COORDINATOR while a fresh broker loads its group coordinator
+            group_state = None
+        held = [len(m.assignment.topic_partitions) for m in group_state.members] if group_state else []
+        ready = (group_state is not None and group_state.state == ConsumerGroupState.STABLE
+                 and len(held) == len(procs) and all(held) and sum(held) == partitions)  # fmt: skip
         settled = settled + 1 if ready else 0
         if settled == 2:
             return
