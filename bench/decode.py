@@ -41,11 +41,13 @@ class DecodeBenchConfig:
 def settings_for(variant: str) -> GpuDecodeSettings:
     """``backends[/keep][/tN]`` -> settings: ``hw/keep/t4`` is the hardware decoder, kept Images, 4 threads."""
     backends, *flags = variant.split("/")
-    threads = [int(f[1:]) for f in flags if f.startswith("t") and f[1:].isdigit()]
-    unknown = [f for f in flags if f != "keep" and not (f.startswith("t") and f[1:].isdigit())]
-    if unknown:
-        raise ValueError(f"unknown part(s) {unknown} in decode variant {variant!r} (expected keep or tN)")
-    return GpuDecodeSettings(backends=backends, cpu_threads=threads[0] if threads else 0, keep_images="keep" in flags)
+    threads = 0
+    for flag in flags:
+        if flag[:1] == "t" and flag[1:].isdigit():
+            threads = int(flag[1:])
+        elif flag != "keep":
+            raise ValueError(f"unknown part {flag!r} in decode variant {variant!r} (expected keep or tN)")
+    return GpuDecodeSettings(backends=backends, cpu_threads=threads, keep_images="keep" in flags)
 
 
 def run(cfg: DecodeBenchConfig, command: str) -> dict:
