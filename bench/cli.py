@@ -26,6 +26,14 @@ def _batches(_ctx, _param, value: str) -> tuple[int, ...]:
         raise click.BadParameter(f"expected comma-separated sizes like 1,8,16,32, got {value!r}") from None
 
 
+def _key_values(_ctx, _param, values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    pairs = tuple(tuple(v.split("=", 1)) for v in values)
+    bad = [v for v, pair in zip(values, pairs) if len(pair) != 2 or not all(pair)]
+    if bad:
+        raise click.BadParameter(f"expected KEY=VALUE, got {', '.join(map(repr, bad))}")
+    return pairs  # type: ignore[return-value]
+
+
 @click.group()
 def bench() -> None:
     """Benchmarks: engine speed against PyTorch, and more."""
@@ -37,6 +45,7 @@ Examples (on the GPU machine):
   facestream bench engine --model mogface --batch 1,8,16,32 --precision fp16 --provider cuda
   facestream bench engine --model yunet --batch 1,32,128 --provider cuda --baselines none
   facestream bench engine --model mogface --provider cpu --height 96 --width 128 --batch 1,2   # a dry run
+  facestream bench engine --model mogface --batch 32 --baselines none --cuda-option cudnn_conv_algo_search=HEURISTIC
 """,
     context_settings={"show_default": True},
 )
@@ -49,10 +58,12 @@ Examples (on the GPU machine):
 @click.option("--iters", type=int, default=20, help="Inferences per timed repeat.")
 @click.option("--repeats", type=int, default=5, help="Timed repeats; the median is reported.")
 @click.option("--baselines", default="eager,compile", help="PyTorch baselines: eager, compile, or none.")
+@click.option("--cuda-option", "cuda_options", multiple=True, callback=_key_values,
+              help="A CUDA provider option over the engine's defaults, KEY=VALUE (repeatable).")  # fmt: skip
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER.json).")  # fmt: skip
+              help="Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER[-OPTIONS].json).")  # fmt: skip
 def engine(model: str, batches, precision: str, provider: str, height: int, width: int, iters: int, repeats: int,
-           baselines: str, out: Path | None) -> None:  # fmt: skip
+           baselines: str, cuda_options: tuple[tuple[str, str], ...], out: Path | None) -> None:  # fmt: skip
     """Engine ms/image and images/s per batch, with PyTorch eager and torch.compile in the same run."""
     from bench.engine import EngineBenchConfig, run
 
@@ -60,10 +71,11 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
     unknown = set(chosen) - {"eager", "compile"}
     if unknown:
         raise click.BadParameter(f"unknown baselines {sorted(unknown)}")
+    variant = "".join(f"-{key}-{value}" for key, value in cuda_options)  # a sweep never overwrites the main file
     cfg = EngineBenchConfig(
         model=model, batches=batches, precision=precision, provider=provider, height=height, width=width,
-        iters=iters, repeats=repeats, baselines=chosen,
-        out=out or RESULTS / f"engine-{_name(model)}-{precision}-{provider}.json",
+        iters=iters, repeats=repeats, baselines=chosen, cuda_options=cuda_options,
+        out=out or RESULTS / f"engine-{_name(model)}-{precision}-{provider}{variant}.json",
     )  # fmt: skip
     run(cfg, _command("engine"))
 

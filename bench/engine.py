@@ -37,6 +37,7 @@ class EngineBenchConfig:
     repeats: int
     baselines: tuple[str, ...]  # subset of ("eager", "compile")
     out: Path
+    cuda_options: tuple[tuple[str, str], ...] = ()  # CUDA provider options over the engine's defaults
 
 
 def run(cfg: EngineBenchConfig, command: str) -> dict:
@@ -144,7 +145,7 @@ def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float,
     before = _gpu_used_mb()
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     engine = Engine(path, (cfg.height, cfg.width), batch=batch, plugin=plugin, provider=cfg.provider,
-                    buckets=(batch,))  # fmt: skip
+                    buckets=(batch,), cuda_options=cfg.cuda_options)  # fmt: skip
     x = np.random.default_rng(batch).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
     check = _check_engine(engine, path, x, cfg)
     engine.run(x)  # loads the input buffer (and the CUDA graph replays from here on)

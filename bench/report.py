@@ -32,7 +32,9 @@ def detector_backlog(result: dict) -> list[str]:
 def engine(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     baselines = [b for b in ("eager", "compile") if f"torch_{b}_ms_per_img" in result["rows"][0]]
-    title = f"**Engine, {s['model']} {s['precision'].upper()} at {s['width']}x{s['height']}, {m.get('gpu', '?')}**"
+    options = ", ".join(f"{k}={v}" for k, v in s.get("cuda_options", ()))
+    title = (f"**Engine, {s['model']} {s['precision'].upper()} at {s['width']}x{s['height']}, {m.get('gpu', '?')}"
+             f"{f', CUDA options {options}' if options else ''}**")  # fmt: skip
     versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if k in ("onnxruntime", "torch"))
     lines = [
         f"{title} (`{result['command']}`; {versions}; median of {s['repeats']} x {s['iters']} runs, "

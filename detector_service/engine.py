@@ -79,6 +79,7 @@ class Engine:
         buckets: tuple[int, ...] | None = None,
         cuda_graphs: bool = True,
         trt_fp16: bool = True,
+        cuda_options: tuple[tuple[str, str], ...] = (),
     ) -> None:
         self.path = path
         self.input_hw = input_hw
@@ -97,10 +98,10 @@ class Engine:
                 path, selection, plan, graph=self.onnx_model.SerializeToString()
             )
         else:
-            self._open_gpu(selection, cuda_graphs, trt_fp16)
+            self._open_gpu(selection, cuda_graphs, trt_fp16, cuda_options)
         runtime.report(self.provider, self.fallbacks)
 
-    def _open_gpu(self, selection, cuda_graphs: bool, trt_fp16: bool) -> None:
+    def _open_gpu(self, selection, cuda_graphs: bool, trt_fp16: bool, cuda_options: tuple) -> None:
         # Rewrites are checked on the model's own outputs (before the plugin appends anything), then
         # the chosen graph is adapted; output shapes come from one plain run of it at batch 1, since
         # the graphed sessions need their output buffers before their first run (the capture).
@@ -125,7 +126,7 @@ class Engine:
         graphs = cuda_graphs and self.provider == "cuda"
         for shape in shapes:
             plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=shape, profiles=shapes,
-                               cache_dir=cache, trt_fp16=trt_fp16, cuda_graph=graphs)  # fmt: skip
+                               cache_dir=cache, trt_fp16=trt_fp16, cuda_graph=graphs, cuda_options=cuda_options)  # fmt: skip
             self._runners[shape[0]] = self._bound(selection, plan, graph, per_image)
         log.info("engine: %s, buckets %s, CUDA graphs %s", self.provider, list(self.buckets), "on" if graphs else "off")
 

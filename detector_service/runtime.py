@@ -42,6 +42,7 @@ class SessionPlan:
     prefer_nhwc: bool = True
     fuse_conv_bias: bool = True  # cuDNN adds a convolution's bias inside it, not in a pass of its own
     threads: int = 0
+    cuda_options: tuple[tuple[str, str], ...] = ()  # CUDA provider options over the defaults (benchmark sweeps)
 
 
 @dataclass
@@ -94,6 +95,7 @@ def provider_options(name: str, plan: SessionPlan) -> dict[str, str]:
             "do_copy_in_default_stream": "1",
             "enable_cuda_graph": _flag(plan.cuda_graph),
             "fuse_conv_bias": _flag(plan.fuse_conv_bias),
+            **dict(plan.cuda_options),
         }
     return {}
 

@@ -65,6 +65,14 @@ def test_cuda_options() -> None:
     assert options["cudnn_conv_algo_search"] == "EXHAUSTIVE"
 
 
+def test_cuda_options_given_override_the_defaults() -> None:
+    plan = SessionPlan(input_name="input", input_shape=(8, 3, 64, 64),
+                       cuda_options=(("cudnn_conv_algo_search", "HEURISTIC"), ("use_tf32", "0")))  # fmt: skip
+    options = runtime.provider_options("cuda", plan)
+    assert options["cudnn_conv_algo_search"] == "HEURISTIC" and options["use_tf32"] == "0"
+    assert options["prefer_nhwc"] == "1"  # the rest stay as they were
+
+
 def test_engine_cache_is_keyed_by_model_gpu_and_versions(yunet_path: Path) -> None:
     key = runtime.engine_cache_dir(yunet_path)
     assert key.parts[-3].startswith("yunet-2023mar-dynamic-") and key.parts[-1].startswith("ort-")
