@@ -46,6 +46,7 @@ Examples (on the GPU machine):
   facestream bench engine --model yunet --batch 1,32,128 --provider cuda --baselines none
   facestream bench engine --model mogface --provider cpu --height 96 --width 128 --batch 1,2   # a dry run
   facestream bench engine --model mogface --batch 32 --baselines none --cuda-option cudnn_conv_algo_search=HEURISTIC
+  facestream bench engine --model mogface --batch 1,32 --merge-heads
 """,
     context_settings={"show_default": True},
 )
@@ -60,10 +61,11 @@ Examples (on the GPU machine):
 @click.option("--baselines", default="eager,compile", help="PyTorch baselines: eager, compile, or none.")
 @click.option("--cuda-option", "cuda_options", multiple=True, callback=_key_values,
               help="A CUDA provider option over the engine's defaults, KEY=VALUE (repeatable).")  # fmt: skip
+@click.option("--merge-heads", is_flag=True, help="MogFace: export its two prediction heads as one (exact).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER[-OPTIONS].json).")  # fmt: skip
 def engine(model: str, batches, precision: str, provider: str, height: int, width: int, iters: int, repeats: int,
-           baselines: str, cuda_options: tuple[tuple[str, str], ...], out: Path | None) -> None:  # fmt: skip
+           baselines: str, cuda_options: tuple[tuple[str, str], ...], merge_heads: bool, out: Path | None) -> None:  # fmt: skip
     """Engine ms/image and images/s per batch, with PyTorch eager and torch.compile in the same run."""
     from bench.engine import EngineBenchConfig, run
 
@@ -71,10 +73,11 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
     unknown = set(chosen) - {"eager", "compile"}
     if unknown:
         raise click.BadParameter(f"unknown baselines {sorted(unknown)}")
-    variant = "".join(f"-{key}-{value}" for key, value in cuda_options)  # a sweep never overwrites the main file
+    # A variant never overwrites the main file.
+    variant = "-merged-heads" * merge_heads + "".join(f"-{key}-{value}" for key, value in cuda_options)
     cfg = EngineBenchConfig(
         model=model, batches=batches, precision=precision, provider=provider, height=height, width=width,
-        iters=iters, repeats=repeats, baselines=chosen, cuda_options=cuda_options,
+        iters=iters, repeats=repeats, baselines=chosen, cuda_options=cuda_options, merge_heads=merge_heads,
         out=out or RESULTS / f"engine-{_name(model)}-{precision}-{provider}{variant}.json",
     )  # fmt: skip
     run(cfg, _command("engine"))

@@ -6,6 +6,7 @@ approach) and ``torch.compile`` (Inductor, FP16) on the same weights, timed with
 the physical floor (FLOPs / dense FP16 peak), the Memcpy nodes ONNX Runtime inserted, and GPU memory.
 """
 
+import copy
 import json
 import statistics
 import subprocess
@@ -38,6 +39,7 @@ class EngineBenchConfig:
     baselines: tuple[str, ...]  # subset of ("eager", "compile")
     out: Path
     cuda_options: tuple[tuple[str, str], ...] = ()  # CUDA provider options over the engine's defaults
+    merge_heads: bool = False  # MogFace exported with its two prediction heads as one (baselines keep two)
 
 
 def run(cfg: EngineBenchConfig, command: str) -> dict:
@@ -100,11 +102,18 @@ def _model_file(cfg: EngineBenchConfig):
         model = MogFace(cfg.model)
         digest = randomise(model, seed=0)
         flops = measure(model, cfg.height, cfg.width).total_flops
-        path = paths.home() / "bench" / f"{cfg.model}-random-{cfg.width}x{cfg.height}-{cfg.precision}.onnx"
+        merged = "-merged" if cfg.merge_heads else ""
+        path = paths.home() / "bench" / f"{cfg.model}-random-{cfg.width}x{cfg.height}-{cfg.precision}{merged}.onnx"
         if not path.exists():
             _progress(f"exporting {path.name} with facestream's exporter (torch {torch.__version__}) ...")
             spec = ExportSpec(height=cfg.height, width=cfg.width, fp16=cfg.precision == "fp16")
-            export(model, path, spec, digest, random_weights=True)
+            exported = model
+            if cfg.merge_heads:  # the PyTorch baselines keep the two heads a user's model has
+                from facestream.export.merge_heads import merge_heads
+
+                exported = copy.deepcopy(model)
+                merge_heads(exported)
+            export(exported, path, spec, digest, random_weights=True)
         return model, path, flops
     path = models.resolve(cfg.model)
     if cfg.model == "yunet" and cfg.precision == "fp16":

@@ -34,7 +34,7 @@ def engine(result: dict) -> list[str]:
     baselines = [b for b in ("eager", "compile") if f"torch_{b}_ms_per_img" in result["rows"][0]]
     options = ", ".join(f"{k}={v}" for k, v in s.get("cuda_options", ()))
     title = (f"**Engine, {s['model']} {s['precision'].upper()} at {s['width']}x{s['height']}, {m.get('gpu', '?')}"
-             f"{f', CUDA options {options}' if options else ''}**")  # fmt: skip
+             f"{', heads merged' if s.get('merge_heads') else ''}{f', CUDA options {options}' if options else ''}**")  # fmt: skip
     versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if k in ("onnxruntime", "torch"))
     lines = [
         f"{title} (`{result['command']}`; {versions}; median of {s['repeats']} x {s['iters']} runs, "

@@ -29,6 +29,7 @@ Examples:
   facestream export mogface --variant mogface_e --checkpoint mogface_e.pth --out mogface_e.onnx --dynamic-hw
   facestream export mogface --checkpoint mogface.pth --out mogface-fp16.onnx --fp16 --height 720 --width 1280
   facestream export mogface --random-init --out bench.onnx     # benchmarks only: boxes mean nothing
+  facestream export mogface --checkpoint mogface.pth --out mogface-merged.onnx --merge-heads
 """,
     context_settings={"show_default": True},
 )
@@ -44,9 +45,11 @@ Examples:
 @click.option("--dynamic-hw", is_flag=True, help="Any input size (slower to optimise for engines).")
 @click.option("--fp16", is_flag=True, help="Float16 weights and compute (inputs and outputs stay float32).")
 @click.option("--check-batch", type=click.IntRange(min=1), default=2, help="Batch of the ORT-vs-PyTorch self-check.")
+@click.option("--merge-heads", is_flag=True,
+              help="Compute the two prediction heads as one (same numbers, half the GPU kernels).")  # fmt: skip
 def export_mogface(
     variant: str, checkpoint: Path | None, random_init: bool, seed: int, out: Path,
-    height: int, width: int, dynamic_hw: bool, fp16: bool, check_batch: int,
+    height: int, width: int, dynamic_hw: bool, fp16: bool, check_batch: int, merge_heads: bool,
 ) -> None:  # fmt: skip
     """Export MogFace to ONNX (dynamic batch, opset 17) and check it against PyTorch."""
     if (checkpoint is None) == (not random_init):
@@ -63,6 +66,10 @@ def export_mogface(
     else:
         digest = weights.load_official(model, checkpoint)
         click.echo(f"loaded {checkpoint} strictly ({len(model.state_dict())} keys, sha256 {digest[:16]}...)", err=True)
+    if merge_heads:
+        from facestream.export.merge_heads import merge_heads as merge
+
+        merge(model)
     spec = ExportSpec(height=height, width=width, dynamic_hw=dynamic_hw, fp16=fp16)
     started = time.monotonic()
     export(model, out, spec, digest, random_weights=random_init)

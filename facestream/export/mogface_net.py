@@ -223,14 +223,19 @@ class PredNet(nn.Module):
         self.pred_cls = nn.Conv2d(ch, 1, 3, padding=1)
         self.pred_loc = nn.Conv2d(ch, 4, 3, padding=1)
         self._context_name = "conv_SSH" if variant.context == "ssh" else "conv_CPM"
+        self.merged: nn.Module | None = None  # both heads as one (merge_heads.py), set for export only
 
     def forward(self, levels: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         scores, deltas = [], []
         context = getattr(self, self._context_name)
         for x in levels:  # one context module and one head, shared by all six levels
             x = context(x)
-            scores.append(self.pred_cls(self.deep_cls_head(x)).flatten(2))
-            deltas.append(self.pred_loc(self.deep_loc_head(x)).flatten(2))
+            if self.merged is None:
+                cls, loc = self.pred_cls(self.deep_cls_head(x)), self.pred_loc(self.deep_loc_head(x))
+            else:
+                cls, loc = self.merged(x)
+            scores.append(cls.flatten(2))
+            deltas.append(loc.flatten(2))
         # (N, C, H*W) per level -> (N, anchors, C), anchors ordered by level, then row-major.
         return torch.cat(scores, dim=2).transpose(1, 2).sigmoid(), torch.cat(deltas, dim=2).transpose(1, 2)
 
