@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.engine import EngineBenchConfig, _model_file, _progress
 from bench.machine import describe
-from bench.pipeline import jpeg_corpus
+from bench.pipeline import full_batches, jpeg_corpus
 from detector_service import models, preprocess_gpu
 from detector_service.engine import Engine
 from detector_service.preprocess import Preprocessor
@@ -54,7 +54,7 @@ def run(cfg: DecodeBenchConfig, command: str) -> dict:
     for variant in cfg.variants:
         settings_for(variant)  # a typo fails before anything is timed
     frames = jpeg_corpus(cfg.width, cfg.frames)
-    batches = [frames[i : i + cfg.batch] for i in range(0, len(frames) - cfg.batch + 1, cfg.batch)]
+    batches = full_batches(frames, cfg.batch)
     missing = preprocess_gpu.available()
     load = _Load(cfg) if cfg.load and missing is None else None
     rows = []

@@ -109,8 +109,12 @@ def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
 
 
 def _batches(cfg: PipelineBenchConfig) -> list[list[Frame]]:
-    frames = jpeg_corpus(cfg.width, cfg.frames)
-    return [frames[i : i + cfg.batch] for i in range(0, len(frames) - cfg.batch + 1, cfg.batch)]
+    return full_batches(jpeg_corpus(cfg.width, cfg.frames), cfg.batch)
+
+
+def full_batches(frames: list[Frame], batch: int) -> list[list[Frame]]:
+    """``frames`` in batches of ``batch``; a partial last one is left out (every batch times the same)."""
+    return [frames[i : i + batch] for i in range(0, len(frames) - batch + 1, batch)]
 
 
 class _Workers:

@@ -64,7 +64,6 @@ _THREADS = 256
 # Images per nvImageCodec call: on the H200, 64 per call decoded 13.2k images/s, 256 in one call 8.9k.
 DECODE_CHUNK = 64
 
-
 # nvImageCodec backends a decoder may use, by the names ``GpuDecodeSettings.backends`` takes; each
 # list is in order of preference (an image one backend cannot take goes to the next).
 BACKENDS = {
