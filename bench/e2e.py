@@ -62,7 +62,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     detectors = [_start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log) for log in log_files]
     rows, reader = [], None
     try:
-        _wait_until_assigned(detectors, log_files, f"e2e-{tag}", partitions, bootstrap)
+        _wait_until_settled(detectors, log_files, f"e2e-{tag}", partitions, bootstrap)
         reader = _Reader(bootstrap, events)
         meter = _CpuMeter([proc.pid for proc in detectors], LocalBroker().status().pid)
         for count in cfg.cameras:
@@ -158,7 +158,7 @@ def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: s
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
-def _wait_until_assigned(procs: list[subprocess.Popen], logs: list[Path], group: str, partitions: int,
+def _wait_until_settled(procs: list[subprocess.Popen], logs: list[Path], group: str, partitions: int,
                          bootstrap: str, timeout_s: float = 300.0) -> None:
     """Warm-up (a TensorRT build, cuDNN search) and the group join happen before any frame is sent.
 

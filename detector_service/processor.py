@@ -15,6 +15,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from detector_service import preprocess_gpu
@@ -129,8 +130,6 @@ class FrameProcessor:
         """One decode on the decoding thread and one inference per batch bucket: the first real batch
         must not pay for starting the JPEG decoder (about a second for nvImageCodec's), cuDNN's
         algorithm search, a TensorRT build or a CUDA graph capture. Returns the seconds it took."""
-        import cv2
-
         t0 = time.perf_counter()
         height, width = self.engine.input_hw
         blank = cv2.imencode(".jpg", np.full((height, width, 3), 128, dtype=np.uint8))[1].tobytes()
