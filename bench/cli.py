@@ -111,6 +111,7 @@ def profile(model: str, batch: int, precision: str, provider: str, height: int, 
 Examples (on the GPU machine):
   facestream bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --precision fp16
   facestream bench pipeline --model yunet --batch 256 --frames 16384 --provider cuda --precision fp16 --workers 4
+  facestream bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --gpu-decoder hw/keep
   facestream bench pipeline --model mogface --batch 16 --frames 512 --provider cuda
 """,
     context_settings={"show_default": True},
@@ -125,20 +126,23 @@ Examples (on the GPU machine):
 @click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               help="Where JPEGs are decoded, as for detect.")  # fmt: skip
 @click.option("--decode-threads", type=int, default=8)
+@click.option("--gpu-decoder", default="all", help="nvImageCodec's set-up, as for detect (e.g. hw/keep).")
 @click.option("--workers", type=click.IntRange(min=1), default=1,
               help="Detector processes sharing the device (replicas), each taking every n-th batch.")  # fmt: skip
 @click.option("--repeats", type=int, default=3)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def pipeline(model: str, batch: int, frames: int, precision: str, provider: str, height: int, width: int,
-             decode: str, decode_threads: int, workers: int, repeats: int, out: Path | None) -> None:  # fmt: skip
+             decode: str, decode_threads: int, gpu_decoder: str, workers: int, repeats: int,
+             out: Path | None) -> None:  # fmt: skip
     """JPEG bytes in memory -> serialised events, against the engine alone at the same batch."""
     from bench.pipeline import PipelineBenchConfig, run
 
     cfg = PipelineBenchConfig(
         model=model, batch=batch, frames=frames, precision=precision, provider=provider, height=height, width=width,
-        decode=decode, decode_threads=decode_threads, workers=workers, repeats=repeats,
+        decode=decode, decode_threads=decode_threads, gpu_decoder=gpu_decoder, workers=workers, repeats=repeats,
         out=out or RESULTS / f"pipeline-{_name(model)}-{precision}-{provider}"
-        f"{f'-{workers}-workers' if workers > 1 else ''}.json",
+        f"{f'-{workers}-workers' if workers > 1 else ''}"
+        f"{'' if gpu_decoder == 'all' else '-' + gpu_decoder.replace('/', '-')}.json",
     )  # fmt: skip
     run(cfg, _command("pipeline"))
 

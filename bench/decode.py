@@ -31,28 +31,16 @@ class DecodeBenchConfig:
     batch: int
     height: int
     width: int
-    variants: tuple[str, ...]  # e.g. "all", "hw/keep", "all/t4": see settings_for
+    variants: tuple[str, ...]  # e.g. "all", "hw/keep", "all/t4": GpuDecodeSettings.parse
     cpu_threads: int
     repeats: int
     load: bool  # also time each variant while an engine keeps the GPU busy
     out: Path
 
 
-def settings_for(variant: str) -> GpuDecodeSettings:
-    """``backends[/keep][/tN]`` -> settings: ``hw/keep/t4`` is the hardware decoder, kept Images, 4 threads."""
-    backends, *flags = variant.split("/")
-    threads = 0
-    for flag in flags:
-        if flag[:1] == "t" and flag[1:].isdigit():
-            threads = int(flag[1:])
-        elif flag != "keep":
-            raise ValueError(f"unknown part {flag!r} in decode variant {variant!r} (expected keep or tN)")
-    return GpuDecodeSettings(backends=backends, cpu_threads=threads, keep_images="keep" in flags)
-
-
 def run(cfg: DecodeBenchConfig, command: str) -> dict:
     for variant in cfg.variants:
-        settings_for(variant)  # a typo fails before anything is timed
+        GpuDecodeSettings.parse(variant)  # a typo fails before anything is timed
     frames = jpeg_corpus(cfg.width, cfg.frames)
     batches = full_batches(frames, cfg.batch)
     missing = preprocess_gpu.available()
@@ -88,7 +76,7 @@ def _measure(cfg: DecodeBenchConfig, variant: str, batches: list, load: "_Load |
     """Images/s of one decoder, GPU idle and (with ``load``) GPU busy; a variant that fails says why."""
     try:
         decoder = (Preprocessor((cfg.height, cfg.width), cfg.cpu_threads) if variant == CPU
-                   else GpuPreprocessor((cfg.height, cfg.width), settings=settings_for(variant)))  # fmt: skip
+                   else GpuPreprocessor((cfg.height, cfg.width), settings=GpuDecodeSettings.parse(variant)))  # fmt: skip
     except Exception as exc:  # an nvImageCodec set-up this build refuses: a result, not a crash
         return {"variant": variant, "error": f"{type(exc).__name__}: {exc}"}
     try:

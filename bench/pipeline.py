@@ -21,6 +21,7 @@ from bench.engine import _model_file, _progress
 from bench.machine import describe
 from detector_service import models
 from detector_service.engine import Engine
+from detector_service.preprocess_gpu import GpuDecodeSettings
 from detector_service.processor import FrameProcessor
 from detector_service.stats import Stats
 from facestream import samples
@@ -38,6 +39,7 @@ class PipelineBenchConfig:
     width: int
     decode_threads: int
     decode: str  # auto, gpu or cpu
+    gpu_decoder: str  # nvImageCodec's set-up, as detect --gpu-decoder takes it
     workers: int  # detector processes sharing the device
     repeats: int
     out: Path
@@ -103,7 +105,8 @@ def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
     stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
-    processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats, cfg.decode)
+    processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats, cfg.decode,
+                               GpuDecodeSettings.parse(cfg.gpu_decoder))
     processor.warm_up()
     return processor
 

@@ -79,7 +79,7 @@ def pipeline(result: dict) -> list[str]:
     return [
         f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, "
         f"{s.get('workers', 1)} detector process{'es' if s.get('workers', 1) > 1 else ''}, JPEG decoding on the "
-        f"{result.get('decoder', 'cpu').upper()}, {m.get('gpu', '?')}** "
+        f"{result.get('decoder', 'cpu').upper()}{_gpu_decoder(result)}, {m.get('gpu', '?')}** "
         f"(`{result['command']}`): JPEG bytes -> serialised events **{result['pipeline_frames_per_s']:.0f} frames/s** "
         f"against the engine alone at **{result['engine_only_frames_per_s']:.0f}**: everything around the model costs "
         f"**{100 * result['overhead_fraction']:.1f}%** (runs: {result['runs']}). Per frame: "
@@ -89,6 +89,12 @@ def pipeline(result: dict) -> list[str]:
         f"{split['infer_incl_copies']} ms, boxes + events {split['postprocess']} ms. "
         f"Source: `bench/results/{result['_file']}`."
     ]
+
+
+def _gpu_decoder(result: dict) -> str:
+    """`` (nvImageCodec hw/keep)`` when GPU decoding ran with other than the default set-up."""
+    setup = result["settings"].get("gpu_decoder", "all")
+    return f" (nvImageCodec {setup})" if result.get("decoder") == "gpu" and setup != "all" else ""
 
 
 def kafka(result: dict) -> list[str]:

@@ -18,6 +18,16 @@ def _size(_ctx, _param, value: str | None) -> tuple[int, int] | None:
     return width, height
 
 
+def _gpu_decoder(_ctx, _param, value: str) -> str:
+    from detector_service.preprocess_gpu import GpuDecodeSettings  # imports OpenCV: not for --help
+
+    try:
+        GpuDecodeSettings.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
 @click.command(
     epilog="""\b
 Examples:
@@ -40,6 +50,9 @@ Examples:
 @click.option("--nms-iou", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
 @click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               help="Where JPEGs are decoded; auto: on the GPU (nvImageCodec) when inference runs there.")  # fmt: skip
+@click.option("--gpu-decoder", default="all", callback=_gpu_decoder,
+              help="nvImageCodec set-up: backends all|hw|gpu|hybrid, then /keep (decode into the last batch's "
+                   "images), /tN (N host threads); e.g. hw/keep/t4.")  # fmt: skip
 @click.option("--decode-threads", type=click.IntRange(min=1), default=2, help="JPEG decode threads (CPU decoding).")
 @click.option("--ort-threads", type=click.IntRange(min=0), default=0, help="ONNX Runtime CPU threads (0: ORT's choice).")
 @click.option("--frames-topic", default=FRAMES_TOPIC)

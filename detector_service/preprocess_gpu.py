@@ -87,6 +87,19 @@ class GpuDecodeSettings:
         if self.backends not in BACKENDS:
             raise ValueError(f"backends must be one of {', '.join(BACKENDS)}, got {self.backends!r}")
 
+    @classmethod
+    def parse(cls, text: str) -> "GpuDecodeSettings":
+        """``backends[/keep][/tN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4`` is the hardware
+        decoder, decoding into kept Images, 4 host threads; ``all`` is the default."""
+        backends, *flags = text.split("/")
+        threads = 0
+        for flag in flags:
+            if flag[:1] == "t" and flag[1:].isdigit():
+                threads = int(flag[1:])
+            elif flag != "keep":
+                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep or tN)")
+        return cls(backends=backends, cpu_threads=threads, keep_images="keep" in flags)
+
 
 def available() -> str | None:
     """None if GPU decoding can run here, else why not (for a loud fallback to the CPU pool)."""

@@ -59,17 +59,17 @@ class Outcome:
 class FrameProcessor:
     def __init__(
         self, engine: Engine, model: FaceModel, options: DecodeOptions, decode_threads: int, stats: Stats,
-        decode: str = "auto",
+        decode: str = "auto", gpu_decoder: preprocess_gpu.GpuDecodeSettings | None = None,
     ) -> None:  # fmt: skip
         self.engine = engine
         self.model = model
         self.options = options
         self.stats = stats
-        self.preprocessor = self._preprocessor(decode, decode_threads)
+        self.preprocessor = self._preprocessor(decode, decode_threads, gpu_decoder)
         # One batch per stage at a time: batch N+1 decodes while batch N infers (on the engine's thread).
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decode-batch")
 
-    def _preprocessor(self, decode: str, threads: int):
+    def _preprocessor(self, decode: str, threads: int, gpu_decoder: preprocess_gpu.GpuDecodeSettings | None):
         """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise."""
         if decode not in DECODE_CHOICES:
             raise ConfigError(f"decode must be one of {', '.join(DECODE_CHOICES)}, got {decode!r}")
@@ -79,7 +79,7 @@ class FrameProcessor:
         missing = preprocess_gpu.available() if self.engine.on_gpu else "inference does not run on a GPU"
         if missing is None:
             self.stats.decoder = "gpu"
-            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw)
+            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=gpu_decoder)
         if decode == "gpu":
             raise ConfigError(f"GPU decoding was asked for but cannot run: {missing}")
         log.warning("FALLBACK: JPEG decoding runs on %d CPU threads, not on the GPU: %s", threads, missing)

@@ -12,6 +12,7 @@ from detector_service.consumer import GroupMember
 from detector_service.engine import Engine
 from detector_service.events import Publisher
 from detector_service.models.base import DecodeOptions
+from detector_service.preprocess_gpu import GpuDecodeSettings
 from detector_service.processor import FrameProcessor, Pending
 from detector_service.stats import Stats, StatsReporter
 from facestream import kafka_clients
@@ -36,6 +37,7 @@ class DetectorConfig:
     nms_iou: float | None = None
     decode_threads: int = 2
     decode: str = "auto"  # "gpu" (nvImageCodec), "cpu" (thread pool) or "auto" (gpu with a GPU engine)
+    gpu_decoder: str = "all"  # nvImageCodec's set-up, as GpuDecodeSettings.parse reads it
     ort_threads: int = 0
     stats_interval: float = 5.0  # seconds
     stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long
@@ -68,7 +70,8 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
     )
     if random_weights:
         log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
-    processor = FrameProcessor(engine, model, options, config.decode_threads, stats, config.decode)
+    processor = FrameProcessor(engine, model, options, config.decode_threads, stats, config.decode,
+                               GpuDecodeSettings.parse(config.gpu_decoder))
     log.info("warm-up of the decoder and buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
     return processor
 

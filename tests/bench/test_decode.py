@@ -1,25 +1,21 @@
-"""bench decode: variant names, and a run where only the CPU decoder can go (GPU set-ups say why)."""
+"""bench decode: a run where only the CPU decoder can go (GPU set-ups say why)."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from bench.decode import DecodeBenchConfig, run, settings_for
+from bench.decode import DecodeBenchConfig, run
 from bench.report import decode as render
 from detector_service import preprocess_gpu
-from detector_service.preprocess_gpu import GpuDecodeSettings
 
 
-def test_variant_names() -> None:
-    assert settings_for("all") == GpuDecodeSettings()
-    assert settings_for("hw/keep/t4") == GpuDecodeSettings(backends="hw", cpu_threads=4, keep_images=True)
-
-
-@pytest.mark.parametrize("variant", ["fast", "hw/quick", "gpu/t"])
-def test_bad_variants_fail_before_timing(variant: str) -> None:
-    with pytest.raises(ValueError):
-        settings_for(variant)
+def test_a_bad_variant_fails_before_timing(tmp_path: Path) -> None:
+    cfg = DecodeBenchConfig(frames=32, batch=16, height=480, width=640, variants=("all", "hw/quick"), cpu_threads=2,
+                            repeats=1, load=False, out=tmp_path / "decode.json")  # fmt: skip
+    with pytest.raises(ValueError, match="quick"):
+        run(cfg, "facestream bench decode")
+    assert not cfg.out.exists()
 
 
 @pytest.mark.skipif(preprocess_gpu.available() is None, reason="a GPU machine runs the GPU variants")

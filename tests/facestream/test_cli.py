@@ -52,6 +52,8 @@ def test_usage_errors_exit_2() -> None:
     assert result.exit_code == 2 and "one --source per --camera" in result.output
     result = CliRunner().invoke(cli, ["detect", "--input-size", "640by480"])
     assert result.exit_code == 2 and "WIDTHxHEIGHT" in result.output
+    result = CliRunner().invoke(cli, ["detect", "--gpu-decoder", "hw/fast"])
+    assert result.exit_code == 2 and "expected keep or tN" in result.output
 
 
 def test_service_path_never_imports_torch() -> None:

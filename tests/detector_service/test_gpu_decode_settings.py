@@ -1,0 +1,20 @@
+"""How nvImageCodec is set up, as ``--gpu-decoder`` spells it (parsing needs no GPU)."""
+
+import pytest
+
+from detector_service.preprocess_gpu import GpuDecodeSettings
+
+
+def test_the_default_is_every_backend_and_fresh_images() -> None:
+    assert GpuDecodeSettings.parse("all") == GpuDecodeSettings()
+
+
+def test_backends_then_flags_in_any_order() -> None:
+    expected = GpuDecodeSettings(backends="hw", cpu_threads=4, keep_images=True)
+    assert GpuDecodeSettings.parse("hw/keep/t4") == expected == GpuDecodeSettings.parse("hw/t4/keep")
+
+
+@pytest.mark.parametrize("text", ["fast", "hw/quick", "gpu/t", "/keep"])
+def test_a_misspelt_set_up_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        GpuDecodeSettings.parse(text)
