@@ -74,6 +74,12 @@ BACKENDS = {
 }
 
 
+# One decoding stream per device for the whole process, never destroyed: nvImageCodec keeps state per
+# stream, and on the H200 making a fourth decoder after three (each with a stream of its own) had come
+# and gone crashed the process.
+_STREAMS: dict = {}
+
+
 @dataclass(frozen=True)
 class GpuDecodeSettings:
     """How nvImageCodec is set up. The defaults are the detector's; ``bench decode`` measures others
@@ -131,7 +137,7 @@ class GpuPreprocessor:
         self._decoder = nvimgcodec.Decoder(device_id=device_id, **options)
         self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
         with self._device:
-            self._stream = cp.cuda.Stream(non_blocking=True)
+            self._stream = _STREAMS.setdefault(device_id, cp.cuda.Stream(non_blocking=True))
             self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
         self._kept: dict[int, list] = {}  # with keep_images: per chunk index, the Images decoded into last
 
@@ -172,7 +178,12 @@ class GpuPreprocessor:
         return batch, placed
 
     def close(self) -> None:
-        """Nothing to stop: decoding runs in the caller's thread and its buffers go with the object."""
+        """Release nvImageCodec's kept Images, then its decoder, then the stream, in that order and
+        now, rather than in whatever order the interpreter's shutdown would free them."""
+        with self._device:
+            self._stream.synchronize()
+        self._kept.clear()
+        self._decoder = None
 
 
 def _place(frame: Frame, image, height: int, width: int) -> Placed | DecodeError:
