@@ -111,7 +111,7 @@ def profile(model: str, batch: int, precision: str, provider: str, height: int, 
 Examples (on the GPU machine):
   facestream bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --precision fp16
   facestream bench pipeline --model yunet --batch 256 --frames 16384 --provider cuda --precision fp16 --workers 4
-  facestream bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --gpu-decoder hw/keep
+  facestream bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --gpu-decoder all
   facestream bench pipeline --model mogface --batch 16 --frames 512 --provider cuda
 """,
     context_settings={"show_default": True},
@@ -126,7 +126,7 @@ Examples (on the GPU machine):
 @click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               help="Where JPEGs are decoded, as for detect.")  # fmt: skip
 @click.option("--decode-threads", type=int, default=8)
-@click.option("--gpu-decoder", default="all", help="nvImageCodec's set-up, as for detect (e.g. hw/keep).")
+@click.option("--gpu-decoder", default="hw/keep", help="nvImageCodec's set-up, as for detect (e.g. hw/keep).")
 @click.option("--workers", type=click.IntRange(min=1), default=1,
               help="Detector processes sharing the device (replicas), each taking every n-th batch.")  # fmt: skip
 @click.option("--repeats", type=int, default=3)
@@ -142,7 +142,7 @@ def pipeline(model: str, batch: int, frames: int, precision: str, provider: str,
         decode=decode, decode_threads=decode_threads, gpu_decoder=gpu_decoder, workers=workers, repeats=repeats,
         out=out or RESULTS / f"pipeline-{_name(model)}-{precision}-{provider}"
         f"{f'-{workers}-workers' if workers > 1 else ''}"
-        f"{'' if gpu_decoder == 'all' else '-' + gpu_decoder.replace('/', '-')}.json",
+        f"{'' if gpu_decoder == 'hw/keep' else '-' + gpu_decoder.replace('/', '-')}.json",
     )  # fmt: skip
     run(cfg, _command("pipeline"))
 

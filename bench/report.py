@@ -92,9 +92,8 @@ def pipeline(result: dict) -> list[str]:
 
 
 def _gpu_decoder(result: dict) -> str:
-    """`` (nvImageCodec hw/keep)`` when GPU decoding ran with other than the default set-up."""
-    setup = result["settings"].get("gpu_decoder", "all")
-    return f" (nvImageCodec {setup})" if result.get("decoder") == "gpu" and setup != "all" else ""
+    """`` (nvImageCodec hw/keep)`` for GPU decoding; runs from before ``--gpu-decoder`` used ``all``."""
+    return f" (nvImageCodec {result['settings'].get('gpu_decoder', 'all')})" if result.get("decoder") == "gpu" else ""
 
 
 def kafka(result: dict) -> list[str]:

@@ -50,9 +50,9 @@ Examples:
 @click.option("--nms-iou", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
 @click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               help="Where JPEGs are decoded; auto: on the GPU (nvImageCodec) when inference runs there.")  # fmt: skip
-@click.option("--gpu-decoder", default="all", callback=_gpu_decoder,
+@click.option("--gpu-decoder", default="hw/keep", callback=_gpu_decoder,
               help="nvImageCodec set-up: backends all|hw|gpu|hybrid, then /keep (decode into the last batch's "
-                   "images), /tN (N host threads); e.g. hw/keep/t4.")  # fmt: skip
+                   "images), /tN (N host threads); e.g. all, hw/keep/t4.")  # fmt: skip
 @click.option("--decode-threads", type=click.IntRange(min=1), default=2, help="JPEG decode threads (CPU decoding).")
 @click.option("--ort-threads", type=click.IntRange(min=0), default=0, help="ONNX Runtime CPU threads (0: ORT's choice).")
 @click.option("--frames-topic", default=FRAMES_TOPIC)

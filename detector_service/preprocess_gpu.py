@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from detector_service.preprocess import DecodeError, Placed, fitted
+from facestream.errors import ConfigError
 from schemas import Frame
 
 # One thread per output pixel. Slots whose source pointer is 0 (failed frames) stay black.
@@ -82,12 +83,14 @@ _STREAMS: dict = {}
 
 @dataclass(frozen=True)
 class GpuDecodeSettings:
-    """How nvImageCodec is set up. The defaults are the detector's; ``bench decode`` measures others
-    side by side (JPEG decoding was 5-10x slower per frame inside the detector than standalone)."""
+    """How nvImageCodec is set up. The defaults are the detector's: on the H200, YuNet's pipeline with
+    4 detector processes made 9,810 frames/s with them against 6,272 with every backend allowed and
+    new Images per batch (bench/results/pipeline-yunet-fp16-cuda-4-workers*.json); ``bench decode`` and
+    ``bench pipeline --gpu-decoder`` compare the others."""
 
-    backends: str = "all"  # a key of BACKENDS
+    backends: str = "hw"  # a key of BACKENDS
     cpu_threads: int = 0  # nvImageCodec's host threads per decoder; 0: one per core
-    keep_images: bool = False  # decode into the previous batch's Images rather than allocate new ones
+    keep_images: bool = True  # decode into the previous batch's Images rather than allocate new ones
 
     def __post_init__(self) -> None:
         if self.backends not in BACKENDS:
@@ -96,7 +99,7 @@ class GpuDecodeSettings:
     @classmethod
     def parse(cls, text: str) -> "GpuDecodeSettings":
         """``backends[/keep][/tN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4`` is the hardware
-        decoder, decoding into kept Images, 4 host threads; ``all`` is the default."""
+        decoder, decoding into kept Images, 4 host threads; ``hw/keep`` is the default."""
         backends, *flags = text.split("/")
         threads = 0
         for flag in flags:
@@ -134,7 +137,11 @@ class GpuPreprocessor:
         if BACKENDS[self.settings.backends]:
             options["backends"] = [nvimgcodec.Backend(getattr(nvimgcodec.BackendKind, kind))
                                    for kind in BACKENDS[self.settings.backends]]  # fmt: skip
-        self._decoder = nvimgcodec.Decoder(device_id=device_id, **options)
+        try:
+            self._decoder = nvimgcodec.Decoder(device_id=device_id, **options)
+        except RuntimeError as exc:  # e.g. the GPU_ONLY backend alone, refused on the H200
+            raise ConfigError(f"nvImageCodec cannot make a decoder with backends {self.settings.backends!r} on GPU "
+                              f"{device_id}: {exc}; try --gpu-decoder all") from None  # fmt: skip
         self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
         with self._device:
             self._stream = _STREAMS.setdefault(device_id, cp.cuda.Stream(non_blocking=True))

@@ -37,7 +37,7 @@ class DetectorConfig:
     nms_iou: float | None = None
     decode_threads: int = 2
     decode: str = "auto"  # "gpu" (nvImageCodec), "cpu" (thread pool) or "auto" (gpu with a GPU engine)
-    gpu_decoder: str = "all"  # nvImageCodec's set-up, as GpuDecodeSettings.parse reads it
+    gpu_decoder: str = "hw/keep"  # nvImageCodec's set-up, as GpuDecodeSettings.parse reads it
     ort_threads: int = 0
     stats_interval: float = 5.0  # seconds
     stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long

@@ -5,8 +5,9 @@ import pytest
 from detector_service.preprocess_gpu import GpuDecodeSettings
 
 
-def test_the_default_is_every_backend_and_fresh_images() -> None:
-    assert GpuDecodeSettings.parse("all") == GpuDecodeSettings()
+def test_the_default_is_the_hardware_decoder_into_kept_images() -> None:
+    assert GpuDecodeSettings.parse("hw/keep") == GpuDecodeSettings()
+    assert GpuDecodeSettings.parse("all") == GpuDecodeSettings(backends="all", keep_images=False)
 
 
 def test_backends_then_flags_in_any_order() -> None:

@@ -49,13 +49,13 @@ def test_bad_frames_fail_in_their_slots(corpus: list[Frame]) -> None:
     assert int(batch[1].max()) == 0 and int(batch[2].max()) == 0
 
 
-@pytest.mark.parametrize("settings", [preprocess_gpu.GpuDecodeSettings(backends="hw", cpu_threads=4),
-                                      preprocess_gpu.GpuDecodeSettings(backends="gpu"),
-                                      preprocess_gpu.GpuDecodeSettings(keep_images=True)])  # fmt: skip
-def test_decoder_settings_give_the_same_batches(corpus: list[Frame], settings) -> None:
-    # Twice, with frames of other sizes and a bad one in between: kept Images are decoded into again.
-    default, default_placed = preprocess_gpu.GpuPreprocessor((480, 640)).run(corpus)
-    gpu = preprocess_gpu.GpuPreprocessor((480, 640), settings=settings)
+@pytest.mark.parametrize("setup", ["hw/keep", "hw/t4", "all/keep"])  # the default, then one change at a time
+def test_decoder_settings_give_the_same_batches(corpus: list[Frame], setup: str) -> None:
+    # Against every backend and fresh Images (nvImageCodec's own defaults). Twice, with frames of other
+    # sizes and a bad one in between: kept Images are decoded into again.
+    reference = preprocess_gpu.GpuPreprocessor((480, 640), settings=preprocess_gpu.GpuDecodeSettings.parse("all"))
+    default, default_placed = reference.run(corpus)
+    gpu = preprocess_gpu.GpuPreprocessor((480, 640), settings=preprocess_gpu.GpuDecodeSettings.parse(setup))
     gpu.run([corpus[0], Frame("cam", 1, 0, 640, 480, b"junk"), *corpus[::-1][: len(corpus) - 2]])
     batch, placed = gpu.run(corpus)
     assert placed == default_placed
