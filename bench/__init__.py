@@ -1,5 +1,14 @@
 """Benchmarks (never tests): each writes a JSON result under bench/results/ and prints a table."""
 
+import json
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def save(result: dict, out: Path) -> None:
+    """Write ``result`` as the JSON file ``out``. Long benchmarks call it after each measurement with
+    ``complete`` false, so a run stopped at a time limit still leaves what it measured (the README's
+    generator refuses such a file)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")

@@ -7,13 +7,13 @@ the GPU otherwise idle, then while an engine (YuNet FP16 at the same batch) repl
 pause, as inference does in the detector. Each figure is the median of the repeats.
 """
 
-import json
 import statistics
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import save
 from bench.engine import EngineBenchConfig, _model_file, _progress
 from bench.machine import describe
 from bench.pipeline import full_batches, jpeg_corpus
@@ -45,25 +45,26 @@ def run(cfg: DecodeBenchConfig, command: str) -> dict:
     batches = full_batches(frames, cfg.batch)
     missing = preprocess_gpu.available()
     load = _Load(cfg) if cfg.load and missing is None else None
-    rows = []
-    for variant in (CPU, *cfg.variants):
-        if variant != CPU and missing is not None:
-            rows.append({"variant": variant, "error": f"not run: {missing}"})
-            continue
-        rows.append(_measure(cfg, variant, batches, load))
-        _progress(f"{variant}: {rows[-1]}")
-    if load is not None:
-        load.close()
+    rows: list[dict] = []
     result = {
         "benchmark": "decode",
         "command": command,
         "machine": describe(),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
         "mean_frame_bytes": round(sum(len(f.data) for f in frames) / len(frames)),
-        "rows": rows,
+        "rows": rows,  # filled in place; saved after each variant
     }
-    cfg.out.parent.mkdir(parents=True, exist_ok=True)
-    cfg.out.write_text(json.dumps(result, indent=2) + "\n")
+    for variant in (CPU, *cfg.variants):
+        if variant != CPU and missing is not None:
+            rows.append({"variant": variant, "error": f"not run: {missing}"})
+            continue
+        rows.append(_measure(cfg, variant, batches, load))
+        _progress(f"{variant}: {rows[-1]}")
+        save({**result, "complete": False}, cfg.out)
+    if load is not None:
+        load.close()
+    result["complete"] = True
+    save(result, cfg.out)
     print(f"{'decoder':<16} {'images/s':>10} {'under load':>11}")
     for row in rows:
         idle, loaded = row.get("images_per_s"), row.get("images_per_s_under_load")

@@ -14,7 +14,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from bench import RESULTS
+from bench import RESULTS, save
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from facestream import kafka_clients, samples
@@ -67,8 +67,7 @@ def main() -> None:
         "runs": runs,
         "median_frames_per_s": statistics.median(r["frames_per_s"] for r in runs),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    save(result, args.out)
     print(f"median {result['median_frames_per_s']} frames/s over {args.runs} runs -> {args.out}")
 
 

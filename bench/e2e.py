@@ -8,7 +8,6 @@ latency is the reader's clock at arrival minus the frame's ``capture_ts_ns`` (sa
 clock). Counts go up until p99 passes the latency limit.
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import RESULTS
+from bench import RESULTS, save
 from bench.machine import describe
 from detector_service import models
 from facestream import kafka_clients, paths, samples
@@ -96,8 +95,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
         "rows": rows,
         "max_cameras_within_limit": max((r["cameras"] for r in within), default=0),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    save(result, out)
     print(f"most cameras with p99 <= {cfg.latency_limit_ms:.0f} ms and nothing dropped: "
           f"{result['max_cameras_within_limit']} -> {out}")  # fmt: skip
     return result

@@ -7,7 +7,6 @@ the physical floor (FLOPs / dense FP16 peak), the Memcpy nodes ONNX Runtime inse
 """
 
 import copy
-import json
 import statistics
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench import save
 from bench.machine import describe
 from detector_service import models, runtime
 from detector_service.engine import Engine, load_graph
@@ -57,15 +57,18 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
     memcpy = _memcpy_nodes(path, cfg)
     result["memcpy_nodes"] = memcpy
     _progress(f"Memcpy nodes in the optimised graph (static batch {max(cfg.batches)}): {memcpy}")
+    result["rows"] = list(rows.values())  # filled in place; saved after each measurement
     for b in cfg.batches:
         timing, memory, check = _time_engine(path, cfg, b)
         rows[b].update(project_ms_per_img=timing, project_gpu_mb=memory, max_abs_diff_vs_plain_session=check)
         _progress(f"project engine  batch {b:>3}: {rows[b]['project_ms_per_img']:.3f} ms/img")
+        save({**result, "complete": False}, cfg.out)
     if torch_model is not None:
         for name in cfg.baselines:
             for b in cfg.batches:
                 rows[b][f"torch_{name}_ms_per_img"] = _time_torch(torch_model, cfg, b, compiled=name == "compile")
                 _progress(f"torch {name:<8} batch {b:>3}: {rows[b][f'torch_{name}_ms_per_img']:.3f} ms/img")
+                save({**result, "complete": False}, cfg.out)
     for row in rows.values():
         row["project_img_per_s"] = round(1000.0 / row["project_ms_per_img"], 1)
         for name in cfg.baselines:
@@ -76,15 +79,14 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
             floor_ms = flops / (H200_DENSE_FP16_TFLOPS * 1e12) * 1000.0
             row["floor_ms_per_img"] = round(floor_ms, 3)
             row["fraction_of_floor"] = round(floor_ms / row["project_ms_per_img"], 3)
-    result["rows"] = list(rows.values())
+    result["complete"] = True
     best = min(result["rows"], key=lambda r: r["project_ms_per_img"])
     result["best_batch"] = best["batch"]
     result["best_project_img_per_s"] = best["project_img_per_s"]
     for name in cfg.baselines:
         if f"speedup_vs_torch_{name}" in best:
             result[f"speedup_vs_torch_{name}"] = best[f"speedup_vs_torch_{name}"]
-    cfg.out.parent.mkdir(parents=True, exist_ok=True)
-    cfg.out.write_text(json.dumps(result, indent=2) + "\n")
+    save(result, cfg.out)
     _print_table(result, cfg)
     return result
 

@@ -17,5 +17,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
 mkdir -p "$FACESTREAM_HOME"
-if [ -d .fshome ]; then cp -r .fshome/models .fshome/samples "$FACESTREAM_HOME/"; fi
+for part in models samples; do  # what was carried (a folder left by an earlier call may hold only one)
+  if [ -d ".fshome/$part" ]; then cp -r ".fshome/$part" "$FACESTREAM_HOME/"; fi
+done
 set +e

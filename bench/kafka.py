@@ -8,7 +8,6 @@ empty detection event (no JPEG decode, no inference). Both rates leave out joini
 tool reports its fetch rate; ours is events / (last event - first event) by their timestamps.
 """
 
-import json
 import statistics
 import subprocess
 import uuid
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from confluent_kafka import Producer
 
+from bench import save
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from bench.pipeline import jpeg_corpus
@@ -96,8 +96,7 @@ def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
         "median_facestream_msgs_per_s": statistics.median(r["facestream_msgs_per_s"] for r in results),
         "median_kafka_tool_msgs_per_s": statistics.median(r["kafka_consumer_perf_test_msgs_per_s"] for r in results),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    save(result, out)
     print(f"median ratio facestream / kafka-consumer-perf-test: {result['median_ratio']:.2f} -> {out}")
     return result
 

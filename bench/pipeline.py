@@ -7,7 +7,6 @@ batch size with its input resident on the device, so their ratio is the cost of 
 the model.
 """
 
-import json
 import multiprocessing
 import statistics
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from bench import save
 from bench.engine import _model_file, _progress
 from bench.machine import describe
 from detector_service import models
@@ -92,8 +92,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
             "postprocess": round(stats.postprocess_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
         },
     }
-    cfg.out.parent.mkdir(parents=True, exist_ok=True)
-    cfg.out.write_text(json.dumps(result, indent=2) + "\n")
+    save(result, cfg.out)
     print(f"{cfg.model} batch {cfg.batch} on {engine.provider}: engine only {engine_median:.0f} frames/s, "
           f"pipeline (JPEG -> serialised events) {pipeline_median:.0f} frames/s, "
           f"overhead {100 * result['overhead_fraction']:.1f}%; results: {cfg.out}")  # fmt: skip

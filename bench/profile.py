@@ -8,7 +8,6 @@ into the convolutions) and, for MogFace, ``torch.compile`` on the same weights. 
 off so every kernel is visible; the ONNX variants must agree.
 """
 
-import json
 import re
 import statistics
 import sys
@@ -18,6 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from bench import save
 from bench.engine import EngineBenchConfig, _model_file, _progress, torch_baseline
 from bench.machine import describe
 from detector_service import graph_rewrite, models, runtime
@@ -74,8 +74,7 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
     if flops is not None:
         result["gflops_per_image"] = round(flops / 1e9, 1)
     _progress(f"max |exported - rewritten| = {result['max_abs_diff_between_variants']:.3g}")
-    cfg.out.parent.mkdir(parents=True, exist_ok=True)
-    cfg.out.write_text(json.dumps(result, indent=2) + "\n")
+    save(result, cfg.out)
     return result
 
 

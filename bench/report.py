@@ -229,8 +229,12 @@ def targets(results: dict[str, dict]) -> list[str]:
 
 
 def load() -> dict[str, dict]:
-    return {path.name: {**json.loads(path.read_text()), "_file": path.name}
-            for path in sorted((ROOT / "bench" / "results").glob("*.json"))}  # fmt: skip
+    results = {path.name: {**json.loads(path.read_text()), "_file": path.name}
+               for path in sorted((ROOT / "bench" / "results").glob("*.json"))}  # fmt: skip
+    stopped = [name for name, result in results.items() if result.get("complete") is False]
+    if stopped:  # a run cut short at a time limit: its figures are for notes, not for the README
+        raise SystemExit(f"bench/results holds runs that stopped before the end: {', '.join(stopped)}")
+    return results
 
 
 def render() -> str:
