@@ -79,12 +79,25 @@ class FrameProcessor:
         missing = preprocess_gpu.available() if self.engine.on_gpu else "inference does not run on a GPU"
         if missing is None:
             self.stats.decoder = "gpu"
-            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=gpu_decoder)
+            return self._gpu_preprocessor(gpu_decoder or preprocess_gpu.GpuDecodeSettings())
         if decode == "gpu":
             raise ConfigError(f"GPU decoding was asked for but cannot run: {missing}")
         log.warning("FALLBACK: JPEG decoding runs on %d CPU threads, not on the GPU: %s", threads, missing)
         self.stats.decoder, self.stats.decode_fallback = "cpu", True
         return Preprocessor(self.engine.input_hw, threads)
+
+    def _gpu_preprocessor(self, settings: preprocess_gpu.GpuDecodeSettings):
+        """nvImageCodec as asked; if the default set-up (the hardware decoder) cannot be made on this
+        GPU, every backend instead, loudly. A set-up asked for by name never falls back."""
+        try:
+            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=settings)
+        except ConfigError as exc:
+            if settings != preprocess_gpu.GpuDecodeSettings():
+                raise
+            log.warning("FALLBACK: %s; decoding with every nvImageCodec backend instead", exc)
+            self.stats.decode_fallback = True
+            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw,
+                                                  settings=preprocess_gpu.GpuDecodeSettings.parse("all"))  # fmt: skip
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw

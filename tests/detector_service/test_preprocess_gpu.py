@@ -9,6 +9,7 @@ import pytest
 
 from detector_service import preprocess_gpu
 from detector_service.preprocess import DecodeError, Placed, Preprocessor
+from facestream.errors import ConfigError
 from schemas import Frame
 
 pytestmark = pytest.mark.skipif(preprocess_gpu.available() is not None, reason="needs CuPy and nvImageCodec (GPU)")
@@ -61,6 +62,14 @@ def test_decoder_settings_give_the_same_batches(corpus: list[Frame], setup: str)
     assert placed == default_placed
     diff = np.abs(batch.get().astype(np.int16) - default.get().astype(np.int16))
     assert diff.mean() < 1.0 and diff.max() <= 12  # the hardware and CUDA decoders may round differently
+
+
+def test_a_set_up_this_gpu_refuses_is_a_config_error() -> None:
+    # The GPU_ONLY backend alone is refused on the H200; wherever it is refused, the error says what to do.
+    try:
+        preprocess_gpu.GpuPreprocessor((480, 640), settings=preprocess_gpu.GpuDecodeSettings.parse("gpu")).close()
+    except ConfigError as exc:
+        assert "--gpu-decoder all" in str(exc)
 
 
 def test_a_grayscale_jpeg_decodes_as_on_the_cpu() -> None:
