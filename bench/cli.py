@@ -129,20 +129,26 @@ Examples (on the GPU machine):
 @click.option("--gpu-decoder", default="hw/keep", help="nvImageCodec's set-up, as for detect (e.g. hw/keep).")
 @click.option("--workers", type=click.IntRange(min=1), default=1,
               help="Detector processes sharing the device (replicas), each taking every n-th batch.")  # fmt: skip
+@click.option("--switch-interval-ms", type=click.FloatRange(min=0.01), default=None,
+              help="Python's thread switch interval in each detector process (default: Python's, 5 ms). "
+                   "nvImageCodec gives the interpreter up and takes it back twice per image; a shorter "
+                   "interval bounds its wait while the event-building thread holds it.")  # fmt: skip
 @click.option("--repeats", type=int, default=3)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def pipeline(model: str, batch: int, frames: int, precision: str, provider: str, height: int, width: int,
-             decode: str, decode_threads: int, gpu_decoder: str, workers: int, repeats: int,
-             out: Path | None) -> None:  # fmt: skip
+             decode: str, decode_threads: int, gpu_decoder: str, workers: int, switch_interval_ms: float | None,
+             repeats: int, out: Path | None) -> None:  # fmt: skip
     """JPEG bytes in memory -> serialised events, against the engine alone at the same batch."""
     from bench.pipeline import PipelineBenchConfig, run
 
     cfg = PipelineBenchConfig(
         model=model, batch=batch, frames=frames, precision=precision, provider=provider, height=height, width=width,
-        decode=decode, decode_threads=decode_threads, gpu_decoder=gpu_decoder, workers=workers, repeats=repeats,
+        decode=decode, decode_threads=decode_threads, gpu_decoder=gpu_decoder, workers=workers,
+        switch_interval_ms=switch_interval_ms, repeats=repeats,
         out=out or RESULTS / f"pipeline-{_name(model)}-{precision}-{provider}"
         f"{f'-{workers}-workers' if workers > 1 else ''}"
-        f"{'' if gpu_decoder == 'hw/keep' else '-' + gpu_decoder.replace('/', '-')}.json",
+        f"{'' if gpu_decoder == 'hw/keep' else '-' + gpu_decoder.replace('/', '-')}"
+        f"{'' if switch_interval_ms is None else f'-switch-{switch_interval_ms:g}ms'}.json",
     )  # fmt: skip
     run(cfg, _command("pipeline"))
 

@@ -9,6 +9,7 @@ the model.
 
 import multiprocessing
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ class PipelineBenchConfig:
     decode_threads: int
     decode: str  # auto, gpu or cpu
     gpu_decoder: str  # nvImageCodec's set-up, as detect --gpu-decoder takes it
+    switch_interval_ms: float | None  # Python's thread switch interval in each detector process; None: its own
     workers: int  # detector processes sharing the device
     repeats: int
     out: Path
@@ -101,6 +103,8 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
 
 def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
     """The detector's own engine and processor for ``path``, warmed up."""
+    if cfg.switch_interval_ms is not None:
+        sys.setswitchinterval(cfg.switch_interval_ms / 1000)
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
     stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))

@@ -79,7 +79,9 @@ def pipeline(result: dict) -> list[str]:
     return [
         f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, "
         f"{s.get('workers', 1)} detector process{'es' if s.get('workers', 1) > 1 else ''}, JPEG decoding on the "
-        f"{result.get('decoder', 'cpu').upper()}{_gpu_decoder(result)}, {m.get('gpu', '?')}** "
+        f"{result.get('decoder', 'cpu').upper()}{_gpu_decoder(result)}"
+        + (f", thread switch interval {s['switch_interval_ms']:g} ms" if s.get("switch_interval_ms") else "")
+        + f", {m.get('gpu', '?')}** "
         f"(`{result['command']}`): JPEG bytes -> serialised events **{result['pipeline_frames_per_s']:.0f} frames/s** "
         f"against the engine alone at **{result['engine_only_frames_per_s']:.0f}**: everything around the model costs "
         f"**{100 * result['overhead_fraction']:.1f}%** (runs: {result['runs']}). Per frame: "
