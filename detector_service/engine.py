@@ -12,6 +12,7 @@ size: padding would only cost time there.
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -105,6 +106,7 @@ class Engine:
         # Rewrites are checked on the model's own outputs (before the plugin appends anything), then
         # the chosen graph is adapted; output shapes come from one plain run of it at batch 1, since
         # the graphed sessions need their output buffers before their first run (the capture).
+        started = time.perf_counter()
         probe_plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=(1, *self.input_hw, 3))
         base = load_graph(self.path, self.plugin, adapt=False)
         probe, self.provider, self.fallbacks = runtime.open_session(
@@ -121,13 +123,17 @@ class Engine:
         outputs = probe.run(None, {graph_rewrite.IMAGE_INPUT: sample})
         per_image = {o.name: (v.shape[1:], v.dtype) for o, v in zip(probe.get_outputs(), outputs)}
         del probe
+        log.info("engine: graph checked and adapted in %.1f s; building %d bucket(s) %s", time.perf_counter() - started,
+                 len(self.buckets), list(self.buckets))  # fmt: skip
         shapes = tuple((b, *self.input_hw, 3) for b in self.buckets)
         cache = runtime.engine_cache_dir(self.path) if "tensorrt" in selection.names else None
         graphs = cuda_graphs and self.provider == "cuda"
         for shape in shapes:
+            bucket_started = time.perf_counter()
             plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=shape, profiles=shapes,
                                cache_dir=cache, trt_fp16=trt_fp16, cuda_graph=graphs, cuda_options=cuda_options)  # fmt: skip
             self._runners[shape[0]] = self._bound(selection, plan, graph, per_image)
+            log.info("engine: bucket %d ready in %.1f s", shape[0], time.perf_counter() - bucket_started)
         log.info("engine: %s, buckets %s, CUDA graphs %s", self.provider, list(self.buckets), "on" if graphs else "off")
 
     def _bound(self, selection, plan: SessionPlan, graph: bytes, per_image: dict) -> "_BoundRunner":
