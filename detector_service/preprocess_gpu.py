@@ -144,7 +144,9 @@ class GpuPreprocessor:
                               f"{device_id}: {exc}; try --gpu-decoder all") from None  # fmt: skip
         self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
         with self._device:
-            self._stream = _STREAMS.setdefault(device_id, cp.cuda.Stream(non_blocking=True))
+            if device_id not in _STREAMS:
+                _STREAMS[device_id] = cp.cuda.Stream(non_blocking=True)
+            self._stream = _STREAMS[device_id]
             self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
         self._kept: dict[int, list] = {}  # with keep_images: per chunk index, the Images decoded into last
 
