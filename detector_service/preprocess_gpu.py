@@ -187,8 +187,8 @@ class GpuPreprocessor:
         return batch, placed
 
     def close(self) -> None:
-        """Release nvImageCodec's kept Images, then its decoder, then the stream, in that order and
-        now, rather than in whatever order the interpreter's shutdown would free them."""
+        """Release nvImageCodec's kept Images, then its decoder, in that order and now, rather than in
+        whatever order the interpreter's shutdown would free them (the stream is the process's)."""
         with self._device:
             self._stream.synchronize()
         self._kept.clear()
