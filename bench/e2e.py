@@ -68,6 +68,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
             meter.start()
             row = _one(cfg, frames, reader, count, logs)
             row["cores_busy"] = meter.stop()
+            row["detector_stats"] = [_last_stats_line(log) for log in log_files]
             rows.append(row)
             print(f"{count:>4} cameras x {cfg.fps:g} fps, {cfg.replicas} replica(s): {row['events_per_s']:.0f} events/s, "
                   f"latency p50 {row['latency_ms_p50']} ms p99 {row['latency_ms_p99']} ms, "
@@ -154,6 +155,13 @@ def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: s
            "--detections-topic", events, "--dead-letter-topic", dlq, "--stats-interval", "5", *cfg.extra_detect_args]  # fmt: skip
     with open(log, "wb") as out:  # the child keeps its own handle
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+
+def _last_stats_line(log: Path) -> str | None:
+    """A replica's latest stats line (counts and ms per frame per stage since it started), without the
+    logger's prefix: with cores busy, it tells whether decoding, inference or the host work ran out."""
+    lines = [line for line in log.read_text(errors="replace").splitlines() if "ms/frame decode" in line]
+    return lines[-1][lines[-1].find("frames ") :] if lines else None
 
 
 def _wait_until_settled(procs: list[subprocess.Popen], logs: list[Path], group: str, partitions: int,
