@@ -55,12 +55,12 @@ def test_decoder_settings_give_the_same_batches(corpus: list[Frame], setup: str)
     # Against every backend and fresh Images (nvImageCodec's own defaults). Twice, with frames of other
     # sizes and a bad one in between: kept Images are decoded into again.
     reference = preprocess_gpu.GpuPreprocessor((480, 640), settings=preprocess_gpu.GpuDecodeSettings.parse("all"))
-    default, default_placed = reference.run(corpus)
+    expected, expected_placed = reference.run(corpus)
     gpu = preprocess_gpu.GpuPreprocessor((480, 640), settings=preprocess_gpu.GpuDecodeSettings.parse(setup))
     gpu.run([corpus[0], Frame("cam", 1, 0, 640, 480, b"junk"), *corpus[::-1][: len(corpus) - 2]])
     batch, placed = gpu.run(corpus)
-    assert placed == default_placed
-    diff = np.abs(batch.get().astype(np.int16) - default.get().astype(np.int16))
+    assert placed == expected_placed
+    diff = np.abs(batch.get().astype(np.int16) - expected.get().astype(np.int16))
     assert diff.mean() < 1.0 and diff.max() <= 12  # the hardware and CUDA decoders may round differently
 
 
