@@ -84,7 +84,11 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
 
 
 @bench.command(
-    epilog="\b\nExample (on the GPU machine):\n  facestream bench profile --model mogface --batch 16 --provider cuda",
+    epilog="""\b
+Examples (on the GPU machine):
+  facestream bench profile --model mogface --batch 16 --provider cuda
+  facestream bench profile --model mogface --batch 1 --merge-heads
+""",
     context_settings={"show_default": True},
 )
 @click.option("--model", default="mogface", help="mogface, mogface_e, yunet or a path.")
@@ -93,15 +97,21 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
 @click.option("--provider", type=click.Choice(["cuda", "cpu"]), default="cuda")
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def profile(model: str, batch: int, precision: str, provider: str, height: int, width: int, out: Path | None) -> None:
+@click.option("--merge-heads", is_flag=True, help="MogFace: export its two prediction heads as one (exact).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Result file (default: bench/results/profile-MODEL-PRECISION-PROVIDER[-merged-heads][-bN].json, "
+                   "-bN unless the batch is 16).")  # fmt: skip
+def profile(model: str, batch: int, precision: str, provider: str, height: int, width: int, merge_heads: bool,
+            out: Path | None) -> None:  # fmt: skip
     """Per-operator time of the exported and the rewritten graph (where the milliseconds go)."""
     from bench.engine import EngineBenchConfig
     from bench.profile import run
 
+    variant = "-merged-heads" * merge_heads + ("" if batch == 16 else f"-b{batch}")
     cfg = EngineBenchConfig(
         model=model, batches=(batch,), precision=precision, provider=provider, height=height, width=width,
-        iters=0, repeats=0, baselines=(), out=out or RESULTS / f"profile-{_name(model)}-{precision}-{provider}.json",
+        iters=0, repeats=0, baselines=(), merge_heads=merge_heads,
+        out=out or RESULTS / f"profile-{_name(model)}-{precision}-{provider}{variant}.json",
     )  # fmt: skip
     run(cfg, batch, _command("profile"))
 

@@ -63,6 +63,10 @@ Examples:
               help="Run a model exported with --random-init (benchmarks only; every stats line warns).")  # fmt: skip
 @click.option("--metrics-port", type=click.IntRange(min=0, max=65535), default=0,
               help="Serve Prometheus metrics on this port (0: off).")  # fmt: skip
+@click.option("--switch-interval-ms", type=click.FloatRange(min=0.01), default=None,
+              help="Python's thread switch interval (default: Python's, 5 ms). GPU decoding gives the "
+                   "interpreter up and takes it back twice per image; a shorter interval bounds each wait "
+                   "while the event-building thread runs.")  # fmt: skip
 @click.option("--stop-after-idle", type=click.FloatRange(min=0), default=None,
               help="Exit after this many seconds without frames (batch jobs, tests).")  # fmt: skip
 def detect(**options) -> None:

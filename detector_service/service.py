@@ -3,6 +3,7 @@
 import logging
 import signal
 import socket
+import sys
 import time
 from dataclasses import dataclass
 
@@ -43,6 +44,7 @@ class DetectorConfig:
     stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long
     allow_random_weights: bool = False  # run a file exported with --random-init (benchmarks only)
     metrics_port: int = 0  # Prometheus /metrics on this port; 0: off
+    switch_interval_ms: float | None = None  # Python's thread switch interval; None: Python's own (5 ms)
 
 
 def build_processor(config: DetectorConfig) -> FrameProcessor:
@@ -92,6 +94,8 @@ class DetectorService:
     def run(self) -> dict:
         """Serve until SIGINT/SIGTERM (or idle, if asked); return the final counters."""
         cfg = self.config
+        if cfg.switch_interval_ms is not None:
+            sys.setswitchinterval(cfg.switch_interval_ms / 1000)
         kafka_clients.check_reachable(self.bootstrap)
         kafka_clients.ensure_topics({cfg.frames_topic: 4, cfg.detections_topic: 4, cfg.dead_letter_topic: 1},
                                     self.bootstrap)  # fmt: skip
