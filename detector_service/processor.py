@@ -146,7 +146,9 @@ class FrameProcessor:
         t0 = time.perf_counter()
         height, width = self.engine.input_hw
         blank = cv2.imencode(".jpg", np.full((height, width, 3), 128, dtype=np.uint8))[1].tobytes()
-        self._decoding.submit(self.preprocessor.run, [Frame("warm-up", 0, 0, width, height, blank)]).result()
+        # A full batch, so the GPU decoder's kept Images exist for every slot before the first real one.
+        frames = [Frame("warm-up", i, 0, width, height, blank) for i in range(max(self.engine.buckets))]
+        self._decoding.submit(self.preprocessor.run, frames).result()
         for bucket in self.engine.buckets:
             self.engine.run(np.zeros((bucket, height, width, 3), dtype=np.uint8))
         return time.perf_counter() - t0
