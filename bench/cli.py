@@ -46,7 +46,7 @@ Examples (on the GPU machine):
   facestream bench engine --model yunet --batch 1,32,128 --provider cuda --baselines none
   facestream bench engine --model mogface --provider cpu --height 96 --width 128 --batch 1,2   # a dry run
   facestream bench engine --model mogface --batch 32 --baselines none --cuda-option cudnn_conv_algo_search=HEURISTIC
-  facestream bench engine --model mogface --batch 1,32 --merge-heads
+  facestream bench engine --model mogface --batch 1,32 --separate-heads   # the official layout of the heads
 """,
     context_settings={"show_default": True},
 )
@@ -61,7 +61,9 @@ Examples (on the GPU machine):
 @click.option("--baselines", default="eager,compile", help="PyTorch baselines: eager, compile, or none.")
 @click.option("--cuda-option", "cuda_options", multiple=True, callback=_key_values,
               help="A CUDA provider option over the engine's defaults, KEY=VALUE (repeatable).")  # fmt: skip
-@click.option("--merge-heads", is_flag=True, help="MogFace: export its two prediction heads as one (exact).")
+@click.option("--merge-heads/--separate-heads", default=True,
+              help="MogFace: export its two prediction heads as one (exact; what `facestream export` does), "
+                   "or as two (the official layout; the PyTorch baselines keep it either way).")  # fmt: skip
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER[-OPTIONS].json).")  # fmt: skip
 def engine(model: str, batches, precision: str, provider: str, height: int, width: int, iters: int, repeats: int,
@@ -74,7 +76,7 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
     if unknown:
         raise click.BadParameter(f"unknown baselines {sorted(unknown)}")
     # A variant never overwrites the main file.
-    variant = "-merged-heads" * merge_heads + "".join(f"-{key}-{value}" for key, value in cuda_options)
+    variant = "-separate-heads" * (not merge_heads) + "".join(f"-{key}-{value}" for key, value in cuda_options)
     cfg = EngineBenchConfig(
         model=model, batches=batches, precision=precision, provider=provider, height=height, width=width,
         iters=iters, repeats=repeats, baselines=chosen, cuda_options=cuda_options, merge_heads=merge_heads,
@@ -87,7 +89,7 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
     epilog="""\b
 Examples (on the GPU machine):
   facestream bench profile --model mogface --batch 16 --provider cuda
-  facestream bench profile --model mogface --batch 1 --merge-heads
+  facestream bench profile --model mogface --batch 1 --separate-heads
 """,
     context_settings={"show_default": True},
 )
@@ -97,9 +99,11 @@ Examples (on the GPU machine):
 @click.option("--provider", type=click.Choice(["cuda", "cpu"]), default="cuda")
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
-@click.option("--merge-heads", is_flag=True, help="MogFace: export its two prediction heads as one (exact).")
+@click.option("--merge-heads/--separate-heads", default=True,
+              help="MogFace: export its two prediction heads as one (exact; what `facestream export` does), "
+                   "or as two (the official layout; the PyTorch baselines keep it either way).")  # fmt: skip
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Result file (default: bench/results/profile-MODEL-PRECISION-PROVIDER[-merged-heads][-bN].json, "
+              help="Result file (default: bench/results/profile-MODEL-PRECISION-PROVIDER[-separate-heads][-bN].json, "
                    "-bN unless the batch is 16).")  # fmt: skip
 def profile(model: str, batch: int, precision: str, provider: str, height: int, width: int, merge_heads: bool,
             out: Path | None) -> None:  # fmt: skip
@@ -107,7 +111,7 @@ def profile(model: str, batch: int, precision: str, provider: str, height: int, 
     from bench.engine import EngineBenchConfig
     from bench.profile import run
 
-    variant = "-merged-heads" * merge_heads + ("" if batch == 16 else f"-b{batch}")
+    variant = "-separate-heads" * (not merge_heads) + ("" if batch == 16 else f"-b{batch}")
     cfg = EngineBenchConfig(
         model=model, batches=(batch,), precision=precision, provider=provider, height=height, width=width,
         iters=0, repeats=0, baselines=(), merge_heads=merge_heads,

@@ -13,6 +13,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -39,11 +40,11 @@ class EngineBenchConfig:
     baselines: tuple[str, ...]  # subset of ("eager", "compile")
     out: Path
     cuda_options: tuple[tuple[str, str], ...] = ()  # CUDA provider options over the engine's defaults
-    merge_heads: bool = False  # MogFace exported with its two prediction heads as one (baselines keep two)
+    merge_heads: bool = True  # MogFace exported with its two prediction heads as one (baselines keep two)
 
 
 def run(cfg: EngineBenchConfig, command: str) -> dict:
-    torch_model, path, flops = _model_file(cfg)
+    torch_model, path, flops = _model_file(cfg, cfg.merge_heads)
     result: dict = {
         "benchmark": "engine",
         "command": command,
@@ -91,8 +92,18 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
     return result
 
 
-def _model_file(cfg: EngineBenchConfig):
-    """(PyTorch model with the same weights or None, ONNX path, FLOPs per image or None)."""
+class ModelChoice(Protocol):
+    """What picks a model file, in every benchmark's config."""
+
+    model: str
+    precision: str
+    height: int
+    width: int
+
+
+def _model_file(cfg: ModelChoice, merge_heads: bool = True):
+    """(PyTorch model with the same weights or None, ONNX path, FLOPs per image or None). MogFace is
+    exported as ``facestream export`` does it (heads merged) unless ``merge_heads`` is False."""
     if cfg.model in ("mogface", "mogface_e"):
         import torch
 
@@ -104,13 +115,13 @@ def _model_file(cfg: EngineBenchConfig):
         model = MogFace(cfg.model)
         digest = randomise(model, seed=0)
         flops = measure(model, cfg.height, cfg.width).total_flops
-        merged = "-merged" if cfg.merge_heads else ""
-        path = paths.home() / "bench" / f"{cfg.model}-random-{cfg.width}x{cfg.height}-{cfg.precision}{merged}.onnx"
+        heads = "merged" if merge_heads else "separate"
+        path = paths.home() / "bench" / f"{cfg.model}-random-{cfg.width}x{cfg.height}-{cfg.precision}-{heads}-heads.onnx"
         if not path.exists():
             _progress(f"exporting {path.name} with facestream's exporter (torch {torch.__version__}) ...")
             spec = ExportSpec(height=cfg.height, width=cfg.width, fp16=cfg.precision == "fp16")
             exported = model
-            if cfg.merge_heads:  # the PyTorch baselines keep the two heads a user's model has
+            if merge_heads:  # the PyTorch baselines keep the two heads a user's model has
                 from facestream.export.merge_heads import merge_heads
 
                 exported = copy.deepcopy(model)

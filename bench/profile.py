@@ -45,7 +45,7 @@ def family(kernel: str) -> str:
 
 
 def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
-    torch_model, path, flops = _model_file(cfg)
+    torch_model, path, flops = _model_file(cfg, cfg.merge_heads)
     selection = runtime.select(cfg.provider)
     plan = runtime.SessionPlan(input_name=IMAGE_INPUT, input_shape=(batch, cfg.height, cfg.width, 3))
     model = load_graph(path, models.plugin_for(models.read_metadata(path), str(path)), adapt=False)

@@ -5,6 +5,7 @@ and commit the result file together with the README it changed.
 """
 
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def engine(result: dict) -> list[str]:
     baselines = [b for b in ("eager", "compile") if f"torch_{b}_ms_per_img" in result["rows"][0]]
     options = ", ".join(f"{k}={v}" for k, v in s.get("cuda_options", ()))
     title = (f"**Engine, {s['model']} {s['precision'].upper()} at {s['width']}x{s['height']}, {m.get('gpu', '?')}"
-             f"{', heads merged' if s.get('merge_heads') else ''}{f', CUDA options {options}' if options else ''}**")  # fmt: skip
+             f"{_heads(s)}{f', CUDA options {options}' if options else ''}**")  # fmt: skip
     versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if k in ("onnxruntime", "torch"))
     lines = [
         f"{title} (`{result['command']}`; {versions}; median of {s['repeats']} x {s['iters']} runs, "
@@ -60,6 +61,13 @@ def engine(result: dict) -> list[str]:
     else:
         lines += ["", f"Source: `bench/results/{result['_file']}`."]
     return lines
+
+
+def _heads(settings: dict) -> str:
+    """MogFace's export: heads merged (the default since session 5) or separate (files from before say neither)."""
+    if not settings["model"].startswith("mogface"):
+        return ""
+    return ", heads merged" if settings.get("merge_heads") else ", heads separate"
 
 
 def profile(result: dict) -> list[str]:
@@ -199,9 +207,12 @@ def targets(results: dict[str, dict]) -> list[str]:
             engine["speedup_vs_torch_compile"] > 1.0, engine["_file"])  # fmt: skip
         add("MogFace-large, best batch: >= 1.6x PyTorch FP16 eager", f"{engine['speedup_vs_torch_eager']:.2f}x "
             f"(per batch: {per_batch['eager']})", engine["speedup_vs_torch_eager"] >= 1.6, engine["_file"])  # fmt: skip
+        repeats, ratios, median = _batch1_vs_eager(results, engine)
         add("MogFace-large batch-1 latency >= 3x better than eager batch 1",
             f"{first['project_ms_per_img']:.2f} vs {first['torch_eager_ms_per_img']:.2f} ms "
-            f"({first['speedup_vs_torch_eager']:.2f}x)", first["speedup_vs_torch_eager"] >= 3.0, engine["_file"])  # fmt: skip
+            f"({first['speedup_vs_torch_eager']:.2f}x); median of {len(ratios)} runs {median:.2f}x "
+            f"({', '.join(f'{x:.2f}' for x in ratios)})", median >= 3.0,
+            ", ".join(r["_file"] for r in repeats))  # fmt: skip
         add("No Memcpy nodes in the engine graph", str(engine["memcpy_nodes"]), engine["memcpy_nodes"] == 0,
             engine["_file"])  # fmt: skip
     if pipe_mog:
@@ -220,14 +231,35 @@ def targets(results: dict[str, dict]) -> list[str]:
     for model, needed in (("mogface", 10), ("yunet", 300)):
         runs = [r for r in gpu_e2e if r.get("model_name", r["settings"]["model"]) == model]
         best = max(runs, key=lambda r: r["max_cameras_within_limit"], default=None)
+        tried = [f"{row['latency_ms_p99']:.0f} ({r['settings']['replicas']} replicas)" for r in runs
+                 for row in r["rows"] if row["cameras"] == needed]  # fmt: skip
+        met = best and best["max_cameras_within_limit"] >= needed
         add(f"e2e on one GPU, {model}: >= {needed} cameras at 30 fps with p99 < 200 ms",
-            best and f"{best['max_cameras_within_limit']} cameras", best and best["max_cameras_within_limit"] >= needed,
-            best and best["_file"])  # fmt: skip
+            best and f"{best['max_cameras_within_limit']} cameras"
+            + (f"; p99 ms of the runs at {needed}: {', '.join(tried)}" if tried and not met else ""),
+            met, best and best["_file"])  # fmt: skip
     if kafka_result:
         add("Kafka plumbing >= 0.5x kafka-consumer-perf-test", f"{kafka_result['median_ratio']:.2f}x",
             kafka_result["median_ratio"] >= 0.5, kafka_result["_file"])  # fmt: skip
     return ["**Targets** (from the GPU issue; each row computed from the result file named):", "",
             "| target | measured | verdict | source |", "|---|---|---|---|", *rows]  # fmt: skip
+
+
+def _batch1_vs_eager(results: dict[str, dict], engine: dict) -> tuple[list[dict], list[float], float]:
+    """Every run of ``engine``'s set-up with a batch-1 eager row, their ratios (sorted) and the median.
+    PyTorch eager at batch 1 is bound by Python's kernel launches and varies from run to run, so one
+    run's ratio does not decide."""
+    repeats = [r for r in results.values() if _same_engine(r, engine) and r["rows"][0]["batch"] == 1
+               and "speedup_vs_torch_eager" in r["rows"][0]]  # fmt: skip
+    ratios = sorted(r["rows"][0]["speedup_vs_torch_eager"] for r in repeats)
+    return repeats, ratios, statistics.median(ratios)
+
+
+def _same_engine(result: dict, reference: dict) -> bool:
+    """Same model, precision, provider, size, head layout and CUDA options as ``reference``."""
+    keys = ("model", "precision", "provider", "height", "width", "merge_heads", "cuda_options")
+    return result["benchmark"] == "engine" and all(
+        result["settings"].get(k) == reference["settings"].get(k) for k in keys)
 
 
 def load() -> dict[str, dict]:
@@ -244,6 +276,8 @@ def render() -> str:
     lines = []
     for result in results.values():
         lines += RENDERERS[result["benchmark"]](result) + [""]
+        if result.get("command_note"):
+            lines += [f"_Note on `{result['_file']}`: {result['command_note']}._", ""]
     lines += targets(results)
     return "\n".join(lines).strip()
 
@@ -257,6 +291,7 @@ def render_mogface_speed() -> str:
     one = engine["rows"][0]
     best = next(r for r in engine["rows"] if r["batch"] == engine["best_batch"])
     cameras = int(pipe["pipeline_frames_per_s"] // 30)
+    _, ratios, batch1 = _batch1_vs_eager(results, engine)
     return (
         f"on {engine['machine'].get('gpu', '?').split(',')[0]} at {engine['settings']['width']}x"
         f"{engine['settings']['height']} in FP16, the engine runs MogFace-large at {one['project_ms_per_img']:.1f} ms "
@@ -264,7 +299,8 @@ def render_mogface_speed() -> str:
         f"the detector pipeline, JPEG bytes to serialised events, makes {pipe['pipeline_frames_per_s']:.0f} frames/s "
         f"at batch {pipe['settings']['batch']}: about {cameras} cameras at 30 fps per GPU. That is "
         f"{engine['speedup_vs_torch_eager']:.2f}x PyTorch FP16 eager and {engine['speedup_vs_torch_compile']:.2f}x "
-        f"`torch.compile` at batch {engine['best_batch']} ({one['speedup_vs_torch_eager']:.2f}x eager at batch 1)."
+        f"`torch.compile` at batch {engine['best_batch']}; at batch 1, {one['speedup_vs_torch_eager']:.2f}x eager in that "
+        f"run and {batch1:.2f}x in the median of {len(ratios)} runs."
         + _mogface_e2e(results)
     )
 

@@ -84,8 +84,8 @@ _STREAMS: dict = {}
 @dataclass(frozen=True)
 class GpuDecodeSettings:
     """How nvImageCodec is set up. The defaults are the detector's: on the H200, YuNet's pipeline with
-    4 detector processes made 9,810 frames/s with them against 6,272 with every backend allowed and
-    new Images per batch (bench/results/pipeline-yunet-fp16-cuda-4-workers*.json); ``bench decode`` and
+    4 detector processes made about 1.6x the frames/s with them as with every backend allowed and new
+    Images per batch (bench/results/pipeline-yunet-fp16-cuda-4-workers*.json); ``bench decode`` and
     ``bench pipeline --gpu-decoder`` compare the others."""
 
     backends: str = "hw"  # a key of BACKENDS

@@ -29,7 +29,7 @@ Examples:
   facestream export mogface --variant mogface_e --checkpoint mogface_e.pth --out mogface_e.onnx --dynamic-hw
   facestream export mogface --checkpoint mogface.pth --out mogface-fp16.onnx --fp16 --height 720 --width 1280
   facestream export mogface --random-init --out bench.onnx     # benchmarks only: boxes mean nothing
-  facestream export mogface --checkpoint mogface.pth --out mogface-merged.onnx --merge-heads
+  facestream export mogface --checkpoint mogface.pth --out mogface-official.onnx --separate-heads
 """,
     context_settings={"show_default": True},
 )
@@ -45,8 +45,9 @@ Examples:
 @click.option("--dynamic-hw", is_flag=True, help="Any input size (slower to optimise for engines).")
 @click.option("--fp16", is_flag=True, help="Float16 weights and compute (inputs and outputs stay float32).")
 @click.option("--check-batch", type=click.IntRange(min=1), default=2, help="Batch of the ORT-vs-PyTorch self-check.")
-@click.option("--merge-heads", is_flag=True,
-              help="Compute the two prediction heads as one (same numbers, half the GPU kernels).")  # fmt: skip
+@click.option("--merge-heads/--separate-heads", default=True,
+              help="Compute the two prediction heads as one (same numbers, half the GPU kernels), or keep "
+                   "the official layout of two.")  # fmt: skip
 def export_mogface(
     variant: str, checkpoint: Path | None, random_init: bool, seed: int, out: Path,
     height: int, width: int, dynamic_hw: bool, fp16: bool, check_batch: int, merge_heads: bool,

@@ -1,4 +1,4 @@
-"""The merged prediction heads give the numbers of the two separate ones (export option --merge-heads)."""
+"""The merged prediction heads (the export default) give the numbers of the two separate ones (--separate-heads)."""
 
 import pytest
 import torch
@@ -38,7 +38,7 @@ def test_cli_exports_merged_heads_with_half_the_group_norms(tmp_path) -> None:
     from facestream.cli import cli
 
     counts = {}
-    for name, extra in (("separate", []), ("merged", ["--merge-heads"])):
+    for name, extra in (("separate", ["--separate-heads"]), ("merged", [])):
         out = tmp_path / f"{name}.onnx"
         result = CliRunner().invoke(cli, ["export", "mogface", "--random-init", "--height", "64", "--width", "96",
                                           "--out", str(out), *extra])  # fmt: skip
