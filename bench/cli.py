@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from bench import RESULTS
+from facestream.click_types import size
 
 
 def _name(model: str) -> str:
@@ -217,6 +218,7 @@ Examples:
   facestream bench e2e --model yunet --cameras 1,2,3,4 --provider cpu          # this machine
   facestream bench e2e --model mogface.onnx --cameras 4,8,10,12 --batch 16 --provider cuda
   facestream bench e2e --model yunet --cameras 50,100,200,300 --replicas 2 --batch 64
+  facestream bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --frame-size 640x480
 """,
     context_settings={"show_default": True},
 )
@@ -232,11 +234,14 @@ Examples:
 @click.option("--allow-random-weights", is_flag=True, help="Pass through to detect (random-init benchmark files).")
 @click.option("--cameras-per-producer", type=click.IntRange(min=1), default=50,
               help="Cameras paced by one producer process (more cameras, more processes).")  # fmt: skip
+@click.option("--frame-size", callback=size, default=None,
+              help="Cameras send WIDTHxHEIGHT frames (the photos scaled to cover it, centre-cropped); "
+                   "default: the photos at 640 px wide, their own aspect.")  # fmt: skip
 @click.option("--detect-arg", "detect_args", multiple=True, help="More options for detect, e.g. --detect-arg=--decode=gpu.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def e2e(model: str, cameras, fps: float, duration: float, replicas: int, batch: int, max_wait_ms: float, provider: str,
-        latency_limit_ms: float, allow_random_weights: bool, cameras_per_producer: int, detect_args: tuple[str, ...],
-        out: Path | None) -> None:  # fmt: skip
+        latency_limit_ms: float, allow_random_weights: bool, cameras_per_producer: int,
+        frame_size: tuple[int, int] | None, detect_args: tuple[str, ...], out: Path | None) -> None:  # fmt: skip
     """Producers -> Kafka -> detector replicas -> events: how many cameras stay under the latency limit."""
     from bench.e2e import E2EConfig, run
 
@@ -245,6 +250,6 @@ def e2e(model: str, cameras, fps: float, duration: float, replicas: int, batch: 
         max_wait_ms=max_wait_ms, provider=provider, latency_limit_ms=latency_limit_ms,
         out=out,
         extra_detect_args=(*detect_args, *(("--allow-random-weights",) if allow_random_weights else ())),
-        cameras_per_producer=cameras_per_producer,
+        cameras_per_producer=cameras_per_producer, frame_size=frame_size,
     )  # fmt: skip
     run(cfg, _command("e2e"))

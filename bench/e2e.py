@@ -42,6 +42,7 @@ class E2EConfig:
     out: Path | None  # None: bench/results/e2e-MODEL-PROVIDER-rREPLICAS.json, MODEL from the file's metadata
     extra_detect_args: tuple[str, ...] = ()
     cameras_per_producer: int = 50  # one producer process paces at most this many cameras
+    frame_size: tuple[int, int] | None = None  # (width, height) of every frame; None: the photos at 640 px wide
 
 
 def run(cfg: E2EConfig, command: str) -> dict:
@@ -110,8 +111,9 @@ def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path)
     cameras = [(f"{prefix}-cam-{cam:03d}", sources[cam % 2]) for cam in range(count)]
     producers = []
     for first in range(0, count, cfg.cameras_per_producer):
+        size = ["--max-width", "640"] if cfg.frame_size is None else ["--frame-size", "{}x{}".format(*cfg.frame_size)]
         cmd = [sys.executable, "-m", "producers", "--fps", str(cfg.fps), "--loop", "--max-frames", str(per_camera),
-               "--max-width", "640", "--topic", frames, "--stats-interval", "60"]  # fmt: skip
+               *size, "--topic", frames, "--stats-interval", "60"]  # fmt: skip
         for camera_id, source in cameras[first : first + cfg.cameras_per_producer]:
             cmd += ["--camera", camera_id, "--source", source]
         with open(logs / f"producer-{prefix}-{first}.log", "wb") as log:  # the child keeps its own handle

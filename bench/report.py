@@ -136,10 +136,17 @@ def _cores(row: dict) -> str:
     return f"detectors {detectors}, {rest}"
 
 
+def _frames(settings: dict) -> str:
+    """What the cameras sent: one frame size, or (runs without ``frame_size``) the photos 640 px wide."""
+    size = settings.get("frame_size")
+    return f"{size[0]}x{size[1]} frames" if size else "photos 640 px wide"
+
+
 def e2e(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     lines = [
-        f"**End to end, {_model_label(result)} on {s['provider']}, {s['replicas']} replica(s), {m['cores']} cores"
+        f"**End to end, {_model_label(result)} on {s['provider']}, {s['replicas']} replica(s), {_frames(s)}, "
+        f"{m['cores']} cores"
         f"{', ' + m['gpu'] if m.get('gpu') else ''}** (`{result['command']}`; cameras at {s['fps']:g} fps for "
         f"{s['duration_s']:g} s each; latency = a downstream reader's arrival time - capture time):",
         "",

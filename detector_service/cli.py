@@ -5,17 +5,8 @@ import json
 import click
 
 from detector_service.runtime import PROVIDER_CHOICES
+from facestream.click_types import size
 from schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
-
-
-def _size(_ctx, _param, value: str | None) -> tuple[int, int] | None:
-    if value is None:
-        return None
-    try:
-        width, height = (int(v) for v in value.lower().split("x"))
-    except ValueError:
-        raise click.BadParameter(f"expected WIDTHxHEIGHT, e.g. 640x480, got {value!r}") from None
-    return width, height
 
 
 def _gpu_decoder(_ctx, _param, value: str) -> str:
@@ -45,7 +36,7 @@ Examples:
               help="Longest wait for a batch to fill, from its first frame.")  # fmt: skip
 @click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="auto",
               help="ONNX Runtime execution provider; auto tries tensorrt, cuda, cpu in turn.")  # fmt: skip
-@click.option("--input-size", callback=_size, default=None, help="Network input WIDTHxHEIGHT (default: the model's).")
+@click.option("--input-size", callback=size, default=None, help="Network input WIDTHxHEIGHT (default: the model's).")
 @click.option("--score-threshold", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
 @click.option("--nms-iou", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
 @click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
@@ -107,7 +98,7 @@ Examples:
 @click.option("--model", default="yunet", help="A model name (yunet) or an .onnx file made by facestream.")
 @click.option("--batch", type=click.IntRange(min=1), default=8, help="The largest batch detect will run.")
 @click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="auto")
-@click.option("--input-size", callback=_size, default=None, help="Network input WIDTHxHEIGHT (default: the model's).")
+@click.option("--input-size", callback=size, default=None, help="Network input WIDTHxHEIGHT (default: the model's).")
 @click.option("--allow-random-weights", is_flag=True, help="Accept a --random-init file (benchmarks).")
 def build_engine(model: str, batch: int, provider: str, input_size, allow_random_weights: bool) -> None:
     """Build and warm every batch bucket now (TensorRT engines land in the engine cache), so the first

@@ -2,6 +2,7 @@
 
 import click
 
+from facestream.click_types import size
 from schemas import FRAMES_TOPIC
 
 
@@ -12,6 +13,7 @@ Examples:
   facestream produce --camera lobby --source rtsp://10.0.0.7/stream1 --fps 10
   facestream produce --camera a --source photos/ --camera b --source 'shots/*.jpg' --fps 2 --loop
   facestream produce --camera usb --source 0 --max-width 960 --jpeg-quality 80
+  facestream produce --camera sim --source photos/ --frame-size 640x480 --fps 30 --loop
 """,
     context_settings={"show_default": True},
 )
@@ -23,6 +25,9 @@ Examples:
 @click.option("--max-frames", type=click.IntRange(min=1), default=None, help="Stop each camera after N frames.")
 @click.option("--jpeg-quality", type=click.IntRange(1, 100), default=85)
 @click.option("--max-width", type=click.IntRange(min=0), default=1280, help="Scale wider frames down (0: never).")
+@click.option("--frame-size", callback=size, default=None,
+              help="Send every frame at exactly WIDTHxHEIGHT, scaled to cover it and centre-cropped, as a camera "
+                   "of that resolution would frame it (instead of --max-width).")  # fmt: skip
 @click.option("--topic", default=FRAMES_TOPIC, help="Topic to publish frames to.")
 @click.option("--start-seq", type=click.IntRange(min=0), default=None,
               help="First frame_seq of every camera (default: the clock in µs, so restarts never reuse one).")  # fmt: skip
@@ -35,6 +40,7 @@ def produce(
     max_frames: int | None,
     jpeg_quality: int,
     max_width: int,
+    frame_size: tuple[int, int] | None,
     topic: str,
     start_seq: int | None,
     stats_interval: float,
@@ -51,7 +57,7 @@ def produce(
         list(zip(cameras, sources)),
         fps=fps,
         topic=topic,
-        encoder=JpegEncoder(quality=jpeg_quality, max_width=max_width),
+        encoder=JpegEncoder(quality=jpeg_quality, max_width=max_width, frame_size=frame_size),
         loop=loop,
         max_frames=max_frames,
         start_seq=start_seq,

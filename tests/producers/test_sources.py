@@ -64,3 +64,14 @@ def test_encoder_scales_down_to_max_width() -> None:
     assert (width, height) == (320, 240)
     assert cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR).shape == (240, 320, 3)
     assert JpegEncoder(max_width=0).encode(np.zeros((10, 4000, 3), np.uint8))[1:] == (4000, 10)
+
+
+def test_encoder_frame_size_covers_and_crops_the_centre() -> None:
+    portrait = np.zeros((800, 640, 3), np.uint8)
+    portrait[160:640] = 255  # the middle 480 rows: what a 640x480 camera would keep
+    data, width, height = JpegEncoder(frame_size=(640, 480)).encode(portrait)
+    decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    assert (width, height) == (640, 480) and decoded.shape == (480, 640, 3)
+    assert decoded[5:-5].min() > 200  # nothing of the black bands survives the crop
+    small_wide = np.zeros((100, 400, 3), np.uint8)  # enlarged to cover 640x480, sides cut
+    assert JpegEncoder(frame_size=(640, 480), max_width=320).encode(small_wide)[1:] == (640, 480)
