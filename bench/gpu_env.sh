@@ -3,7 +3,7 @@
 #   source bench/gpu_env.sh && python3 -m facestream bench engine --model mogface ...
 # It unpacks the package bundle (carried as .devsite/), installs any wheels carried in .whl/
 # (onnxconverter-common for FP16 conversion, pytest for the GPU-only tests), and gives the run a
-# FACESTREAM_HOME holding the models and sample photos carried in .fshome/. bench/README.md lists
+# FACESTREAM_HOME holding the models, sample photos and bench files carried in .fshome/. bench/README.md lists
 # what to carry and how each folder is made. A later call on the still-warm machine may carry none of
 # them: what the first call unpacked under /tmp is used again.
 set -e
@@ -17,7 +17,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
 mkdir -p "$FACESTREAM_HOME"
-for part in models samples; do  # what was carried (a folder left by an earlier call may hold only one)
+for part in models samples bench; do  # what was carried (a folder left by an earlier call may hold only one)
   if [ -d ".fshome/$part" ]; then cp -r ".fshome/$part" "$FACESTREAM_HOME/"; fi
 done
 set +e
