@@ -1,8 +1,9 @@
 """Paces several cameras in one process and publishes their frames, keyed by camera id.
 
 One thread serves every camera in order of its next due time (a heap), so N cameras at F fps cost
-one loop, not N threads. A camera that falls behind does not burst to catch up: its schedule is
-reset and the late frames are counted.
+one loop, not N threads. The cameras start spread over one frame period, as independent cameras
+run out of step. A camera that falls behind does not burst to catch up: its schedule is reset and
+the late frames are counted.
 """
 
 import heapq
@@ -104,10 +105,13 @@ class Streamer:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         next_report = time.monotonic() + self.stats_interval_s
         now = time.monotonic()
-        for camera in self.cameras:
-            camera.due = now
-        # (due time, index): the next camera to serve is always on top, for any number of cameras.
-        schedule = [(now, i) for i in range(len(self.cameras))]
+        # Independent cameras are not in step: their first frames spread over one period, so N
+        # cameras make a steady stream instead of N frames at the same instant every period.
+        for i, camera in enumerate(self.cameras):
+            camera.due = now + self.period * i / len(self.cameras)
+        # (due time, index): the next camera to serve is always on top, for any number of cameras
+        # (in due order from the start, which is already a heap).
+        schedule = [(camera.due, i) for i, camera in enumerate(self.cameras)]
         try:
             while not self._stopping and schedule:
                 due, index = schedule[0]
