@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from bench import RESULTS
+from detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
 from facestream.click_types import size
 
 
@@ -141,7 +142,7 @@ Examples (on the GPU machine):
 @click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               help="Where JPEGs are decoded, as for detect.")  # fmt: skip
 @click.option("--decode-threads", type=int, default=8)
-@click.option("--gpu-decoder", default="hw/keep", help="nvImageCodec's set-up, as for detect (e.g. hw/keep).")
+@click.option("--gpu-decoder", default=DEFAULT_GPU_DECODER, help="nvImageCodec's set-up, as for detect (e.g. all/t4).")
 @click.option("--workers", type=click.IntRange(min=1), default=1,
               help="Detector processes sharing the device (replicas), each taking every n-th batch.")  # fmt: skip
 @click.option("--switch-interval-ms", type=click.FloatRange(min=0.01), default=None,
@@ -162,7 +163,7 @@ def pipeline(model: str, batch: int, frames: int, precision: str, provider: str,
         switch_interval_ms=switch_interval_ms, repeats=repeats,
         out=out or RESULTS / f"pipeline-{_name(model)}-{precision}-{provider}"
         f"{f'-{workers}-workers' if workers > 1 else ''}"
-        f"{'' if gpu_decoder == 'hw/keep' else '-' + gpu_decoder.replace('/', '-')}"
+        f"{'' if gpu_decoder == DEFAULT_GPU_DECODER else '-' + gpu_decoder.replace('/', '-')}"
         f"{'' if switch_interval_ms is None else f'-switch-{switch_interval_ms:g}ms'}.json",
     )  # fmt: skip
     run(cfg, _command("pipeline"))

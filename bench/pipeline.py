@@ -22,7 +22,7 @@ from bench.engine import _model_file, _progress
 from bench.machine import describe
 from detector_service import models
 from detector_service.engine import Engine
-from detector_service.preprocess_gpu import GpuDecodeSettings
+from detector_service.gpu_decode_settings import GpuDecodeSettings
 from detector_service.processor import FrameProcessor
 from detector_service.stats import Stats
 from facestream import samples

@@ -4,14 +4,13 @@ import json
 
 import click
 
+from detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from detector_service.runtime import PROVIDER_CHOICES
 from facestream.click_types import size
 from schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
 
 def _gpu_decoder(_ctx, _param, value: str) -> str:
-    from detector_service.preprocess_gpu import GpuDecodeSettings  # imports OpenCV: not for --help
-
     try:
         GpuDecodeSettings.parse(value)
     except ValueError as exc:
@@ -41,7 +40,7 @@ Examples:
 @click.option("--nms-iou", type=click.FloatRange(0, 1), default=None, help="Default: the model's.")
 @click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
               help="Where JPEGs are decoded; auto: on the GPU (nvImageCodec) when inference runs there.")  # fmt: skip
-@click.option("--gpu-decoder", default="hw/keep", callback=_gpu_decoder,
+@click.option("--gpu-decoder", default=DEFAULT_GPU_DECODER, callback=_gpu_decoder,
               help="nvImageCodec set-up: backends all|hw|gpu|hybrid, then /keep (decode into the last batch's "
                    "images), /tN (N host threads); e.g. all, hw/keep/t4.")  # fmt: skip
 @click.option("--decode-threads", type=click.IntRange(min=1), default=2, help="JPEG decode threads (CPU decoding).")

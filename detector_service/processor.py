@@ -21,6 +21,7 @@ import numpy as np
 from detector_service import preprocess_gpu
 from detector_service.engine import Engine
 from detector_service.events import build_events
+from detector_service.gpu_decode_settings import GpuDecodeSettings
 from detector_service.models.base import DecodeOptions, FaceModel
 from detector_service.preprocess import DecodeError, Placed, Preprocessor
 from detector_service.stats import Stats
@@ -59,7 +60,7 @@ class Outcome:
 class FrameProcessor:
     def __init__(
         self, engine: Engine, model: FaceModel, options: DecodeOptions, decode_threads: int, stats: Stats,
-        decode: str = "auto", gpu_decoder: preprocess_gpu.GpuDecodeSettings | None = None,
+        decode: str = "auto", gpu_decoder: GpuDecodeSettings | None = None,
     ) -> None:  # fmt: skip
         self.engine = engine
         self.model = model
@@ -69,7 +70,7 @@ class FrameProcessor:
         # One batch per stage at a time: batch N+1 decodes while batch N infers (on the engine's thread).
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decode-batch")
 
-    def _preprocessor(self, decode: str, threads: int, gpu_decoder: preprocess_gpu.GpuDecodeSettings | None):
+    def _preprocessor(self, decode: str, threads: int, gpu_decoder: GpuDecodeSettings | None):
         """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise."""
         if decode not in DECODE_CHOICES:
             raise ConfigError(f"decode must be one of {', '.join(DECODE_CHOICES)}, got {decode!r}")
@@ -79,25 +80,25 @@ class FrameProcessor:
         missing = preprocess_gpu.available() if self.engine.on_gpu else "inference does not run on a GPU"
         if missing is None:
             self.stats.decoder = "gpu"
-            return self._gpu_preprocessor(gpu_decoder or preprocess_gpu.GpuDecodeSettings())
+            return self._gpu_preprocessor(gpu_decoder or GpuDecodeSettings())
         if decode == "gpu":
             raise ConfigError(f"GPU decoding was asked for but cannot run: {missing}")
         log.warning("FALLBACK: JPEG decoding runs on %d CPU threads, not on the GPU: %s", threads, missing)
         self.stats.decoder, self.stats.decode_fallback = "cpu", True
         return Preprocessor(self.engine.input_hw, threads)
 
-    def _gpu_preprocessor(self, settings: preprocess_gpu.GpuDecodeSettings):
+    def _gpu_preprocessor(self, settings: GpuDecodeSettings):
         """nvImageCodec as asked; if the default set-up (the hardware decoder) cannot be made on this
         GPU, every backend instead, loudly. A set-up asked for by name never falls back."""
         try:
             return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=settings)
         except ConfigError as exc:
-            if settings != preprocess_gpu.GpuDecodeSettings():
+            if settings != GpuDecodeSettings():
                 raise
             log.warning("FALLBACK: %s; decoding with every nvImageCodec backend instead", exc)
             self.stats.decode_fallback = True
             return preprocess_gpu.GpuPreprocessor(self.engine.input_hw,
-                                                  settings=preprocess_gpu.GpuDecodeSettings.parse("all"))  # fmt: skip
+                                                  settings=GpuDecodeSettings.parse("all"))  # fmt: skip
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw

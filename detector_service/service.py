@@ -13,7 +13,7 @@ from detector_service.consumer import GroupMember
 from detector_service.engine import Engine
 from detector_service.events import Publisher
 from detector_service.models.base import DecodeOptions
-from detector_service.preprocess_gpu import GpuDecodeSettings
+from detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from detector_service.processor import FrameProcessor, Pending
 from detector_service.stats import Stats, StatsReporter
 from facestream import kafka_clients
@@ -38,7 +38,7 @@ class DetectorConfig:
     nms_iou: float | None = None
     decode_threads: int = 2
     decode: str = "auto"  # "gpu" (nvImageCodec), "cpu" (thread pool) or "auto" (gpu with a GPU engine)
-    gpu_decoder: str = "hw/keep"  # nvImageCodec's set-up, as GpuDecodeSettings.parse reads it
+    gpu_decoder: str = DEFAULT_GPU_DECODER  # nvImageCodec's set-up, as GpuDecodeSettings.parse reads it
     ort_threads: int = 0
     stats_interval: float = 5.0  # seconds
     stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from detector_service import preprocess_gpu
+from detector_service.gpu_decode_settings import GpuDecodeSettings
 from detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.errors import ConfigError
 from schemas import Frame
@@ -54,9 +55,9 @@ def test_bad_frames_fail_in_their_slots(corpus: list[Frame]) -> None:
 def test_decoder_settings_give_the_same_batches(corpus: list[Frame], setup: str) -> None:
     # Against every backend and fresh Images (nvImageCodec's own defaults). Twice, with frames of other
     # sizes and a bad one in between: kept Images are decoded into again.
-    reference = preprocess_gpu.GpuPreprocessor((480, 640), settings=preprocess_gpu.GpuDecodeSettings.parse("all"))
+    reference = preprocess_gpu.GpuPreprocessor((480, 640), settings=GpuDecodeSettings.parse("all"))
     expected, expected_placed = reference.run(corpus)
-    gpu = preprocess_gpu.GpuPreprocessor((480, 640), settings=preprocess_gpu.GpuDecodeSettings.parse(setup))
+    gpu = preprocess_gpu.GpuPreprocessor((480, 640), settings=GpuDecodeSettings.parse(setup))
     gpu.run([corpus[0], Frame("cam", 1, 0, 640, 480, b"junk"), *corpus[::-1][: len(corpus) - 2]])
     batch, placed = gpu.run(corpus)
     assert placed == expected_placed
@@ -67,7 +68,7 @@ def test_decoder_settings_give_the_same_batches(corpus: list[Frame], setup: str)
 def test_a_set_up_this_gpu_refuses_is_a_config_error() -> None:
     # The GPU_ONLY backend alone is refused on the H200; wherever it is refused, the error says what to do.
     try:
-        preprocess_gpu.GpuPreprocessor((480, 640), settings=preprocess_gpu.GpuDecodeSettings.parse("gpu")).close()
+        preprocess_gpu.GpuPreprocessor((480, 640), settings=GpuDecodeSettings.parse("gpu")).close()
     except ConfigError as exc:
         assert "--gpu-decoder all" in str(exc)
 

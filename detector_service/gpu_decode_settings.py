@@ -1,0 +1,51 @@
+"""How nvImageCodec decodes JPEGs on the GPU, as ``--gpu-decoder`` spells it (``hw/keep``, ``all/t4``).
+
+Plain Python, so the command line can check and show the set-up without importing OpenCV or CuPy.
+"""
+
+from dataclasses import dataclass
+
+# nvImageCodec backends a decoder may use, by the names ``GpuDecodeSettings.backends`` takes; each
+# list is in order of preference (an image one backend cannot take goes to the next).
+BACKENDS = {
+    "all": (),  # nvImageCodec's default: every backend, work split by its own load hints
+    "hw": ("HW_GPU_ONLY", "GPU_ONLY"),  # the hardware JPEG decoder, CUDA decoding for what it cannot take
+    "gpu": ("GPU_ONLY",),
+    "hybrid": ("HYBRID_CPU_GPU",),
+}
+
+
+@dataclass(frozen=True)
+class GpuDecodeSettings:
+    """How nvImageCodec is set up. The defaults are the detector's: on the H200, YuNet's pipeline with
+    4 detector processes made about 1.6x the frames/s with them as with every backend allowed and new
+    Images per batch (bench/results/pipeline-yunet-fp16-cuda-4-workers*.json); ``bench decode`` and
+    ``bench pipeline --gpu-decoder`` compare the others."""
+
+    backends: str = "hw"  # a key of BACKENDS
+    cpu_threads: int = 0  # nvImageCodec's host threads per decoder; 0: one per core
+    keep_images: bool = True  # decode into the previous batch's Images rather than allocate new ones
+
+    def __post_init__(self) -> None:
+        if self.backends not in BACKENDS:
+            raise ValueError(f"backends must be one of {', '.join(BACKENDS)}, got {self.backends!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> "GpuDecodeSettings":
+        """``backends[/keep][/tN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4`` is the hardware
+        decoder, decoding into kept Images, 4 host threads; ``hw/keep`` (the defaults) is DEFAULT_GPU_DECODER."""
+        backends, *flags = text.split("/")
+        threads = 0
+        for flag in flags:
+            if flag[:1] == "t" and flag[1:].isdigit():
+                threads = int(flag[1:])
+            elif flag != "keep":
+                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep or tN)")
+        return cls(backends=backends, cpu_threads=threads, keep_images="keep" in flags)
+
+    def __str__(self) -> str:
+        """The ``--gpu-decoder`` spelling, which ``parse`` reads back."""
+        return self.backends + "/keep" * self.keep_images + (f"/t{self.cpu_threads}" if self.cpu_threads else "")
+
+
+DEFAULT_GPU_DECODER = str(GpuDecodeSettings())  # "hw/keep": detect's and bench pipeline's default
