@@ -64,7 +64,7 @@ def engine(result: dict) -> list[str]:
 
 
 def _heads(settings: dict) -> str:
-    """MogFace's export: heads merged (the default since session 5) or separate (files from before say neither)."""
+    """MogFace's export: heads merged (the export's default) or separate (older files say neither)."""
     if not settings["model"].startswith("mogface"):
         return ""
     return ", heads merged" if settings.get("merge_heads") else ", heads separate"
