@@ -54,6 +54,8 @@ def test_usage_errors_exit_2() -> None:
     assert result.exit_code == 2 and "WIDTHxHEIGHT" in result.output
     result = CliRunner().invoke(cli, ["detect", "--gpu-decoder", "hw/fast"])
     assert result.exit_code == 2 and "expected keep or tN" in result.output
+    result = CliRunner().invoke(cli, ["produce", "--camera", "a", "--source", "x", "--frame-size", "0x480"])
+    assert result.exit_code == 2 and "must be >= 1" in result.output
 
 
 def test_service_path_never_imports_torch() -> None:
