@@ -1,6 +1,7 @@
 """Benchmarks (never tests): each writes a JSON result under bench/results/ and prints a table."""
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -12,3 +13,9 @@ def save(result: dict, out: Path) -> None:
     generator refuses such a file)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def settings_of(cfg) -> dict:
+    """A benchmark config (a dataclass) as the JSON-ready ``settings`` of its result file."""
+    values = {f.name: getattr(cfg, f.name) for f in fields(cfg)}
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import save
+from bench import save, settings_of
 from bench.engine import EngineBenchConfig, _model_file, _progress
 from bench.machine import describe
 from bench.pipeline import full_batches, jpeg_corpus
@@ -51,7 +51,7 @@ def run(cfg: DecodeBenchConfig, command: str) -> dict:
         "benchmark": "decode",
         "command": command,
         "machine": describe(),
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
+        "settings": settings_of(cfg),
         "mean_frame_bytes": round(sum(len(f.data) for f in frames) / len(frames)),
         "rows": rows,  # filled in place; saved after each variant
     }

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import RESULTS, save
+from bench import RESULTS, save, settings_of
 from bench.machine import describe
 from detector_service import models
 from facestream import kafka_clients, paths, samples
@@ -92,7 +92,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
         "command": command,
         "machine": describe(),
         "model_name": model_name,
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
+        "settings": settings_of(cfg),
         "logs": str(logs),
         "rows": rows,
         "max_cameras_within_limit": max((r["cameras"] for r in within), default=0),

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from bench import save
+from bench import save, settings_of
 from bench.machine import describe
 from detector_service import models, runtime
 from detector_service.engine import Engine, load_graph
@@ -49,7 +49,7 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
         "benchmark": "engine",
         "command": command,
         "machine": describe(),
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
+        "settings": settings_of(cfg),
         "model_file": path.name,
         "gflops_per_image": None if flops is None else round(flops / 1e9, 1),
         "rows": [],

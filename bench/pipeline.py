@@ -17,7 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from bench import save
+from bench import save, settings_of
 from bench.engine import _model_file, _progress
 from bench.machine import describe
 from detector_service import models
@@ -79,7 +79,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
         "benchmark": "pipeline",
         "command": command,
         "machine": describe(),
-        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in cfg.__dict__.items()},
+        "settings": settings_of(cfg),
         "model_file": path.name,
         "provider": engine.provider,
         "decoder": stats.decoder,
@@ -87,12 +87,9 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
         "pipeline_frames_per_s": round(pipeline_median, 1),
         "overhead_fraction": round(1.0 - pipeline_median / engine_median, 4),
         "runs": {"engine_only": [round(v, 1) for v in engine_fps], "pipeline": [round(v, 1) for v in pipeline_fps]},
-        "ms_per_frame": {
-            "decode_busy": round(stats.decode_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
-            "decode_wait": round(stats.preprocess_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
-            "infer_incl_copies": round(stats.infer_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
-            "postprocess": round(stats.postprocess_s * 1000 / max(stats.batches * cfg.batch, 1), 4),
-        },
+        "ms_per_frame": {name: round(seconds * 1000 / max(stats.batches * cfg.batch, 1), 4) for name, seconds in
+                         (("decode_busy", stats.decode_s), ("decode_wait", stats.preprocess_s),
+                          ("infer_incl_copies", stats.infer_s), ("postprocess", stats.postprocess_s))},  # fmt: skip
     }
     save(result, cfg.out)
     print(f"{cfg.model} batch {cfg.batch} on {engine.provider}: engine only {engine_median:.0f} frames/s, "
