@@ -36,6 +36,14 @@ def _key_values(_ctx, _param, values: tuple[str, ...]) -> tuple[tuple[str, str],
     return pairs  # type: ignore[return-value]
 
 
+# MogFace's export, for the benchmarks that export it (engine, profile).
+heads_option = click.option(
+    "--merge-heads/--separate-heads", default=True,
+    help="MogFace: export its two prediction heads as one (exact; what `facestream export` does), "
+         "or as two (the official layout; the PyTorch baselines keep it either way).",
+)  # fmt: skip
+
+
 @click.group()
 def bench() -> None:
     """Benchmarks: engine speed against PyTorch, and more."""
@@ -63,9 +71,7 @@ Examples (on the GPU machine):
 @click.option("--baselines", default="eager,compile", help="PyTorch baselines: eager, compile, or none.")
 @click.option("--cuda-option", "cuda_options", multiple=True, callback=_key_values,
               help="A CUDA provider option over the engine's defaults, KEY=VALUE (repeatable).")  # fmt: skip
-@click.option("--merge-heads/--separate-heads", default=True,
-              help="MogFace: export its two prediction heads as one (exact; what `facestream export` does), "
-                   "or as two (the official layout; the PyTorch baselines keep it either way).")  # fmt: skip
+@heads_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER[-OPTIONS].json).")  # fmt: skip
 def engine(model: str, batches, precision: str, provider: str, height: int, width: int, iters: int, repeats: int,
@@ -101,9 +107,7 @@ Examples (on the GPU machine):
 @click.option("--provider", type=click.Choice(["cuda", "cpu"]), default="cuda")
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
-@click.option("--merge-heads/--separate-heads", default=True,
-              help="MogFace: export its two prediction heads as one (exact; what `facestream export` does), "
-                   "or as two (the official layout; the PyTorch baselines keep it either way).")  # fmt: skip
+@heads_option
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Result file (default: bench/results/profile-MODEL-PRECISION-PROVIDER[-separate-heads][-bN].json, "
                    "-bN unless the batch is 16).")  # fmt: skip
