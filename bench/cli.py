@@ -1,4 +1,4 @@
-"""``facestream bench``: the benchmarks, each writing bench/results/*.json and printing a table."""
+"""``python -m bench``: the benchmarks, each writing bench/results/*.json and printing a table."""
 
 import shlex
 import sys
@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from bench import RESULTS
-from detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
+from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
 from facestream.click_types import size
 
 
@@ -17,8 +17,8 @@ def _name(model: str) -> str:
 
 
 def _command(verb: str) -> str:
-    """The command line as typed, for the result file (``facestream bench VERB ...``)."""
-    return "facestream bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index(verb) :])
+    """The command line as typed, for the result file (``python -m bench VERB ...``)."""
+    return "python -m bench " + " ".join(shlex.quote(a) for a in sys.argv[sys.argv.index(verb) :])
 
 
 def _batches(_ctx, _param, value: str) -> tuple[int, ...]:
@@ -52,11 +52,11 @@ def bench() -> None:
 @bench.command(
     epilog="""\b
 Examples (on the GPU machine):
-  facestream bench engine --model mogface --batch 1,8,16,32 --precision fp16 --provider cuda
-  facestream bench engine --model yunet --batch 1,32,128 --provider cuda --baselines none
-  facestream bench engine --model mogface --provider cpu --height 96 --width 128 --batch 1,2   # a dry run
-  facestream bench engine --model mogface --batch 32 --baselines none --cuda-option cudnn_conv_algo_search=HEURISTIC
-  facestream bench engine --model mogface --batch 1,32 --separate-heads   # the official layout of the heads
+  python -m bench engine --model mogface --batch 1,8,16,32 --precision fp16 --provider cuda
+  python -m bench engine --model yunet --batch 1,32,128 --provider cuda --baselines none
+  python -m bench engine --model mogface --provider cpu --height 96 --width 128 --batch 1,2   # a dry run
+  python -m bench engine --model mogface --batch 32 --baselines none --cuda-option cudnn_conv_algo_search=HEURISTIC
+  python -m bench engine --model mogface --batch 1,32 --separate-heads   # the official layout of the heads
 """,
     context_settings={"show_default": True},
 )
@@ -96,8 +96,8 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
 @bench.command(
     epilog="""\b
 Examples (on the GPU machine):
-  facestream bench profile --model mogface --batch 16 --provider cuda
-  facestream bench profile --model mogface --batch 1 --separate-heads
+  python -m bench profile --model mogface --batch 16 --provider cuda
+  python -m bench profile --model mogface --batch 1 --separate-heads
 """,
     context_settings={"show_default": True},
 )
@@ -129,10 +129,10 @@ def profile(model: str, batch: int, precision: str, provider: str, height: int, 
 @bench.command(
     epilog="""\b
 Examples (on the GPU machine):
-  facestream bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --precision fp16
-  facestream bench pipeline --model yunet --batch 256 --frames 16384 --provider cuda --precision fp16 --workers 4
-  facestream bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --gpu-decoder all
-  facestream bench pipeline --model mogface --batch 16 --frames 512 --provider cuda
+  python -m bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --precision fp16
+  python -m bench pipeline --model yunet --batch 256 --frames 16384 --provider cuda --precision fp16 --workers 4
+  python -m bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --gpu-decoder all
+  python -m bench pipeline --model mogface --batch 16 --frames 512 --provider cuda
 """,
     context_settings={"show_default": True},
 )
@@ -176,8 +176,8 @@ def pipeline(model: str, batch: int, frames: int, precision: str, provider: str,
 @bench.command(
     epilog="""\b
 Examples:
-  facestream bench decode --variants all,hw,gpu,all/keep,hw/keep,all/t4     # on the GPU machine
-  facestream bench decode --frames 256 --no-load                           # the CPU pool alone, anywhere
+  python -m bench decode --variants all,hw,gpu,all/keep,hw/keep,all/t4     # on the GPU machine
+  python -m bench decode --frames 256 --no-load                           # the CPU pool alone, anywhere
 """,
     context_settings={"show_default": True},
 )
@@ -203,7 +203,7 @@ def decode(frames: int, batch: int, height: int, width: int, variants: str, cpu_
 
 
 @bench.command(
-    epilog="\b\nExample (this machine, local broker running):\n  facestream bench kafka --frames 5000 --runs 3",
+    epilog="\b\nExample (this machine, local broker running):\n  python -m bench kafka --frames 5000 --runs 3",
     context_settings={"show_default": True},
 )
 @click.option("--frames", type=int, default=5000, help="JPEG frames (640 px wide sample photos) per run.")
@@ -220,10 +220,10 @@ def kafka(frames: int, batch: int, runs: int, out: Path) -> None:
 @bench.command(
     epilog="""\b
 Examples:
-  facestream bench e2e --model yunet --cameras 1,2,3,4 --provider cpu          # this machine
-  facestream bench e2e --model mogface.onnx --cameras 4,8,10,12 --batch 16 --provider cuda
-  facestream bench e2e --model yunet --cameras 50,100,200,300 --replicas 2 --batch 64
-  facestream bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --frame-size 640x480
+  python -m bench e2e --model yunet --cameras 1,2,3,4 --provider cpu          # this machine
+  python -m bench e2e --model mogface.onnx --cameras 4,8,10,12 --batch 16 --provider cuda
+  python -m bench e2e --model yunet --cameras 50,100,200,300 --replicas 2 --batch 64
+  python -m bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --frame-size 640x480
 """,
     context_settings={"show_default": True},
 )

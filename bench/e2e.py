@@ -22,10 +22,10 @@ import numpy as np
 
 from bench import RESULTS, save, settings_of
 from bench.machine import describe
-from detector_service import models
+from facestream.detector_service import models
 from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
-from schemas import decode_detection
+from facestream.schemas import decode_detection
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path)
     producers = []
     for first in range(0, count, cfg.cameras_per_producer):
         size = ["--max-width", "640"] if cfg.frame_size is None else ["--frame-size", "{}x{}".format(*cfg.frame_size)]
-        cmd = [sys.executable, "-m", "producers", "--fps", str(cfg.fps), "--loop", "--max-frames", str(per_camera),
+        cmd = [sys.executable, "-m", "facestream.producers", "--fps", str(cfg.fps), "--loop", "--max-frames", str(per_camera),
                *size, "--topic", frames, "--stats-interval", "60"]  # fmt: skip
         for camera_id, source in cameras[first : first + cfg.cameras_per_producer]:
             cmd += ["--camera", camera_id, "--source", source]
@@ -152,7 +152,7 @@ def _p99_by_window(latencies: np.ndarray, arrivals_ns: np.ndarray, window_s: flo
 
 
 def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "detector_service", "--model", cfg.model, "--group", group, "--batch", str(cfg.batch),
+    cmd = [sys.executable, "-m", "facestream.detector_service", "--model", cfg.model, "--group", group, "--batch", str(cfg.batch),
            "--max-wait-ms", str(cfg.max_wait_ms), "--provider", cfg.provider, "--frames-topic", frames,
            "--detections-topic", events, "--dead-letter-topic", dlq, "--stats-interval", "5", *cfg.extra_detect_args]  # fmt: skip
     with open(log, "wb") as out:  # the child keeps its own handle

@@ -19,9 +19,9 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.machine import describe
-from detector_service import models, runtime
-from detector_service.engine import Engine, load_graph
-from detector_service.graph_rewrite import IMAGE_INPUT
+from facestream.detector_service import models, runtime
+from facestream.detector_service.engine import Engine, load_graph
+from facestream.detector_service.graph_rewrite import IMAGE_INPUT
 from facestream import paths
 
 H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of the H100/H200 SXM
@@ -107,10 +107,10 @@ def _model_file(cfg: ModelChoice, merge_heads: bool = True):
     if cfg.model in ("mogface", "mogface_e"):
         import torch
 
-        from facestream.export.checkpoint import randomise
-        from facestream.export.flops import measure
-        from facestream.export.mogface_net import MogFace
-        from facestream.export.onnx_export import ExportSpec, export
+        from facestream.tools.export.checkpoint import randomise
+        from facestream.tools.export.flops import measure
+        from facestream.tools.export.mogface_net import MogFace
+        from facestream.tools.export.onnx_export import ExportSpec, export
 
         model = MogFace(cfg.model)
         digest = randomise(model, seed=0)
@@ -122,7 +122,7 @@ def _model_file(cfg: ModelChoice, merge_heads: bool = True):
             spec = ExportSpec(height=cfg.height, width=cfg.width, fp16=cfg.precision == "fp16")
             exported = model
             if merge_heads:  # the PyTorch baselines keep the two heads a user's model has
-                from facestream.export.merge_heads import merge_heads
+                from facestream.tools.export.merge_heads import merge_heads
 
                 exported = copy.deepcopy(model)
                 merge_heads(exported)
@@ -138,7 +138,7 @@ def _fp16_copy(path: Path) -> Path:
     """The model's float16 copy (made once, with ``facestream export fp16``'s converter)."""
     import onnx
 
-    from facestream.export.fp16 import convert
+    from facestream.tools.export.fp16 import convert
 
     target = paths.home() / "bench" / f"{path.stem}-fp16.onnx"
     if not target.exists():

@@ -3,7 +3,7 @@
 import time
 
 from facestream import kafka_clients
-from schemas import DetectionEvent, decode_detection
+from facestream.schemas import DetectionEvent, decode_detection
 
 
 def read_events(bootstrap: str, topic: str, expected: int, timeout_s: float = 120.0) -> list[DetectionEvent]:

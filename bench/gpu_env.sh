@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Source this at the start of a command on the GPU machine (the `run` tool), from the repository root:
-#   source bench/gpu_env.sh && python3 -m facestream bench engine --model mogface ...
+#   source bench/gpu_env.sh && python3 -m bench engine --model mogface ...
 # It unpacks the package bundle (carried as .devsite/), installs any wheels carried in .whl/
 # (onnxconverter-common for FP16 conversion, pytest for the GPU-only tests), and gives the run a
 # FACESTREAM_HOME holding the models, sample photos and bench files carried in .fshome/. bench/README.md lists
@@ -15,7 +15,12 @@ fi
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl 2>/dev/null
 fi
-export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
+# The package as the wheel lays it out (schemas/ is facestream.schemas, and so on: pyproject.toml's
+# package-dir), made of links into this checkout, so nothing needs building there; bench from the checkout.
+rm -rf /tmp/fsrc && mkdir -p /tmp/fsrc/facestream
+ln -s "$PWD"/facestream/* /tmp/fsrc/facestream/
+for part in schemas producers detector_service tools; do ln -s "$PWD/$part" "/tmp/fsrc/facestream/$part"; done
+export PYTHONPATH="/tmp/site:/tmp/fsrc:$PWD" PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
 mkdir -p "$FACESTREAM_HOME"
 for part in models samples bench; do  # what was carried (a folder left by an earlier call may hold only one)
   if [ -d ".fshome/$part" ]; then cp -r ".fshome/$part" "$FACESTREAM_HOME/"; fi

@@ -21,15 +21,15 @@ from bench import save
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from bench.pipeline import jpeg_corpus
-from detector_service.events import build_events
-from detector_service.models.base import Detections
-from detector_service.preprocess import Placed
-from detector_service.processor import Outcome, Pending
-from detector_service.service import DetectorConfig, DetectorService
-from detector_service.stats import Stats
+from facestream.detector_service.events import build_events
+from facestream.detector_service.models.base import Detections
+from facestream.detector_service.preprocess import Placed
+from facestream.detector_service.processor import Outcome, Pending
+from facestream.detector_service.service import DetectorConfig, DetectorService
+from facestream.detector_service.stats import Stats
 from facestream import kafka_clients
 from facestream.broker.local import LocalBroker, find_java
-from schemas import ModelRef, encode_frame
+from facestream.schemas import ModelRef, encode_frame
 
 NO_OP = ModelRef("noop", "0", "none")
 # The detector consumer's fetch sizes (detector_service.consumer), in Java client names.

@@ -20,13 +20,13 @@ import numpy as np
 from bench import save, settings_of
 from bench.engine import _model_file, _progress
 from bench.machine import describe
-from detector_service import models
-from detector_service.engine import Engine
-from detector_service.gpu_decode_settings import GpuDecodeSettings
-from detector_service.processor import FrameProcessor
-from detector_service.stats import Stats
+from facestream.detector_service import models
+from facestream.detector_service.engine import Engine
+from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.processor import FrameProcessor
+from facestream.detector_service.stats import Stats
 from facestream import samples
-from schemas import Frame, encode_detection
+from facestream.schemas import Frame, encode_detection
 
 
 @dataclass(frozen=True)

@@ -294,7 +294,7 @@ def render_mogface_speed() -> str:
     results = load()
     engine, pipe = results.get("engine-mogface-fp16-cuda.json"), results.get("pipeline-mogface-fp16-cuda.json")
     if engine is None or pipe is None:
-        return "Not measured yet: run `facestream bench engine` and `facestream bench pipeline` on a GPU."
+        return "Not measured yet: run `python -m bench engine` and `python -m bench pipeline` on a GPU."
     one = engine["rows"][0]
     best = next(r for r in engine["rows"] if r["batch"] == engine["best_batch"])
     cameras = int(pipe["pipeline_frames_per_s"] // 30)

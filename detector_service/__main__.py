@@ -1,4 +1,4 @@
-from detector_service.cli import detect
-from facestream.cli import main
+from facestream.command import run
+from facestream.detector_service.cli import detect
 
-main(detect, env_prefix="FACESTREAM_DETECT")
+run(detect, env_prefix="FACESTREAM_DETECT")

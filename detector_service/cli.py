@@ -4,10 +4,10 @@ import json
 
 import click
 
-from detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
-from detector_service.runtime import PROVIDER_CHOICES
+from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
+from facestream.detector_service.runtime import PROVIDER_CHOICES
 from facestream.click_types import size
-from schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
+from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
 
 def _gpu_decoder(_ctx, _param, value: str) -> str:
@@ -61,7 +61,7 @@ Examples:
               help="Exit after this many seconds without frames (batch jobs, tests).")  # fmt: skip
 def detect(**options) -> None:
     """Consume frames, detect faces, publish one detection event per frame."""
-    from detector_service.service import DetectorConfig, DetectorService
+    from facestream.detector_service.service import DetectorConfig, DetectorService
 
     config = DetectorConfig(**options)
     summary = DetectorService(config).run()
@@ -77,7 +77,7 @@ def models() -> None:
 @click.argument("names", nargs=-1)
 def fetch(names: tuple[str, ...]) -> None:
     """Download, verify (sha256) and prepare models; all known ones if none are named."""
-    from detector_service.models import FETCHABLE, resolve
+    from facestream.detector_service.models import FETCHABLE, resolve
 
     for name in names or sorted(FETCHABLE):
         if name not in FETCHABLE:
@@ -104,8 +104,8 @@ def build_engine(model: str, batch: int, provider: str, input_size, allow_random
     frame of `facestream detect` never waits for a build."""
     import time
 
-    from detector_service.runtime import engine_cache_dir
-    from detector_service.service import DetectorConfig, build_processor
+    from facestream.detector_service.runtime import engine_cache_dir
+    from facestream.detector_service.service import DetectorConfig, build_processor
 
     started = time.monotonic()
     processor = build_processor(DetectorConfig(model=model, batch=batch, provider=provider, input_size=input_size,

@@ -9,7 +9,7 @@ import time
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from detector_service.offsets import OffsetTracker
+from facestream.detector_service.offsets import OffsetTracker
 from facestream import kafka_clients
 
 log = logging.getLogger(__name__)

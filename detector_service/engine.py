@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from detector_service import graph_rewrite, runtime
-from detector_service.models.base import FaceModel
-from detector_service.runtime import SessionPlan
+from facestream.detector_service import graph_rewrite, runtime
+from facestream.detector_service.models.base import FaceModel
+from facestream.detector_service.runtime import SessionPlan
 from facestream.errors import ConfigError, ModelError
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from detector_service.models.base import Detections
-from detector_service.postprocess import to_frames
-from detector_service.preprocess import Placed
-from schemas import DetectionEvent, Face, Frame, ModelRef, encode_detection, event_id_for
+from facestream.detector_service.models.base import Detections
+from facestream.detector_service.postprocess import to_frames
+from facestream.detector_service.preprocess import Placed
+from facestream.schemas import DetectionEvent, Face, Frame, ModelRef, encode_detection, event_id_for
 
 OnDone = Callable[[object | None], None]  # called with a KafkaError, or None on success
 

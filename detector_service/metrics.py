@@ -10,7 +10,7 @@ import logging
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from detector_service.stats import Stats
+from facestream.detector_service.stats import Stats
 
 log = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from detector_service.models.base import DecodeOptions, Detections
-from detector_service.preprocess import Placed
+from facestream.detector_service.models.base import DecodeOptions, Detections
+from facestream.detector_service.preprocess import Placed
 
 
 def select(

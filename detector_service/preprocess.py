@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from schemas import Frame
+from facestream.schemas import Frame
 
 
 class DecodeError(ValueError):

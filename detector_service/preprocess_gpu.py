@@ -11,10 +11,10 @@ extra (nvidia-nvimgcodec, cupy).
 
 import numpy as np
 
-from detector_service.gpu_decode_settings import BACKENDS, GpuDecodeSettings
-from detector_service.preprocess import DecodeError, Placed, fitted
+from facestream.detector_service.gpu_decode_settings import BACKENDS, GpuDecodeSettings
+from facestream.detector_service.preprocess import DecodeError, Placed, fitted
 from facestream.errors import ConfigError
-from schemas import Frame
+from facestream.schemas import Frame
 
 # One thread per output pixel. Slots whose source pointer is 0 (failed frames) stay black.
 _LETTERBOX = r"""

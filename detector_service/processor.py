@@ -18,15 +18,15 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from detector_service import preprocess_gpu
-from detector_service.engine import Engine
-from detector_service.events import build_events
-from detector_service.gpu_decode_settings import GpuDecodeSettings
-from detector_service.models.base import DecodeOptions, FaceModel
-from detector_service.preprocess import DecodeError, Placed, Preprocessor
-from detector_service.stats import Stats
+from facestream.detector_service import preprocess_gpu
+from facestream.detector_service.engine import Engine
+from facestream.detector_service.events import build_events
+from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.models.base import DecodeOptions, FaceModel
+from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
+from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError
-from schemas import DetectionEvent, Frame
+from facestream.schemas import DetectionEvent, Frame
 
 log = logging.getLogger(__name__)
 DECODE_CHOICES = ("auto", "gpu", "cpu")

@@ -7,18 +7,18 @@ import sys
 import time
 from dataclasses import dataclass
 
-from detector_service import metrics, models
-from detector_service.batcher import Batcher
-from detector_service.consumer import GroupMember
-from detector_service.engine import Engine
-from detector_service.events import Publisher
-from detector_service.models.base import DecodeOptions
-from detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
-from detector_service.processor import FrameProcessor, Pending
-from detector_service.stats import Stats, StatsReporter
+from facestream.detector_service import metrics, models
+from facestream.detector_service.batcher import Batcher
+from facestream.detector_service.consumer import GroupMember
+from facestream.detector_service.engine import Engine
+from facestream.detector_service.events import Publisher
+from facestream.detector_service.models.base import DecodeOptions
+from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
+from facestream.detector_service.processor import FrameProcessor, Pending
+from facestream.detector_service.stats import Stats, StatsReporter
 from facestream import kafka_clients
 from facestream.errors import BrokerError, ModelError
-from schemas import SchemaError, decode_frame
+from facestream.schemas import SchemaError, decode_frame
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-log = logging.getLogger("detector_service.stats")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -1,3 +1,3 @@
-from facestream.cli import main
+from facestream.tools.cli import main
 
 main()

@@ -1,4 +1,4 @@
-from facestream.cli import main
-from producers.cli import produce
+from facestream.command import run
+from facestream.producers.cli import produce
 
-main(produce, env_prefix="FACESTREAM_PRODUCE")
+run(produce, env_prefix="FACESTREAM_PRODUCE")

@@ -3,7 +3,7 @@
 import click
 
 from facestream.click_types import size
-from schemas import FRAMES_TOPIC
+from facestream.schemas import FRAMES_TOPIC
 
 
 @click.command(
@@ -46,8 +46,8 @@ def produce(
     stats_interval: float,
 ) -> None:
     """Publish JPEG frames of one or more cameras to Kafka, paced to --fps."""
-    from producers.encoder import JpegEncoder
-    from producers.streamer import Streamer
+    from facestream.producers.encoder import JpegEncoder
+    from facestream.producers.streamer import Streamer
 
     if len(cameras) != len(sources):
         raise click.UsageError(f"give one --source per --camera ({len(cameras)} cameras, {len(sources)} sources)")

@@ -18,9 +18,9 @@ import numpy as np
 from confluent_kafka import Producer
 
 from facestream import kafka_clients
-from producers.encoder import JpegEncoder
-from producers.sources import CaptureSource, ImageSource, open_source
-from schemas import Frame, encode_frame
+from facestream.producers.encoder import JpegEncoder
+from facestream.producers.sources import CaptureSource, ImageSource, open_source
+from facestream.schemas import Frame, encode_frame
 
 log = logging.getLogger(__name__)
 

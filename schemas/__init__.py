@@ -4,8 +4,8 @@ Every reader rejects a newer major ``schema_version`` and ignores fields it does
 producers may add fields without breaking older consumers. See ``schemas/README.md``.
 """
 
-from schemas._fields import SCHEMA_VERSION
-from schemas.detection import (
+from facestream.schemas._fields import SCHEMA_VERSION
+from facestream.schemas.detection import (
     DetectionEvent,
     Face,
     ModelRef,
@@ -13,8 +13,8 @@ from schemas.detection import (
     encode_detection,
     event_id_for,
 )
-from schemas.errors import SchemaError
-from schemas.frame import Frame, decode_frame, encode_frame
+from facestream.schemas.errors import SchemaError
+from facestream.schemas.frame import Frame, decode_frame, encode_frame
 
 FRAMES_TOPIC = "frames"
 DETECTIONS_TOPIC = "detections"

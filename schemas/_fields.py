@@ -5,7 +5,7 @@ from typing import Any
 
 import msgpack
 
-from schemas.errors import SchemaError
+from facestream.schemas.errors import SchemaError
 
 SCHEMA_VERSION = 1
 

@@ -5,7 +5,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from schemas import _fields as f
+from facestream.schemas import _fields as f
 
 _TYPE = "DetectionEvent"
 # Fixed namespace so that every replica, and every rerun, names the same event the same way.

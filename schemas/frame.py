@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
-from schemas import _fields as f
+from facestream.schemas import _fields as f
 
 _TYPE = "Frame"
 ENCODINGS = ("jpeg",)

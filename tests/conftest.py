@@ -30,7 +30,7 @@ def topics(bootstrap: str) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def yunet_path() -> Path:
-    from detector_service.models import resolve
+    from facestream.detector_service.models import resolve
 
     return resolve("yunet")
 

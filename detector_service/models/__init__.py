@@ -6,8 +6,8 @@ metadata (``facestream.model``, written by our fetch and export tools) picks its
 
 from pathlib import Path
 
-from detector_service.models import mogface, yunet
-from detector_service.models.base import (
+from facestream.detector_service.models import mogface, yunet
+from facestream.detector_service.models.base import (
     META_MODEL,
     META_RANDOM,
     META_VERSION,
@@ -19,7 +19,7 @@ from detector_service.models.base import (
 )
 from facestream import paths
 from facestream.errors import ModelError
-from schemas import ModelRef
+from facestream.schemas import ModelRef
 
 PLUGINS: dict[str, type] = {yunet.YuNet.name: yunet.YuNet, mogface.MogFace.name: mogface.MogFace}
 # Models facestream can download by name: name -> fetch(models_dir) -> path.

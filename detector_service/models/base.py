@@ -14,7 +14,7 @@ from typing import ClassVar, Protocol
 import numpy as np
 
 from facestream.errors import ConfigError
-from schemas import ModelRef
+from facestream.schemas import ModelRef
 
 # Keys facestream writes into an ONNX file's metadata_props so that a file names its own plugin.
 META_MODEL = "facestream.model"

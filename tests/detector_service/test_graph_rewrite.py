@@ -1,13 +1,13 @@
 """Graph rewrites, on graphs exported the way facestream exports MogFace. The fused GroupNorm runs on
 CUDA only: here its structure and parameters are checked; on the GPU the engine checks its outputs
-against the exported graph at every start, and `facestream bench profile` reports the difference."""
+against the exported graph at every start, and `python -m bench profile` reports the difference."""
 
 import numpy as np
 import onnx
 import pytest
 import torch  # the export extra, which `make test` installs
 
-from detector_service.graph_rewrite import fuse_group_norm
+from facestream.detector_service.graph_rewrite import fuse_group_norm
 
 
 def exported(module, tmp_path) -> onnx.ModelProto:

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from detector_service.models.base import DecodeOptions, InputSpec
-from detector_service.models.mogface import MogFace, decode_boxes, level_sizes, make_anchors
+from facestream.detector_service.models.base import DecodeOptions, InputSpec
+from facestream.detector_service.models.mogface import MogFace, decode_boxes, level_sizes, make_anchors
 from facestream.errors import ConfigError
-from schemas import ModelRef
+from facestream.schemas import ModelRef
 
 REF = ModelRef("mogface", "mogface", "0" * 64)
 
@@ -61,7 +61,7 @@ def test_preprocessing_in_the_graph_matches_the_official_formula(tmp_path) -> No
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    from detector_service.graph_rewrite import IMAGE_INPUT, embed_preprocessing
+    from facestream.detector_service.graph_rewrite import IMAGE_INPUT, embed_preprocessing
 
     x = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 2, 1])
     y = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 3, 2, 1])

@@ -1,4 +1,4 @@
-from detector_service.offsets import OffsetTracker
+from facestream.detector_service.offsets import OffsetTracker
 
 TP = ("frames", 0)
 

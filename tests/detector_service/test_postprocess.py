@@ -1,8 +1,8 @@
 import numpy as np
 
-from detector_service.models.base import DecodeOptions, Detections
-from detector_service.postprocess import nms, select, to_frames
-from detector_service.preprocess import Placed
+from facestream.detector_service.models.base import DecodeOptions, Detections
+from facestream.detector_service.postprocess import nms, select, to_frames
+from facestream.detector_service.preprocess import Placed
 
 
 def test_nms_keeps_best_of_overlapping_boxes() -> None:

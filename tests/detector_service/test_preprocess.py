@@ -2,8 +2,8 @@ import cv2
 import numpy as np
 import pytest
 
-from detector_service.preprocess import DecodeError, Placed, Preprocessor, decode_jpeg, letterbox_into
-from schemas import Frame
+from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor, decode_jpeg, letterbox_into
+from facestream.schemas import Frame
 
 
 def jpeg(width: int, height: int) -> bytes:

@@ -7,11 +7,11 @@ where they are part of every GPU session's first call. On a machine without one 
 import numpy as np
 import pytest
 
-from detector_service import preprocess_gpu
-from detector_service.gpu_decode_settings import GpuDecodeSettings
-from detector_service.preprocess import DecodeError, Placed, Preprocessor
+from facestream.detector_service import preprocess_gpu
+from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.errors import ConfigError
-from schemas import Frame
+from facestream.schemas import Frame
 
 pytestmark = pytest.mark.skipif(preprocess_gpu.available() is not None, reason="needs CuPy and nvImageCodec (GPU)")
 
@@ -84,8 +84,8 @@ def test_a_grayscale_jpeg_decodes_as_on_the_cpu() -> None:
 
 
 def test_the_engine_takes_a_device_batch(corpus: list[Frame], yunet_path) -> None:
-    from detector_service import models
-    from detector_service.engine import Engine
+    from facestream.detector_service import models
+    from facestream.detector_service.engine import Engine
 
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
     engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cuda", buckets=(8,))

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from detector_service import models
-from detector_service.engine import Engine
-from detector_service.preprocess import Preprocessor
-from detector_service.processor import FrameProcessor
-from detector_service.stats import Stats
+from facestream.detector_service import models
+from facestream.detector_service.engine import Engine
+from facestream.detector_service.preprocess import Preprocessor
+from facestream.detector_service.processor import FrameProcessor
+from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError
 
 

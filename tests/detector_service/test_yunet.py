@@ -6,10 +6,10 @@ import cv2
 import numpy as np
 import pytest
 
-from detector_service import models
-from detector_service.models import yunet
-from detector_service.preprocess import letterbox_into
-from detector_service.engine import Engine
+from facestream.detector_service import models
+from facestream.detector_service.models import yunet
+from facestream.detector_service.preprocess import letterbox_into
+from facestream.detector_service.engine import Engine
 
 INPUT_HW = (480, 640)
 

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 from kafka_helpers import detector_args
 
-from schemas import Frame, encode_frame
+from facestream.schemas import Frame, encode_frame
 
 
 def free_port() -> int:
@@ -42,7 +42,7 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
     port = free_port()
     args = detector_args(topics, "--metrics-port", str(port))
     args[args.index("--stop-after-idle") + 1] = "30"
-    detector = subprocess.Popen([sys.executable, "-m", "detector_service", *args],
+    detector = subprocess.Popen([sys.executable, "-m", "facestream.detector_service", *args],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         scrape_until(port, "facestream_frames_total 0.0")

@@ -9,13 +9,13 @@ from click.testing import CliRunner
 from kafka_helpers import committed_total, detector_args, read_topic, run_service
 
 from facestream import samples
-from facestream.cli import cli
-from schemas import decode_detection
+from facestream.tools.cli import cli
+from facestream.schemas import decode_detection
 
 # Runs the detector with `import torch` made impossible: the service path must not need it.
 NO_TORCH_DETECT = (
     "import sys; sys.modules['torch'] = None; sys.argv[0] = 'detect';"
-    "from facestream.cli import main; from detector_service.cli import detect; main(detect, 'FACESTREAM_DETECT')"
+    "from facestream.command import run; from facestream.detector_service.cli import detect; run(detect, 'FACESTREAM_DETECT')"
 )
 
 
@@ -29,14 +29,14 @@ def tiny_mogface(tmp_path_factory) -> Path:
 
 
 def test_random_weights_are_refused_without_the_flag(tiny_mogface: Path, topics: dict) -> None:
-    done = subprocess.run([sys.executable, "-m", "detector_service", "--model", str(tiny_mogface),
+    done = subprocess.run([sys.executable, "-m", "facestream.detector_service", "--model", str(tiny_mogface),
                            *detector_args(topics)], capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 4
     assert "--random-init" in done.stderr and "--allow-random-weights" in done.stderr
 
 
 def test_mogface_events_through_kafka(tiny_mogface: Path, topics: dict, bootstrap: str) -> None:
-    run_service("producers", ["--camera", "portraits", "--source", str(samples.portraits_dir()), "--fps", "0",
+    run_service("facestream.producers", ["--camera", "portraits", "--source", str(samples.portraits_dir()), "--fps", "0",
                               "--max-width", "640", "--start-seq", "0", "--topic", topics["frames"]])  # fmt: skip
     # Random weights score every anchor near 0.5: a low threshold makes boxes to check.
     args = detector_args(topics, "--model", str(tiny_mogface), "--allow-random-weights", "--batch", "2",

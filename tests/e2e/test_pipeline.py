@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from kafka_helpers import committed_total, detector_args, read_topic, run_service
 
-from detector_service.models import yunet
+from facestream.detector_service.models import yunet
 from facestream import samples
-from schemas import Frame, decode_detection, encode_frame, event_id_for
+from facestream.schemas import Frame, decode_detection, encode_frame, event_id_for
 
 # Sorted file order = frame_seq order of each camera (the producer starts at --start-seq 0).
 EXPECTED = {
@@ -43,10 +43,10 @@ def photo_run(bootstrap: str, sample_dir: Path, yunet_path: Path, tmp_path_facto
     topics = {"frames": f"t-{tag}.frames", "detections": f"t-{tag}.detections", "dlq": f"t-{tag}.dlq",
               "group": f"t-{tag}.detector"}  # fmt: skip
     kafka_clients.ensure_topics({topics["frames"]: 2, topics["detections"]: 2, topics["dlq"]: 1}, bootstrap)
-    run_service("producers", ["--camera", "portraits", "--source", str(samples.portraits_dir()),
+    run_service("facestream.producers", ["--camera", "portraits", "--source", str(samples.portraits_dir()),
                               "--camera", "annotated", "--source", str(samples.annotated_dir()),
                               "--fps", "0", "--max-width", "0", "--start-seq", "0", "--topic", topics["frames"]])  # fmt: skip
-    log = run_service("detector_service", detector_args(topics, "--batch", "4"))
+    log = run_service("facestream.detector_service", detector_args(topics, "--batch", "4"))
     frames = sum(len(v) for v in EXPECTED.values())
     records = read_topic(bootstrap, topics["detections"], frames)
     return {"topics": topics, "records": records, "frames": frames, "log": log}
@@ -160,7 +160,7 @@ def test_a_backlog_goes_in_full_batches(topics: dict, produce_raw) -> None:
     small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
     for seq in range(40):
         produce_raw(topics["frames"], b"cam", encode_frame(Frame("cam", seq, 1, 64, 48, small)))
-    log = run_service("detector_service", detector_args(topics, "--batch", "8"))
+    log = run_service("facestream.detector_service", detector_args(topics, "--batch", "8"))
     summary = json.loads(next(line for line in reversed(log.splitlines()) if line.startswith("{")))
     assert summary["frames"] == 40
     assert summary["batches"] <= 10, f"{summary['batches']} batches for 40 waiting frames at batch 8"

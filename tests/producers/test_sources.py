@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from facestream.errors import SourceError
-from producers.encoder import JpegEncoder
-from producers.sources import CaptureSource, ImageSource, open_source
+from facestream.producers.encoder import JpegEncoder
+from facestream.producers.sources import CaptureSource, ImageSource, open_source
 
 
 def write_images(folder: Path, count: int) -> list[Path]:

@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 from kafka_helpers import read_topic
 
-from producers.streamer import Streamer
-from schemas import decode_frame
+from facestream.producers.streamer import Streamer
+from facestream.schemas import decode_frame
 
 
 def test_cameras_start_spread_over_one_period(bootstrap: str, topics: dict, sample_dir: Path) -> None:

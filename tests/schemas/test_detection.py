@@ -4,7 +4,7 @@ import math
 import msgpack
 import pytest
 
-from schemas import DetectionEvent, Face, ModelRef, SchemaError, decode_detection, encode_detection, event_id_for
+from facestream.schemas import DetectionEvent, Face, ModelRef, SchemaError, decode_detection, encode_detection, event_id_for
 
 MODEL = ModelRef("yunet", "2023mar", "8f23")
 FACES = (

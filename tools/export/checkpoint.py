@@ -8,7 +8,7 @@ from torch import nn
 
 from facestream.assets import sha256_of
 from facestream.errors import ModelError
-from facestream.export.mogface_net import MogFace
+from facestream.tools.export.mogface_net import MogFace
 
 
 def load_official(model: MogFace, path: Path) -> str:

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from facestream.export.checkpoint import randomise
-from facestream.export.merge_heads import merge_heads
-from facestream.export.mogface_net import MogFace
+from facestream.tools.export.checkpoint import randomise
+from facestream.tools.export.merge_heads import merge_heads
+from facestream.tools.export.mogface_net import MogFace
 
 
 @pytest.mark.parametrize("variant", ["mogface", "mogface_e"])
@@ -34,8 +34,8 @@ def test_cli_exports_merged_heads_with_half_the_group_norms(tmp_path) -> None:
     import onnx
     from click.testing import CliRunner
 
-    from detector_service.graph_rewrite import fuse_group_norm
-    from facestream.cli import cli
+    from facestream.detector_service.graph_rewrite import fuse_group_norm
+    from facestream.tools.cli import cli
 
     counts = {}
     for name, extra in (("separate", ["--separate-heads"]), ("merged", [])):

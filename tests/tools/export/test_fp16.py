@@ -5,8 +5,8 @@ from pathlib import Path
 import onnx
 from click.testing import CliRunner
 
-from facestream.cli import cli
-from facestream.export import fp16
+from facestream.tools.cli import cli
+from facestream.tools.export import fp16
 
 
 def test_yunet_in_float16_finds_the_same_faces(yunet_path: Path, sample_dir: Path, tmp_path: Path) -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from detector_service.models import mogface as plugin
-from detector_service.models.base import META_INPUT, META_MODEL, META_RANDOM, META_VERSION, META_WEIGHTS
+from facestream.detector_service.models import mogface as plugin
+from facestream.detector_service.models.base import META_INPUT, META_MODEL, META_RANDOM, META_VERSION, META_WEIGHTS
 from facestream import __version__
-from facestream.export import fp16
-from facestream.export.mogface_net import MogFace
+from facestream.tools.export import fp16
+from facestream.tools.export.mogface_net import MogFace
 
 OPSET = 17
 INPUT, OUTPUTS = "input", ("scores", "deltas")

@@ -5,25 +5,23 @@ in each ``--help``) or from a TOML config file with one table per command (``--c
 """
 
 import importlib
-import sys
 import tomllib
 from pathlib import Path
 
 import click
 
-from facestream import __version__, logs
-from facestream.errors import ConfigError, FacestreamError
+from facestream import __version__, command, logs
+from facestream.errors import ConfigError
 
 SUBCOMMANDS = {
     "kafka": "facestream.broker.cli:kafka",
-    "produce": "producers.cli:produce",
-    "detect": "detector_service.cli:detect",
-    "models": "detector_service.cli:models",
-    "samples": "facestream.samples_cli:samples",
-    "events": "facestream.events_cli:events",
-    "demo": "facestream.demo:demo",
-    "export": "facestream.export.cli:export",
-    "bench": "bench.cli:bench",
+    "produce": "facestream.producers.cli:produce",
+    "detect": "facestream.detector_service.cli:detect",
+    "models": "facestream.detector_service.cli:models",
+    "samples": "facestream.tools.samples:samples",
+    "events": "facestream.tools.events:events",
+    "demo": "facestream.tools.demo:demo",
+    "export": "facestream.tools.export.cli:export",
 }
 
 
@@ -81,20 +79,6 @@ def cli(ctx: click.Context, config: Path | None, verbose: bool) -> None:
         ctx.default_map = load_config(config)
 
 
-def main(command: click.Command = cli, env_prefix: str = "FACESTREAM") -> None:
-    """Run a command with facestream's errors turned into one line and an exit code."""
-    if command is not cli:  # `python -m <service>`: no group callback sets logging up
-        logs.setup()
-    try:
-        code = command.main(standalone_mode=False, auto_envvar_prefix=env_prefix)
-    except click.exceptions.Abort:
-        code = 130
-    except click.ClickException as exc:
-        exc.show()
-        code = exc.exit_code
-    except FacestreamError as exc:
-        click.echo(f"error: {exc}", err=True)
-        code = exc.exit_code
-    except KeyboardInterrupt:
-        code = 130
-    sys.exit(code if isinstance(code, int) else 0)
+def main() -> None:
+    """The ``facestream`` console script."""
+    command.run(cli, env_prefix="FACESTREAM", setup_logging=False)  # the group's callback sets logging up

@@ -5,7 +5,7 @@ import time
 
 import click
 
-from schemas import DETECTIONS_TOPIC, DetectionEvent
+from facestream.schemas import DETECTIONS_TOPIC, DetectionEvent
 
 
 def describe(event: DetectionEvent) -> str:
@@ -33,7 +33,7 @@ def describe(event: DetectionEvent) -> str:
 def events(topic: str, from_beginning: bool, as_json: bool, max_events: int | None, duration: float | None) -> None:
     """Print detection events from Kafka as they arrive (Ctrl-C to stop)."""
     from facestream import kafka_clients
-    from schemas import SchemaError, decode_detection
+    from facestream.schemas import SchemaError, decode_detection
 
     kafka_clients.check_reachable()
     consumer = kafka_clients.viewer(topic, from_beginning)

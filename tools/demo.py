@@ -26,20 +26,20 @@ from facestream import kafka_clients, paths
 def demo(duration: float, fps: float, batch: int) -> None:
     """Stream real face photos as two cameras through Kafka and print the detections live."""
     from facestream import samples
-    from facestream.events_cli import describe
+    from facestream.tools.events import describe
 
     _ensure_broker()
     click.echo("fetching the model and the sample photos (first time only) ...", err=True)
-    from detector_service.models import resolve
+    from facestream.detector_service.models import resolve
 
     resolve("yunet")
     cameras = {"portraits": samples.portraits_dir(), "annotated": samples.annotated_dir()}
     log_dir = paths.home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     started_ns = time.time_ns()
-    detector = _spawn("detector", log_dir, [sys.executable, "-m", "detector_service", "--group", "facestream-demo",
+    detector = _spawn("detector", log_dir, [sys.executable, "-m", "facestream.detector_service", "--group", "facestream-demo",
                                             "--batch", str(batch), "--max-wait-ms", "100"])  # fmt: skip
-    producer_cmd = [sys.executable, "-m", "producers", "--fps", str(fps), "--loop"]
+    producer_cmd = [sys.executable, "-m", "facestream.producers", "--fps", str(fps), "--loop"]
     for camera, folder in cameras.items():
         producer_cmd += ["--camera", camera, "--source", str(folder)]
     producer = _spawn("producer", log_dir, producer_cmd)
@@ -65,7 +65,7 @@ def demo(duration: float, fps: float, batch: int) -> None:
 
 def _ensure_broker() -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP names one) and create the demo's topics."""
-    from schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
+    from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
     if kafka_clients.external_bootstrap():
         kafka_clients.check_reachable()
@@ -83,7 +83,7 @@ def _spawn(name: str, log_dir: Path, cmd: list[str]) -> subprocess.Popen:
 
 def _events_since(started_ns: int, duration: float, children: list[subprocess.Popen]):
     """Detection events made after ``started_ns``, until ``duration`` passes or a child dies."""
-    from schemas import DETECTIONS_TOPIC, decode_detection
+    from facestream.schemas import DETECTIONS_TOPIC, decode_detection
 
     consumer = kafka_clients.viewer(DETECTIONS_TOPIC, from_beginning=True)
     end = time.monotonic() + duration if duration else None

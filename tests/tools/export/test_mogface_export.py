@@ -9,12 +9,12 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from facestream.cli import cli
+from facestream.tools.cli import cli
 from facestream.errors import ModelError
-from facestream.export.checkpoint import load_official, randomise
-from facestream.export.flops import measure
-from facestream.export.mogface_net import MogFace
-from facestream.export.onnx_export import ExportSpec, export
+from facestream.tools.export.checkpoint import load_official, randomise
+from facestream.tools.export.flops import measure
+from facestream.tools.export.mogface_net import MogFace
+from facestream.tools.export.onnx_export import ExportSpec, export
 
 BN = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
 WB = ("weight", "bias")
@@ -174,11 +174,11 @@ def test_cli_flops() -> None:
 
 def test_engine_top_k_gives_the_same_faces_as_decoding_every_anchor(exported) -> None:
     """The engine keeps only the best anchors on the device; nothing above the threshold is lost."""
-    from detector_service import models
-    from detector_service.engine import Engine
-    from detector_service.models.base import DecodeOptions
-    from detector_service.models.mogface import decode_boxes
-    from detector_service.postprocess import select
+    from facestream.detector_service import models
+    from facestream.detector_service.engine import Engine
+    from facestream.detector_service.models.base import DecodeOptions
+    from facestream.detector_service.models.mogface import decode_boxes
+    from facestream.detector_service.postprocess import select
 
     _, path = exported
     plugin = models.plugin_for(models.read_metadata(path), str(path))

@@ -1,0 +1,99 @@
+"""The floors of docs/architecture.md, enforced: every import (top-level or inside a function) goes
+down a floor or stays in its own package; services never import each other."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Folder in the repository -> the package it installs as (pyproject.toml's package-dir).
+PACKAGES = {
+    "schemas": "facestream.schemas",
+    "facestream": "facestream",
+    "producers": "facestream.producers",
+    "detector_service": "facestream.detector_service",
+    "tools": "facestream.tools",
+    "bench": "bench",
+}
+# Lowest first. A package may import its own modules and any package on a lower floor.
+FLOORS = [
+    ["facestream.schemas"],  # the message contract
+    ["facestream"],  # the base: errors, config, Kafka clients, assets, the local broker
+    ["facestream.producers", "facestream.detector_service"],  # the services, peers
+    ["facestream.tools"],  # the commands that combine services
+    ["bench"],  # benchmarks, run from a checkout
+]
+
+
+def package_of(module: str) -> str:
+    """The longest package of FLOORS that ``module`` belongs to (``facestream.errors`` -> ``facestream``)."""
+    candidates = [p for floor in FLOORS for p in floor if module == p or module.startswith(p + ".")]
+    return max(candidates, key=len)
+
+
+def floor_of(package: str) -> int:
+    return next(i for i, floor in enumerate(FLOORS) if package in floor)
+
+
+def modules() -> list[tuple[str, Path]]:
+    found = []
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            found.append((".".join((package, *parts)).removesuffix(".__init__"), path))
+    return found
+
+
+def imports(path: Path, module: str) -> list[str]:
+    """Every module ``path`` imports that belongs to the project, with relative imports resolved."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")[: -node.level] if path.name != "__init__.py" else module.split(".")
+                base = ".".join(anchor[: len(anchor) - node.level + 1] + ([base] if base else []))
+            names.append(base)
+    return [n for n in names if n.split(".")[0] in ("facestream", "bench")]
+
+
+def violations() -> list[str]:
+    found = []
+    for module, path in modules():
+        if path.name == "__main__.py":
+            continue  # an entry point: run, never imported, so it sits above every floor
+        own = package_of(module)
+        for target in imports(path, module):
+            other = package_of(target)
+            if other != own and floor_of(other) >= floor_of(own):
+                found.append(f"{path.relative_to(ROOT)}: {module} (floor {floor_of(own)}) imports {target} "
+                             f"(floor {floor_of(other)})")
+    return found
+
+
+def test_every_import_goes_down() -> None:
+    assert violations() == []
+
+
+def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
+    """The checker itself: a base module importing a service is caught."""
+    path = tmp_path / "paths.py"
+    path.write_text("def f():\n    from facestream.detector_service import models\n")
+    target = imports(path, "facestream.paths")[0]
+    assert floor_of(package_of(target)) > floor_of(package_of("facestream.paths"))
+
+
+@pytest.mark.parametrize("folder", PACKAGES)
+def test_every_folder_is_a_package_in_the_wheel(folder: str) -> None:
+    """pyproject.toml lists packages one by one: a new sub-folder must be added there too."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    for init in (ROOT / folder).rglob("__init__.py"):
+        parts = init.parent.relative_to(ROOT / folder).parts
+        name = ".".join((PACKAGES[folder], *parts))
+        assert folder == "bench" or name in listed, f"{name} is missing from pyproject.toml's packages"
