@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install --disable-pip-version-check
 
-.PHONY: setup demo test bench kafka-stop clean
+.PHONY: setup demo test lint bench kafka-stop clean
 
 # The services alone: what the demo needs.
 $(VENV)/.base: pyproject.toml
@@ -31,6 +31,11 @@ test: $(VENV)/.test
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
 	$(BIN)/python -m pytest
+
+## lint: the formatter and the linter (ruff, configured in pyproject.toml), as CI runs them
+lint: $(VENV)/.test
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
 
 ## bench: the Kafka plumbing and CPU detector benchmarks on this machine (write bench/results/)
 bench: $(VENV)/.test

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from bench import RESULTS
-from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
 from facestream.click_types import size
+from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
 
 
 def _name(model: str) -> str:
@@ -38,10 +38,11 @@ def _key_values(_ctx, _param, values: tuple[str, ...]) -> tuple[tuple[str, str],
 
 # MogFace's export, for the benchmarks that export it (engine, profile).
 heads_option = click.option(
-    "--merge-heads/--separate-heads", default=True,
+    "--merge-heads/--separate-heads",
+    default=True,
     help="MogFace: export its two prediction heads as one (exact; what `facestream export` does), "
-         "or as two (the official layout; the PyTorch baselines keep it either way).",
-)  # fmt: skip
+    "or as two (the official layout; the PyTorch baselines keep it either way).",
+)
 
 
 @click.group()
@@ -69,13 +70,34 @@ Examples (on the GPU machine):
 @click.option("--iters", type=int, default=20, help="Inferences per timed repeat.")
 @click.option("--repeats", type=int, default=5, help="Timed repeats; the median is reported.")
 @click.option("--baselines", default="eager,compile", help="PyTorch baselines: eager, compile, or none.")
-@click.option("--cuda-option", "cuda_options", multiple=True, callback=_key_values,
-              help="A CUDA provider option over the engine's defaults, KEY=VALUE (repeatable).")  # fmt: skip
+@click.option(
+    "--cuda-option",
+    "cuda_options",
+    multiple=True,
+    callback=_key_values,
+    help="A CUDA provider option over the engine's defaults, KEY=VALUE (repeatable).",
+)
 @heads_option
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER[-OPTIONS].json).")  # fmt: skip
-def engine(model: str, batches, precision: str, provider: str, height: int, width: int, iters: int, repeats: int,
-           baselines: str, cuda_options: tuple[tuple[str, str], ...], merge_heads: bool, out: Path | None) -> None:  # fmt: skip
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER[-OPTIONS].json).",
+)
+def engine(
+    model: str,
+    batches,
+    precision: str,
+    provider: str,
+    height: int,
+    width: int,
+    iters: int,
+    repeats: int,
+    baselines: str,
+    cuda_options: tuple[tuple[str, str], ...],
+    merge_heads: bool,
+    out: Path | None,
+) -> None:
     """Engine ms/image and images/s per batch, with PyTorch eager and torch.compile in the same run."""
     from bench.engine import EngineBenchConfig, run
 
@@ -86,10 +108,19 @@ def engine(model: str, batches, precision: str, provider: str, height: int, widt
     # A variant never overwrites the main file.
     variant = "-separate-heads" * (not merge_heads) + "".join(f"-{key}-{value}" for key, value in cuda_options)
     cfg = EngineBenchConfig(
-        model=model, batches=batches, precision=precision, provider=provider, height=height, width=width,
-        iters=iters, repeats=repeats, baselines=chosen, cuda_options=cuda_options, merge_heads=merge_heads,
+        model=model,
+        batches=batches,
+        precision=precision,
+        provider=provider,
+        height=height,
+        width=width,
+        iters=iters,
+        repeats=repeats,
+        baselines=chosen,
+        cuda_options=cuda_options,
+        merge_heads=merge_heads,
         out=out or RESULTS / f"engine-{_name(model)}-{precision}-{provider}{variant}.json",
-    )  # fmt: skip
+    )
     run(cfg, _command("engine"))
 
 
@@ -108,21 +139,34 @@ Examples (on the GPU machine):
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
 @heads_option
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Result file (default: bench/results/profile-MODEL-PRECISION-PROVIDER[-separate-heads][-bN].json, "
-                   "-bN unless the batch is 16).")  # fmt: skip
-def profile(model: str, batch: int, precision: str, provider: str, height: int, width: int, merge_heads: bool,
-            out: Path | None) -> None:  # fmt: skip
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Result file (default: bench/results/profile-MODEL-PRECISION-PROVIDER[-separate-heads][-bN].json, "
+    "-bN unless the batch is 16).",
+)
+def profile(
+    model: str, batch: int, precision: str, provider: str, height: int, width: int, merge_heads: bool, out: Path | None
+) -> None:
     """Per-operator time of the exported and the rewritten graph (where the milliseconds go)."""
     from bench.engine import EngineBenchConfig
     from bench.profile import run
 
     variant = "-separate-heads" * (not merge_heads) + ("" if batch == 16 else f"-b{batch}")
     cfg = EngineBenchConfig(
-        model=model, batches=(batch,), precision=precision, provider=provider, height=height, width=width,
-        iters=0, repeats=0, baselines=(), merge_heads=merge_heads,
+        model=model,
+        batches=(batch,),
+        precision=precision,
+        provider=provider,
+        height=height,
+        width=width,
+        iters=0,
+        repeats=0,
+        baselines=(),
+        merge_heads=merge_heads,
         out=out or RESULTS / f"profile-{_name(model)}-{precision}-{provider}{variant}.json",
-    )  # fmt: skip
+    )
     run(cfg, batch, _command("profile"))
 
 
@@ -143,33 +187,70 @@ Examples (on the GPU machine):
 @click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="cuda")
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
-@click.option("--decode", type=click.Choice(["auto", "gpu", "cpu"]), default="auto",
-              help="Where JPEGs are decoded, as for detect.")  # fmt: skip
+@click.option(
+    "--decode",
+    type=click.Choice(["auto", "gpu", "cpu"]),
+    default="auto",
+    help="Where JPEGs are decoded, as for detect.",
+)
 @click.option("--decode-threads", type=int, default=8)
 @click.option("--gpu-decoder", default=DEFAULT_GPU_DECODER, help="nvImageCodec's set-up, as for detect (e.g. all/t4).")
-@click.option("--workers", type=click.IntRange(min=1), default=1,
-              help="Detector processes sharing the device (replicas), each taking every n-th batch.")  # fmt: skip
-@click.option("--switch-interval-ms", type=click.FloatRange(min=0.01), default=None,
-              help="Python's thread switch interval in each detector process (default: Python's, 5 ms). "
-                   "nvImageCodec gives the interpreter up and takes it back twice per image; a shorter "
-                   "interval bounds its wait while the event-building thread holds it.")  # fmt: skip
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    help="Detector processes sharing the device (replicas), each taking every n-th batch.",
+)
+@click.option(
+    "--switch-interval-ms",
+    type=click.FloatRange(min=0.01),
+    default=None,
+    help="Python's thread switch interval in each detector process (default: Python's, 5 ms). "
+    "nvImageCodec gives the interpreter up and takes it back twice per image; a shorter "
+    "interval bounds its wait while the event-building thread holds it.",
+)
 @click.option("--repeats", type=int, default=3)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def pipeline(model: str, batch: int, frames: int, precision: str, provider: str, height: int, width: int,
-             decode: str, decode_threads: int, gpu_decoder: str, workers: int, switch_interval_ms: float | None,
-             repeats: int, out: Path | None) -> None:  # fmt: skip
+def pipeline(
+    model: str,
+    batch: int,
+    frames: int,
+    precision: str,
+    provider: str,
+    height: int,
+    width: int,
+    decode: str,
+    decode_threads: int,
+    gpu_decoder: str,
+    workers: int,
+    switch_interval_ms: float | None,
+    repeats: int,
+    out: Path | None,
+) -> None:
     """JPEG bytes in memory -> serialised events, against the engine alone at the same batch."""
     from bench.pipeline import PipelineBenchConfig, run
 
     cfg = PipelineBenchConfig(
-        model=model, batch=batch, frames=frames, precision=precision, provider=provider, height=height, width=width,
-        decode=decode, decode_threads=decode_threads, gpu_decoder=gpu_decoder, workers=workers,
-        switch_interval_ms=switch_interval_ms, repeats=repeats,
-        out=out or RESULTS / f"pipeline-{_name(model)}-{precision}-{provider}"
+        model=model,
+        batch=batch,
+        frames=frames,
+        precision=precision,
+        provider=provider,
+        height=height,
+        width=width,
+        decode=decode,
+        decode_threads=decode_threads,
+        gpu_decoder=gpu_decoder,
+        workers=workers,
+        switch_interval_ms=switch_interval_ms,
+        repeats=repeats,
+        out=out
+        or RESULTS
+        / f"pipeline-{_name(model)}-{precision}-{provider}"
         f"{f'-{workers}-workers' if workers > 1 else ''}"
         f"{'' if gpu_decoder == DEFAULT_GPU_DECODER else '-' + gpu_decoder.replace('/', '-')}"
         f"{'' if switch_interval_ms is None else f'-switch-{switch_interval_ms:g}ms'}.json",
-    )  # fmt: skip
+    )
     run(cfg, _command("pipeline"))
 
 
@@ -185,20 +266,40 @@ Examples:
 @click.option("--batch", type=int, default=256)
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
-@click.option("--variants", default="all,hw,gpu,all/keep,hw/keep,all/t4",
-              help="GPU decoder set-ups: backends all|hw|gpu|hybrid, then /keep (reuse Images), /tN (N host threads).")  # fmt: skip
+@click.option(
+    "--variants",
+    default="all,hw,gpu,all/keep,hw/keep,all/t4",
+    help="GPU decoder set-ups: backends all|hw|gpu|hybrid, then /keep (reuse Images), /tN (N host threads).",
+)
 @click.option("--cpu-threads", type=int, default=16, help="Threads of the CPU decoder, measured first.")
 @click.option("--repeats", type=int, default=3)
 @click.option("--load/--no-load", default=True, help="Also time each decoder while YuNet keeps the GPU busy.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "decode-jpeg.json")
-def decode(frames: int, batch: int, height: int, width: int, variants: str, cpu_threads: int, repeats: int, load: bool,
-           out: Path) -> None:  # fmt: skip
+def decode(
+    frames: int,
+    batch: int,
+    height: int,
+    width: int,
+    variants: str,
+    cpu_threads: int,
+    repeats: int,
+    load: bool,
+    out: Path,
+) -> None:
     """JPEG decoding alone: the CPU pool and nvImageCodec set-ups side by side, GPU idle and busy."""
     from bench.decode import DecodeBenchConfig, run
 
-    cfg = DecodeBenchConfig(frames=frames, batch=batch, height=height, width=width,
-                            variants=tuple(v for v in variants.split(",") if v), cpu_threads=cpu_threads,
-                            repeats=repeats, load=load, out=out)  # fmt: skip
+    cfg = DecodeBenchConfig(
+        frames=frames,
+        batch=batch,
+        height=height,
+        width=width,
+        variants=tuple(v for v in variants.split(",") if v),
+        cpu_threads=cpu_threads,
+        repeats=repeats,
+        load=load,
+        out=out,
+    )
     run(cfg, _command("decode"))
 
 
@@ -237,24 +338,55 @@ Examples:
 @click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="auto")
 @click.option("--latency-limit-ms", type=float, default=200.0, help="Stop once p99 capture-to-event passes this.")
 @click.option("--allow-random-weights", is_flag=True, help="Pass through to detect (random-init benchmark files).")
-@click.option("--cameras-per-producer", type=click.IntRange(min=1), default=50,
-              help="Cameras paced by one producer process (more cameras, more processes).")  # fmt: skip
-@click.option("--frame-size", callback=size, default=None,
-              help="Cameras send WIDTHxHEIGHT frames (the photos scaled to cover it, centre-cropped); "
-                   "default: the photos at 640 px wide, their own aspect.")  # fmt: skip
-@click.option("--detect-arg", "detect_args", multiple=True, help="More options for detect, e.g. --detect-arg=--decode=gpu.")
+@click.option(
+    "--cameras-per-producer",
+    type=click.IntRange(min=1),
+    default=50,
+    help="Cameras paced by one producer process (more cameras, more processes).",
+)
+@click.option(
+    "--frame-size",
+    callback=size,
+    default=None,
+    help="Cameras send WIDTHxHEIGHT frames (the photos scaled to cover it, centre-cropped); "
+    "default: the photos at 640 px wide, their own aspect.",
+)
+@click.option(
+    "--detect-arg", "detect_args", multiple=True, help="More options for detect, e.g. --detect-arg=--decode=gpu."
+)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def e2e(model: str, cameras, fps: float, duration: float, replicas: int, batch: int, max_wait_ms: float, provider: str,
-        latency_limit_ms: float, allow_random_weights: bool, cameras_per_producer: int,
-        frame_size: tuple[int, int] | None, detect_args: tuple[str, ...], out: Path | None) -> None:  # fmt: skip
+def e2e(
+    model: str,
+    cameras,
+    fps: float,
+    duration: float,
+    replicas: int,
+    batch: int,
+    max_wait_ms: float,
+    provider: str,
+    latency_limit_ms: float,
+    allow_random_weights: bool,
+    cameras_per_producer: int,
+    frame_size: tuple[int, int] | None,
+    detect_args: tuple[str, ...],
+    out: Path | None,
+) -> None:
     """Producers -> Kafka -> detector replicas -> events: how many cameras stay under the latency limit."""
     from bench.e2e import E2EConfig, run
 
     cfg = E2EConfig(
-        model=model, cameras=cameras, fps=fps, duration_s=duration, replicas=replicas, batch=batch,
-        max_wait_ms=max_wait_ms, provider=provider, latency_limit_ms=latency_limit_ms,
+        model=model,
+        cameras=cameras,
+        fps=fps,
+        duration_s=duration,
+        replicas=replicas,
+        batch=batch,
+        max_wait_ms=max_wait_ms,
+        provider=provider,
+        latency_limit_ms=latency_limit_ms,
         out=out,
         extra_detect_args=(*detect_args, *(("--allow-random-weights",) if allow_random_weights else ())),
-        cameras_per_producer=cameras_per_producer, frame_size=frame_size,
-    )  # fmt: skip
+        cameras_per_producer=cameras_per_producer,
+        frame_size=frame_size,
+    )
     run(cfg, _command("e2e"))

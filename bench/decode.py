@@ -77,8 +77,11 @@ def run(cfg: DecodeBenchConfig, command: str) -> dict:
 def _measure(cfg: DecodeBenchConfig, variant: str, batches: list, load: "_Load | None") -> dict:
     """Images/s of one decoder, GPU idle and (with ``load``) GPU busy; a variant that fails says why."""
     try:
-        decoder = (Preprocessor((cfg.height, cfg.width), cfg.cpu_threads) if variant == CPU
-                   else GpuPreprocessor((cfg.height, cfg.width), settings=GpuDecodeSettings.parse(variant)))  # fmt: skip
+        decoder = (
+            Preprocessor((cfg.height, cfg.width), cfg.cpu_threads)
+            if variant == CPU
+            else GpuPreprocessor((cfg.height, cfg.width), settings=GpuDecodeSettings.parse(variant))
+        )
     except Exception as exc:  # an nvImageCodec set-up this build refuses: a result, not a crash
         return {"variant": variant, "error": f"{type(exc).__name__}: {exc}"}
     try:
@@ -106,9 +109,18 @@ class _Load:
     """YuNet FP16 at the benchmark's batch, replaying on its engine thread for as long as asked."""
 
     def __init__(self, cfg: DecodeBenchConfig) -> None:
-        engine_cfg = EngineBenchConfig(model="yunet", batches=(cfg.batch,), precision="fp16", provider="cuda",
-                                       height=cfg.height, width=cfg.width, iters=0, repeats=0, baselines=(),
-                                       out=cfg.out)  # fmt: skip
+        engine_cfg = EngineBenchConfig(
+            model="yunet",
+            batches=(cfg.batch,),
+            precision="fp16",
+            provider="cuda",
+            height=cfg.height,
+            width=cfg.width,
+            iters=0,
+            repeats=0,
+            baselines=(),
+            out=cfg.out,
+        )
         _, path, _ = _model_file(engine_cfg)
         plugin = models.plugin_for(models.read_metadata(path), str(path))
         self.engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, "cuda", buckets=(cfg.batch,))

@@ -20,20 +20,66 @@ from bench.machine import describe
 from facestream import kafka_clients, samples
 
 
-
 def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threads: int) -> dict:
     tag = uuid.uuid4().hex[:8]
     frames_topic, events_topic = f"bench-{tag}.frames", f"bench-{tag}.detections"
     kafka_clients.ensure_topics({frames_topic: 4, events_topic: 4, f"bench-{tag}.dlq": 1})
-    subprocess.run([sys.executable, "-m", "facestream.producers", "--camera", "cam", "--source", str(samples.portraits_dir()),
-                    "--camera", "cam2", "--source", str(samples.annotated_dir()), "--loop", "--fps", "0",
-                    "--max-frames", str(frames // 2), "--max-width", str(width), "--topic", frames_topic,
-                    "--stats-interval", "60"], check=True, capture_output=True)  # fmt: skip
-    done = subprocess.run([sys.executable, "-m", "facestream.detector_service", "--group", f"bench-{tag}", "--batch", str(batch),
-                           "--frames-topic", frames_topic, "--detections-topic", events_topic,
-                           "--dead-letter-topic", f"bench-{tag}.dlq", "--stop-after-idle", "3",
-                           "--decode-threads", str(decode_threads), "--ort-threads", str(ort_threads),
-                           "--stats-interval", "0"], check=True, capture_output=True, text=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "facestream.producers",
+            "--camera",
+            "cam",
+            "--source",
+            str(samples.portraits_dir()),
+            "--camera",
+            "cam2",
+            "--source",
+            str(samples.annotated_dir()),
+            "--loop",
+            "--fps",
+            "0",
+            "--max-frames",
+            str(frames // 2),
+            "--max-width",
+            str(width),
+            "--topic",
+            frames_topic,
+            "--stats-interval",
+            "60",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "facestream.detector_service",
+            "--group",
+            f"bench-{tag}",
+            "--batch",
+            str(batch),
+            "--frames-topic",
+            frames_topic,
+            "--detections-topic",
+            events_topic,
+            "--dead-letter-topic",
+            f"bench-{tag}.dlq",
+            "--stop-after-idle",
+            "3",
+            "--decode-threads",
+            str(decode_threads),
+            "--ort-threads",
+            str(ort_threads),
+            "--stats-interval",
+            "0",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     events = read_events(kafka_clients.bootstrap_servers(), events_topic, summary["events"])
     return {

@@ -22,9 +22,9 @@ import numpy as np
 
 from bench import RESULTS, save, settings_of
 from bench.machine import describe
-from facestream.detector_service import models
 from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
+from facestream.detector_service import models
 from facestream.schemas import decode_detection
 
 
@@ -71,9 +71,12 @@ def run(cfg: E2EConfig, command: str) -> dict:
             row["cores_busy"] = meter.stop()
             row["detector_stats"] = [_last_stats_line(log) for log in log_files]
             rows.append(row)
-            print(f"{count:>4} cameras x {cfg.fps:g} fps, {cfg.replicas} replica(s): {row['events_per_s']:.0f} events/s, "
-                  f"latency p50 {row['latency_ms_p50']} ms p99 {row['latency_ms_p99']} ms, "
-                  f"lag at end {row['lag_at_end']}, not delivered {row['not_delivered_10s_after_end']}", flush=True)  # fmt: skip
+            print(
+                f"{count:>4} cameras x {cfg.fps:g} fps, {cfg.replicas} replica(s): {row['events_per_s']:.0f} events/s, "
+                f"latency p50 {row['latency_ms_p50']} ms p99 {row['latency_ms_p99']} ms, "
+                f"lag at end {row['lag_at_end']}, not delivered {row['not_delivered_10s_after_end']}",
+                flush=True,
+            )
             if row["latency_ms_p99"] > cfg.latency_limit_ms or row["not_delivered_10s_after_end"]:
                 break
     finally:
@@ -98,8 +101,10 @@ def run(cfg: E2EConfig, command: str) -> dict:
         "max_cameras_within_limit": max((r["cameras"] for r in within), default=0),
     }
     save(result, out)
-    print(f"most cameras with p99 <= {cfg.latency_limit_ms:.0f} ms and nothing dropped: "
-          f"{result['max_cameras_within_limit']} -> {out}")  # fmt: skip
+    print(
+        f"most cameras with p99 <= {cfg.latency_limit_ms:.0f} ms and nothing dropped: "
+        f"{result['max_cameras_within_limit']} -> {out}"
+    )
     return result
 
 
@@ -112,8 +117,21 @@ def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path)
     producers = []
     for first in range(0, count, cfg.cameras_per_producer):
         size = ["--max-width", "640"] if cfg.frame_size is None else ["--frame-size", "{}x{}".format(*cfg.frame_size)]
-        cmd = [sys.executable, "-m", "facestream.producers", "--fps", str(cfg.fps), "--loop", "--max-frames", str(per_camera),
-               *size, "--topic", frames, "--stats-interval", "60"]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "facestream.producers",
+            "--fps",
+            str(cfg.fps),
+            "--loop",
+            "--max-frames",
+            str(per_camera),
+            *size,
+            "--topic",
+            frames,
+            "--stats-interval",
+            "60",
+        ]
         for camera_id, source in cameras[first : first + cfg.cameras_per_producer]:
             cmd += ["--camera", camera_id, "--source", source]
         with open(logs / f"producer-{prefix}-{first}.log", "wb") as log:  # the child keeps its own handle
@@ -152,9 +170,30 @@ def _p99_by_window(latencies: np.ndarray, arrivals_ns: np.ndarray, window_s: flo
 
 
 def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "facestream.detector_service", "--model", cfg.model, "--group", group, "--batch", str(cfg.batch),
-           "--max-wait-ms", str(cfg.max_wait_ms), "--provider", cfg.provider, "--frames-topic", frames,
-           "--detections-topic", events, "--dead-letter-topic", dlq, "--stats-interval", "5", *cfg.extra_detect_args]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "facestream.detector_service",
+        "--model",
+        cfg.model,
+        "--group",
+        group,
+        "--batch",
+        str(cfg.batch),
+        "--max-wait-ms",
+        str(cfg.max_wait_ms),
+        "--provider",
+        cfg.provider,
+        "--frames-topic",
+        frames,
+        "--detections-topic",
+        events,
+        "--dead-letter-topic",
+        dlq,
+        "--stats-interval",
+        "5",
+        *cfg.extra_detect_args,
+    ]
     with open(log, "wb") as out:  # the child keeps its own handle
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
@@ -166,8 +205,14 @@ def _last_stats_line(log: Path) -> str | None:
     return lines[-1][lines[-1].find("frames ") :] if lines else None
 
 
-def _wait_until_settled(procs: list[subprocess.Popen], logs: list[Path], group: str, partitions: int,
-                         bootstrap: str, timeout_s: float = 300.0) -> None:
+def _wait_until_settled(
+    procs: list[subprocess.Popen],
+    logs: list[Path],
+    group: str,
+    partitions: int,
+    bootstrap: str,
+    timeout_s: float = 300.0,
+) -> None:
     """Warm-up (a TensorRT build, cuDNN search) and the group join happen before any frame is sent.
 
     Each replica logging its first assignment is not enough: a cooperative rebalance hands partitions
@@ -187,8 +232,13 @@ def _wait_until_settled(procs: list[subprocess.Popen], logs: list[Path], group: 
         except KafkaException:  # e.g. NOT_COORDINATOR while a fresh broker loads its group coordinator
             group_state = None
         held = [len(m.assignment.topic_partitions) for m in group_state.members] if group_state else []
-        ready = (group_state is not None and group_state.state == ConsumerGroupState.STABLE
-                 and len(held) == len(procs) and all(held) and sum(held) == partitions)  # fmt: skip
+        ready = (
+            group_state is not None
+            and group_state.state == ConsumerGroupState.STABLE
+            and len(held) == len(procs)
+            and all(held)
+            and sum(held) == partitions
+        )
         settled = settled + 1 if ready else 0
         if settled == 2:
             return
@@ -235,8 +285,9 @@ class _Reader:
         self._seen: dict[bytes, tuple[list[float], list[int]]] = defaultdict(lambda: ([], []))
         self._stop = threading.Event()
         self._assigned = threading.Event()
-        self._consumer = kafka_clients.viewer(topic, True, bootstrap, on_assign=lambda _c, _p: self._assigned.set(),
-                                              **{"fetch.wait.max.ms": 10})  # fmt: skip
+        self._consumer = kafka_clients.viewer(
+            topic, True, bootstrap, on_assign=lambda _c, _p: self._assigned.set(), **{"fetch.wait.max.ms": 10}
+        )
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
         # A reader still joining its group would see early events late, and count that as latency.

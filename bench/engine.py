@@ -1,9 +1,10 @@
 """Engine benchmark: the project's inference engine against what a user would write instead, in one run.
 
 For each batch size: the project's engine (ONNX Runtime, static-shape session per bucket, IO binding,
-CUDA graphs, uint8 input normalised in the graph) with its input already on the device, then PyTorch eager FP16 channels_last (the seed's
-approach) and ``torch.compile`` (Inductor, FP16) on the same weights, timed with CUDA events. Also
-the physical floor (FLOPs / dense FP16 peak), the Memcpy nodes ONNX Runtime inserted, and GPU memory.
+CUDA graphs, uint8 input normalised in the graph) with its input already on the device, then PyTorch
+eager FP16 channels_last (the seed's approach) and ``torch.compile`` (Inductor, FP16) on the same
+weights, timed with CUDA events. Also the physical floor (FLOPs / dense FP16 peak), the Memcpy nodes
+ONNX Runtime inserted, and GPU memory.
 """
 
 import copy
@@ -19,10 +20,10 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.machine import describe
+from facestream import paths
 from facestream.detector_service import models, runtime
 from facestream.detector_service.engine import Engine, load_graph
 from facestream.detector_service.graph_rewrite import IMAGE_INPUT
-from facestream import paths
 
 H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of the H100/H200 SXM
 
@@ -116,7 +117,9 @@ def _model_file(cfg: ModelChoice, merge_heads: bool = True):
         digest = randomise(model, seed=0)
         flops = measure(model, cfg.height, cfg.width).total_flops
         heads = "merged" if merge_heads else "separate"
-        path = paths.home() / "bench" / f"{cfg.model}-random-{cfg.width}x{cfg.height}-{cfg.precision}-{heads}-heads.onnx"
+        path = (
+            paths.home() / "bench" / f"{cfg.model}-random-{cfg.width}x{cfg.height}-{cfg.precision}-{heads}-heads.onnx"
+        )
         if not path.exists():
             _progress(f"exporting {path.name} with facestream's exporter (torch {torch.__version__}) ...")
             spec = ExportSpec(height=cfg.height, width=cfg.width, fp16=cfg.precision == "fp16")
@@ -166,8 +169,15 @@ def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float,
     """(median ms per image at ``batch`` with the input resident on the device, GPU MB, check diff)."""
     before = _gpu_used_mb()
     plugin = models.plugin_for(models.read_metadata(path), str(path))
-    engine = Engine(path, (cfg.height, cfg.width), batch=batch, plugin=plugin, provider=cfg.provider,
-                    buckets=(batch,), cuda_options=cfg.cuda_options)  # fmt: skip
+    engine = Engine(
+        path,
+        (cfg.height, cfg.width),
+        batch=batch,
+        plugin=plugin,
+        provider=cfg.provider,
+        buckets=(batch,),
+        cuda_options=cfg.cuda_options,
+    )
     x = np.random.default_rng(batch).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
     check = _check_engine(engine, path, x, cfg)
     engine.run(x)  # loads the input buffer (and the CUDA graph replays from here on)
@@ -246,8 +256,12 @@ def _memcpy_nodes(path: Path, cfg: EngineBenchConfig) -> int | None:
 
 def _gpu_used_mb() -> float:
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=10).stdout  # fmt: skip
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout
         return float(out.split()[0])
     except (OSError, ValueError, IndexError):
         return 0.0

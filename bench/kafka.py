@@ -21,14 +21,14 @@ from bench import save
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from bench.pipeline import jpeg_corpus
+from facestream import kafka_clients
+from facestream.broker.local import LocalBroker, find_java
 from facestream.detector_service.events import build_events
 from facestream.detector_service.models.base import Detections
 from facestream.detector_service.preprocess import Placed
 from facestream.detector_service.processor import Outcome, Pending
 from facestream.detector_service.service import DetectorConfig, DetectorService
 from facestream.detector_service.stats import Stats
-from facestream import kafka_clients
-from facestream.broker.local import LocalBroker, find_java
 from facestream.schemas import ModelRef, encode_frame
 
 NO_OP = ModelRef("noop", "0", "none")
@@ -81,16 +81,29 @@ def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
             ours = _ours(bootstrap, topic, frames, batch)
         finally:  # a run writes gigabytes: give the disk back
             kafka_clients.admin(bootstrap).delete_topics([topic, f"{topic}.events", f"{topic}.dlq"])
-        results.append({"kafka_consumer_perf_test_msgs_per_s": theirs, "facestream_msgs_per_s": ours,
-                        "ratio": round(ours / theirs, 3)})  # fmt: skip
-        print(f"run {i + 1}/{runs}: kafka-consumer-perf-test {theirs:.0f} msg/s, facestream plumbing {ours:.0f} "
-              f"msg/s, ratio {ours / theirs:.2f}", flush=True)  # fmt: skip
+        results.append(
+            {
+                "kafka_consumer_perf_test_msgs_per_s": theirs,
+                "facestream_msgs_per_s": ours,
+                "ratio": round(ours / theirs, 3),
+            }
+        )
+        print(
+            f"run {i + 1}/{runs}: kafka-consumer-perf-test {theirs:.0f} msg/s, facestream plumbing {ours:.0f} "
+            f"msg/s, ratio {ours / theirs:.2f}",
+            flush=True,
+        )
     result = {
         "benchmark": "kafka",
         "command": command,
         "machine": describe(),
-        "settings": {"frames": frames, "batch": batch, "runs": runs, "fetch_settings_both_sides": FETCH_SETTINGS,
-                     "mean_frame_bytes": round(sum(map(len, payloads)) / len(payloads))},  # fmt: skip
+        "settings": {
+            "frames": frames,
+            "batch": batch,
+            "runs": runs,
+            "fetch_settings_both_sides": FETCH_SETTINGS,
+            "mean_frame_bytes": round(sum(map(len, payloads)) / len(payloads)),
+        },
         "runs": results,
         "median_ratio": statistics.median(r["ratio"] for r in results),
         "median_facestream_msgs_per_s": statistics.median(r["facestream_msgs_per_s"] for r in results),
@@ -118,10 +131,26 @@ def _kafka_tool(broker: LocalBroker, bootstrap: str, topic: str, frames: int) ->
     same fetch sizes as the detector's consumer so that neither side wins by configuration."""
     config = broker.root / "perf-consumer.properties"
     config.write_text("".join(f"{k}={v}\n" for k, v in FETCH_SETTINGS.items()))
-    cmd = [find_java(), "-Xmx1g", f"-Dlog4j2.configurationFile={broker.log4j_config()}",
-           "-cp", f"{broker.lib}/*", "org.apache.kafka.tools.ConsumerPerformance",
-           "--bootstrap-server", bootstrap, "--topic", topic, "--messages", str(frames),
-           "--group", f"perf-{uuid.uuid4().hex[:8]}", "--timeout", "60000", "--consumer.config", str(config)]  # fmt: skip
+    cmd = [
+        find_java(),
+        "-Xmx1g",
+        f"-Dlog4j2.configurationFile={broker.log4j_config()}",
+        "-cp",
+        f"{broker.lib}/*",
+        "org.apache.kafka.tools.ConsumerPerformance",
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        topic,
+        "--messages",
+        str(frames),
+        "--group",
+        f"perf-{uuid.uuid4().hex[:8]}",
+        "--timeout",
+        "60000",
+        "--consumer.config",
+        str(config),
+    ]
     output = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300).stdout
     if "Exiting before consuming the expected number" in output:
         raise RuntimeError(f"kafka-consumer-perf-test did not read all {frames} frames:\n{output[-2000:]}")
@@ -135,8 +164,15 @@ def _kafka_tool(broker: LocalBroker, bootstrap: str, topic: str, frames: int) ->
 
 
 def _ours(bootstrap: str, topic: str, frames: int, batch: int) -> float:
-    config = DetectorConfig(group=f"bench-{uuid.uuid4().hex[:8]}", batch=batch, max_wait_ms=5, frames_topic=topic,
-                            detections_topic=f"{topic}.events", dead_letter_topic=f"{topic}.dlq",
-                            stats_interval=0, stop_after_idle=2.0)  # fmt: skip
+    config = DetectorConfig(
+        group=f"bench-{uuid.uuid4().hex[:8]}",
+        batch=batch,
+        max_wait_ms=5,
+        frames_topic=topic,
+        detections_topic=f"{topic}.events",
+        dead_letter_topic=f"{topic}.dlq",
+        stats_interval=0,
+        stop_after_idle=2.0,
+    )
     DetectorService(config, processor=NoOpProcessor(), bootstrap=bootstrap).run()
     return events_per_second(read_events(bootstrap, f"{topic}.events", frames))

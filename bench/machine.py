@@ -47,8 +47,12 @@ def _gpu() -> str | None:
     import subprocess
 
     try:
-        done = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=10)  # fmt: skip
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except OSError:
         return None
     return done.stdout.strip() or None
@@ -59,8 +63,13 @@ def _commit() -> str:
     import subprocess
 
     try:
-        done = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=5,
-                              cwd=os.path.dirname(os.path.abspath(__file__)))  # fmt: skip
+        done = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=os.path.dirname(os.path.abspath(__file__)),
+        )
     except OSError:
         return "unknown"
     return done.stdout.strip() or "unknown"

@@ -20,12 +20,12 @@ import numpy as np
 from bench import save, settings_of
 from bench.engine import _model_file, _progress
 from bench.machine import describe
+from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
-from facestream import samples
 from facestream.schemas import Frame, encode_detection
 
 
@@ -57,8 +57,10 @@ def jpeg_corpus(width: int, count: int) -> list[Frame]:
         image = cv2.resize(image, (width, max(1, round(h * width / w))), interpolation=cv2.INTER_AREA)
         data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
         encoded.append((data, image.shape[1], image.shape[0]))
-    return [Frame("bench", i, time.time_ns(), w, h, data) for i, (data, w, h) in
-            ((i, encoded[i % len(encoded)]) for i in range(count))]  # fmt: skip
+    return [
+        Frame("bench", i, time.time_ns(), w, h, data)
+        for i, (data, w, h) in ((i, encoded[i % len(encoded)]) for i in range(count))
+    ]
 
 
 def run(cfg: PipelineBenchConfig, command: str) -> dict:
@@ -87,14 +89,22 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
         "pipeline_frames_per_s": round(pipeline_median, 1),
         "overhead_fraction": round(1.0 - pipeline_median / engine_median, 4),
         "runs": {"engine_only": [round(v, 1) for v in engine_fps], "pipeline": [round(v, 1) for v in pipeline_fps]},
-        "ms_per_frame": {name: round(seconds * 1000 / max(stats.batches * cfg.batch, 1), 4) for name, seconds in
-                         (("decode_busy", stats.decode_s), ("decode_wait", stats.preprocess_s),
-                          ("infer_incl_copies", stats.infer_s), ("postprocess", stats.postprocess_s))},  # fmt: skip
+        "ms_per_frame": {
+            name: round(seconds * 1000 / max(stats.batches * cfg.batch, 1), 4)
+            for name, seconds in (
+                ("decode_busy", stats.decode_s),
+                ("decode_wait", stats.preprocess_s),
+                ("infer_incl_copies", stats.infer_s),
+                ("postprocess", stats.postprocess_s),
+            )
+        },
     }
     save(result, cfg.out)
-    print(f"{cfg.model} batch {cfg.batch} on {engine.provider}: engine only {engine_median:.0f} frames/s, "
-          f"pipeline (JPEG -> serialised events) {pipeline_median:.0f} frames/s, "
-          f"overhead {100 * result['overhead_fraction']:.1f}%; results: {cfg.out}")  # fmt: skip
+    print(
+        f"{cfg.model} batch {cfg.batch} on {engine.provider}: engine only {engine_median:.0f} frames/s, "
+        f"pipeline (JPEG -> serialised events) {pipeline_median:.0f} frames/s, "
+        f"overhead {100 * result['overhead_fraction']:.1f}%; results: {cfg.out}"
+    )
     return result
 
 
@@ -105,8 +115,15 @@ def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
     stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
-    processor = FrameProcessor(engine, plugin, plugin.default_options, cfg.decode_threads, stats, cfg.decode,
-                               GpuDecodeSettings.parse(cfg.gpu_decoder))
+    processor = FrameProcessor(
+        engine,
+        plugin,
+        plugin.default_options,
+        cfg.decode_threads,
+        stats,
+        cfg.decode,
+        GpuDecodeSettings.parse(cfg.gpu_decoder),
+    )
     processor.warm_up()
     return processor
 
@@ -129,9 +146,12 @@ class _Workers:
         context = multiprocessing.get_context("spawn")  # a forked child cannot use its parent's CUDA context
         self._start = context.Barrier(cfg.workers + 1)
         self._counts, self._stats = context.Queue(), context.Queue()
-        self._processes = [context.Process(target=_worker, args=(cfg, path, index, self._start, self._counts,
-                                                                 self._stats), daemon=True)
-                           for index in range(cfg.workers)]  # fmt: skip
+        self._processes = [
+            context.Process(
+                target=_worker, args=(cfg, path, index, self._start, self._counts, self._stats), daemon=True
+            )
+            for index in range(cfg.workers)
+        ]
         for process in self._processes:
             process.start()
 
@@ -192,4 +212,3 @@ def _pipeline(processor: FrameProcessor, batches: list[list[Frame]]) -> float:
                 done += 1
         pending = following
     return done / (time.perf_counter() - start)
-

@@ -53,11 +53,19 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
     fused = graph_rewrite.fuse_group_norm(model)
     # The exported graph as ORT runs it by default (a separate pass adds each convolution's bias), then
     # the engine's: GroupNorm fused and biases added inside the convolutions (``fuse_conv_bias``).
-    variants = {"exported": (exported, replace(plan, fuse_conv_bias=False)),
-                f"fused_groupnorm_x{fused}_conv_bias": (model.SerializeToString(), plan)}  # fmt: skip
+    variants = {
+        "exported": (exported, replace(plan, fuse_conv_bias=False)),
+        f"fused_groupnorm_x{fused}_conv_bias": (model.SerializeToString(), plan),
+    }
     x = np.random.default_rng(1).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
-    result = {"benchmark": "profile", "command": command, "machine": describe(), "model_file": path.name,
-              "batch": batch, "variants": {}}  # fmt: skip
+    result = {
+        "benchmark": "profile",
+        "command": command,
+        "machine": describe(),
+        "model_file": path.name,
+        "batch": batch,
+        "variants": {},
+    }
     outputs = {}
     for name, (graph, variant_plan) in variants.items():
         _progress(f"{name}:")
@@ -69,8 +77,9 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
         _progress("torch_compile:")
         result["variants"]["torch_compile"] = _kernels(_compiled(torch_model, cfg, batch), batch)
     first, *others = outputs.values()
-    result["max_abs_diff_between_variants"] = max(float(np.abs(a - b).max()) for other in others
-                                                  for a, b in zip(first, other))  # fmt: skip
+    result["max_abs_diff_between_variants"] = max(
+        float(np.abs(a - b).max()) for other in others for a, b in zip(first, other)
+    )
     if flops is not None:
         result["gflops_per_image"] = round(flops / 1e9, 1)
     _progress(f"max |exported - rewritten| = {result['max_abs_diff_between_variants']:.3g}")
@@ -125,7 +134,9 @@ def _kernels(step, batch: int) -> dict:
 
 
 def _report(profile_: dict, batch: int) -> None:
-    _progress(f"  wall {profile_['ms_per_batch']:.2f} ms/batch of {batch}, GPU busy {profile_['gpu_ms_per_batch']:.2f} ms")
+    _progress(
+        f"  wall {profile_['ms_per_batch']:.2f} ms/batch of {batch}, GPU busy {profile_['gpu_ms_per_batch']:.2f} ms"
+    )
     for name, ms in profile_["gpu_ms_by_family"].items():
         _progress(f"    {name:<36} {ms:8.2f} ms  {100 * ms / max(profile_['gpu_ms_per_batch'], 1e-9):5.1f}%")
     for name, ms in list(profile_["top_kernels_ms"].items())[:8]:

@@ -34,8 +34,10 @@ def engine(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     baselines = [b for b in ("eager", "compile") if f"torch_{b}_ms_per_img" in result["rows"][0]]
     options = ", ".join(f"{k}={v}" for k, v in s.get("cuda_options", ()))
-    title = (f"**Engine, {s['model']} {s['precision'].upper()} at {s['width']}x{s['height']}, {m.get('gpu', '?')}"
-             f"{_heads(s)}{f', CUDA options {options}' if options else ''}**")  # fmt: skip
+    title = (
+        f"**Engine, {s['model']} {s['precision'].upper()} at {s['width']}x{s['height']}, {m.get('gpu', '?')}"
+        f"{_heads(s)}{f', CUDA options {options}' if options else ''}**"
+    )
     versions = ", ".join(f"{k} {v}" for k, v in m["versions"].items() if k in ("onnxruntime", "torch"))
     lines = [
         f"{title} (`{result['command']}`; {versions}; median of {s['repeats']} x {s['iters']} runs, "
@@ -54,10 +56,13 @@ def engine(result: dict) -> list[str]:
             cells += [f"{row['floor_ms_per_img']:.2f}", f"{100 * row['fraction_of_floor']:.0f}%"]
         lines.append("| " + " | ".join(cells) + " |")
     if baselines:
-        lines += ["", f"At its best batch ({result['best_batch']}): "
-                  + ", ".join(f"{result[f'speedup_vs_torch_{b}']:.2f}x PyTorch {b}" for b in baselines)
-                  + f". The floor is {result.get('gflops_per_image')} GFLOPs / 989 TFLOP/s dense FP16. "
-                  f"Source: `bench/results/{result['_file']}`."]  # fmt: skip
+        lines += [
+            "",
+            f"At its best batch ({result['best_batch']}): "
+            + ", ".join(f"{result[f'speedup_vs_torch_{b}']:.2f}x PyTorch {b}" for b in baselines)
+            + f". The floor is {result.get('gflops_per_image')} GFLOPs / 989 TFLOP/s dense FP16. "
+            f"Source: `bench/results/{result['_file']}`.",
+        ]
     else:
         lines += ["", f"Source: `bench/results/{result['_file']}`."]
     return lines
@@ -71,10 +76,14 @@ def _heads(settings: dict) -> str:
 
 
 def profile(result: dict) -> list[str]:
-    lines = [f"**Where the milliseconds go** (`{result['command']}`, CUDA graphs off, GPU time per batch of "
-             f"{result['batch']} from CUPTI kernel records; the ONNX variants agree within "
-             f"{result['max_abs_diff_between_variants']:.3g}):", "",
-             "| variant | wall ms | GPU ms | largest kernel families (GPU ms) |", "|---|---|---|---|"]  # fmt: skip
+    lines = [
+        f"**Where the milliseconds go** (`{result['command']}`, CUDA graphs off, GPU time per batch of "
+        f"{result['batch']} from CUPTI kernel records; the ONNX variants agree within "
+        f"{result['max_abs_diff_between_variants']:.3g}):",
+        "",
+        "| variant | wall ms | GPU ms | largest kernel families (GPU ms) |",
+        "|---|---|---|---|",
+    ]
     for name, v in result["variants"].items():
         families = ", ".join(f"{k} {ms:.1f}" for k, ms in list(v["gpu_ms_by_family"].items())[:4])
         lines.append(f"| {name} | {v['ms_per_batch']:.1f} | {v['gpu_ms_per_batch']:.1f} | {families} |")
@@ -108,11 +117,14 @@ def _gpu_decoder(result: dict) -> str:
 
 def kafka(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
-    runs = ", ".join(f"{r['facestream_msgs_per_s']:.0f} vs {r['kafka_consumer_perf_test_msgs_per_s']:.0f}" for r in result["runs"])
+    runs = ", ".join(
+        f"{r['facestream_msgs_per_s']:.0f} vs {r['kafka_consumer_perf_test_msgs_per_s']:.0f}" for r in result["runs"]
+    )
+    ours, theirs = result["median_facestream_msgs_per_s"], result["median_kafka_tool_msgs_per_s"]
     return [
         f"**Kafka plumbing, {m['cores']} cores, local broker** (`{result['command']}`): the detector's consume -> "
-        f"batch -> produce event -> commit loop with a no-op model reads **{result['median_facestream_msgs_per_s']:.0f} "
-        f"frames/s** against **{result['median_kafka_tool_msgs_per_s']:.0f}** for Kafka's own "
+        "batch -> produce event -> commit loop with a no-op model reads "
+        f"**{ours:.0f} frames/s** against **{theirs:.0f}** for Kafka's own "
         f"`kafka-consumer-perf-test` (ConsumerPerformance, same broker, same {s['frames']} frames of "
         f"{s['mean_frame_bytes'] / 1000:.0f} KB, same fetch sizes): median ratio **{result['median_ratio']:.2f}** "
         f"(runs, ours vs theirs: {runs}). Source: `bench/results/{result['_file']}`."
@@ -150,23 +162,30 @@ def e2e(result: dict) -> list[str]:
         f"{', ' + m['gpu'] if m.get('gpu') else ''}** (`{result['command']}`; cameras at {s['fps']:g} fps for "
         f"{s['duration_s']:g} s each; latency = a downstream reader's arrival time - capture time):",
         "",
-        "| cameras | events/s | p50 ms | p99 ms | p99 ms per 5 s of capture | lag at end | not delivered | cores busy |",
+        "| cameras | events/s | p50 ms | p99 ms | p99 ms per 5 s of capture | lag at end | not delivered "
+        "| cores busy |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
         windows = ", ".join(f"{v:.0f}" for v in r.get("latency_ms_p99_per_5s", [])) or "-"
-        lines.append(f"| {r['cameras']} | {r['events_per_s']:.0f} | {r['latency_ms_p50']:.0f} | {r['latency_ms_p99']:.0f} "
-                     f"| {windows} | {r['lag_at_end']} | {r['not_delivered_10s_after_end']} | {_cores(r)} |")  # fmt: skip
-    lines += ["", f"Most cameras with p99 <= {s['latency_limit_ms']:.0f} ms: **{result['max_cameras_within_limit']}**. "
-              f"Source: `bench/results/{result['_file']}`."]  # fmt: skip
+        lines.append(
+            f"| {r['cameras']} | {r['events_per_s']:.0f} | {r['latency_ms_p50']:.0f} | {r['latency_ms_p99']:.0f} "
+            f"| {windows} | {r['lag_at_end']} | {r['not_delivered_10s_after_end']} | {_cores(r)} |"
+        )
+    lines += [
+        "",
+        f"Most cameras with p99 <= {s['latency_limit_ms']:.0f} ms: **{result['max_cameras_within_limit']}**. "
+        f"Source: `bench/results/{result['_file']}`.",
+    ]
     return lines
 
 
 def decode(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     lines = [
-        f"**JPEG decoding alone, batch {s['batch']}, {m.get('gpu', m['cpu'])}** (`{result['command']}`; the sample photos "
-        f"at 640 px wide, {result['mean_frame_bytes'] / 1000:.0f} KB; images/s, median of {s['repeats']}; "
+        f"**JPEG decoding alone, batch {s['batch']}, {m.get('gpu', m['cpu'])}** (`{result['command']}`; "
+        f"the sample photos at 640 px wide, {result['mean_frame_bytes'] / 1000:.0f} KB; "
+        f"images/s, median of {s['repeats']}; "
         "under load = while YuNet FP16 replays on the GPU without pause):",
         "",
         "| decoder | images/s | under load | note |",
@@ -174,11 +193,16 @@ def decode(result: dict) -> list[str]:
     ]
     for r in result["rows"]:
         idle, loaded = r.get("images_per_s"), r.get("images_per_s_under_load")
-        lines.append(f"| {r['variant']} | {idle if idle is not None else '-'} | {loaded if loaded is not None else '-'} "
-                     f"| {r.get('error', '')} |")  # fmt: skip
-    lines += ["", f"`cpu` is the thread pool ({s['cpu_threads']} threads); the others are nvImageCodec set-ups "
-              "(backends all|hw|gpu|hybrid, /keep: decoding into the previous batch's Images, /tN: N host threads). "
-              f"Source: `bench/results/{result['_file']}`."]  # fmt: skip
+        lines.append(
+            f"| {r['variant']} | {idle if idle is not None else '-'} | {loaded if loaded is not None else '-'} "
+            f"| {r.get('error', '')} |"
+        )
+    lines += [
+        "",
+        f"`cpu` is the thread pool ({s['cpu_threads']} threads); the others are nvImageCodec set-ups "
+        "(backends all|hw|gpu|hybrid, /keep: decoding into the previous batch's Images, /tN: N host threads). "
+        f"Source: `bench/results/{result['_file']}`.",
+    ]
     return lines
 
 
@@ -207,57 +231,105 @@ def targets(results: dict[str, dict]) -> list[str]:
 
     if engine:
         first = engine["rows"][0]
-        per_batch = {name: ", ".join(f"{r[f'speedup_vs_torch_{name}']:.2f}x at {r['batch']}" for r in engine["rows"])
-                     for name in ("compile", "eager")}  # fmt: skip
-        add("MogFace-large, best batch: faster than `torch.compile` FP16", f"{engine['speedup_vs_torch_compile']:.2f}x "
+        per_batch = {
+            name: ", ".join(f"{r[f'speedup_vs_torch_{name}']:.2f}x at {r['batch']}" for r in engine["rows"])
+            for name in ("compile", "eager")
+        }
+        add(
+            "MogFace-large, best batch: faster than `torch.compile` FP16",
+            f"{engine['speedup_vs_torch_compile']:.2f}x "
             f"at batch {engine['best_batch']} (per batch: {per_batch['compile']})",
-            engine["speedup_vs_torch_compile"] > 1.0, engine["_file"])  # fmt: skip
-        add("MogFace-large, best batch: >= 1.6x PyTorch FP16 eager", f"{engine['speedup_vs_torch_eager']:.2f}x "
-            f"(per batch: {per_batch['eager']})", engine["speedup_vs_torch_eager"] >= 1.6, engine["_file"])  # fmt: skip
+            engine["speedup_vs_torch_compile"] > 1.0,
+            engine["_file"],
+        )
+        add(
+            "MogFace-large, best batch: >= 1.6x PyTorch FP16 eager",
+            f"{engine['speedup_vs_torch_eager']:.2f}x (per batch: {per_batch['eager']})",
+            engine["speedup_vs_torch_eager"] >= 1.6,
+            engine["_file"],
+        )
         repeats, ratios, median = _batch1_vs_eager(results, engine)
-        add("MogFace-large batch-1 latency >= 3x better than eager batch 1",
+        add(
+            "MogFace-large batch-1 latency >= 3x better than eager batch 1",
             f"{first['project_ms_per_img']:.2f} vs {first['torch_eager_ms_per_img']:.2f} ms "
             f"({first['speedup_vs_torch_eager']:.2f}x); median of {len(ratios)} runs {median:.2f}x "
-            f"({', '.join(f'{x:.2f}' for x in ratios)})", median >= 3.0,
-            ", ".join(r["_file"] for r in repeats))  # fmt: skip
-        add("No Memcpy nodes in the engine graph", str(engine["memcpy_nodes"]), engine["memcpy_nodes"] == 0,
-            engine["_file"])  # fmt: skip
+            f"({', '.join(f'{x:.2f}' for x in ratios)})",
+            median >= 3.0,
+            ", ".join(r["_file"] for r in repeats),
+        )
+        add(
+            "No Memcpy nodes in the engine graph",
+            str(engine["memcpy_nodes"]),
+            engine["memcpy_nodes"] == 0,
+            engine["_file"],
+        )
     if pipe_mog:
-        add("Pipeline costs <= 5% of engine-only throughput (MogFace)", f"{100 * pipe_mog['overhead_fraction']:.1f}%",
-            pipe_mog["overhead_fraction"] <= 0.05, pipe_mog["_file"])  # fmt: skip
+        add(
+            "Pipeline costs <= 5% of engine-only throughput (MogFace)",
+            f"{100 * pipe_mog['overhead_fraction']:.1f}%",
+            pipe_mog["overhead_fraction"] <= 0.05,
+            pipe_mog["_file"],
+        )
     # One detector process, or several sharing the GPU as replicas would: the best of them.
-    yunet_runs = [r for name, r in results.items()
-                  if name.startswith("pipeline-yunet-fp16-cuda") and "cpu-decode" not in name]  # fmt: skip
+    yunet_runs = [
+        r for name, r in results.items() if name.startswith("pipeline-yunet-fp16-cuda") and "cpu-decode" not in name
+    ]
     if yunet_runs:
         best = max(yunet_runs, key=lambda r: r["pipeline_frames_per_s"])
         workers = best["settings"].get("workers", 1)
-        add("YuNet pipeline >= 10,000 frames/s", f"{best['pipeline_frames_per_s']:.0f} frames/s with {workers} detector "
-            f"process(es) (one: {pipe_yunet['pipeline_frames_per_s']:.0f})" if pipe_yunet else None,
-            best["pipeline_frames_per_s"] >= 10_000, best["_file"])  # fmt: skip
+        add(
+            "YuNet pipeline >= 10,000 frames/s",
+            f"{best['pipeline_frames_per_s']:.0f} frames/s with {workers} detector "
+            f"process(es) (one: {pipe_yunet['pipeline_frames_per_s']:.0f})"
+            if pipe_yunet
+            else None,
+            best["pipeline_frames_per_s"] >= 10_000,
+            best["_file"],
+        )
     gpu_e2e = [r for r in results.values() if r["benchmark"] == "e2e" and r["machine"].get("gpu")]
     for model, needed in (("mogface", 10), ("yunet", 300)):
         runs = [r for r in gpu_e2e if r.get("model_name", r["settings"]["model"]) == model]
         best = max(runs, key=lambda r: r["max_cameras_within_limit"], default=None)
-        tried = [f"{row['latency_ms_p99']:.0f} ({r['settings']['replicas']} replicas)" for r in runs
-                 for row in r["rows"] if row["cameras"] == needed]  # fmt: skip
+        tried = [
+            f"{row['latency_ms_p99']:.0f} ({r['settings']['replicas']} replicas)"
+            for r in runs
+            for row in r["rows"]
+            if row["cameras"] == needed
+        ]
         met = best and best["max_cameras_within_limit"] >= needed
-        add(f"e2e on one GPU, {model}: >= {needed} cameras at 30 fps with p99 < 200 ms",
-            best and f"{best['max_cameras_within_limit']} cameras"
+        add(
+            f"e2e on one GPU, {model}: >= {needed} cameras at 30 fps with p99 < 200 ms",
+            best
+            and f"{best['max_cameras_within_limit']} cameras"
             + (f"; p99 ms of the runs at {needed}: {', '.join(tried)}" if tried and not met else ""),
-            met, best and best["_file"])  # fmt: skip
+            met,
+            best and best["_file"],
+        )
     if kafka_result:
-        add("Kafka plumbing >= 0.5x kafka-consumer-perf-test", f"{kafka_result['median_ratio']:.2f}x",
-            kafka_result["median_ratio"] >= 0.5, kafka_result["_file"])  # fmt: skip
-    return ["**Targets** (from the GPU issue; each row computed from the result file named):", "",
-            "| target | measured | verdict | source |", "|---|---|---|---|", *rows]  # fmt: skip
+        add(
+            "Kafka plumbing >= 0.5x kafka-consumer-perf-test",
+            f"{kafka_result['median_ratio']:.2f}x",
+            kafka_result["median_ratio"] >= 0.5,
+            kafka_result["_file"],
+        )
+    return [
+        "**Targets** (from the GPU issue; each row computed from the result file named):",
+        "",
+        "| target | measured | verdict | source |",
+        "|---|---|---|---|",
+        *rows,
+    ]
 
 
 def _batch1_vs_eager(results: dict[str, dict], engine: dict) -> tuple[list[dict], list[float], float]:
     """Every run of ``engine``'s set-up with a batch-1 eager row, their ratios (sorted) and the median.
     PyTorch eager at batch 1 is bound by Python's kernel launches and varies from run to run, so one
     run's ratio does not decide."""
-    repeats = [r for r in results.values() if _same_engine(r, engine) and r["rows"][0]["batch"] == 1
-               and "speedup_vs_torch_eager" in r["rows"][0]]  # fmt: skip
+    repeats = [
+        r
+        for r in results.values()
+        if _same_engine(r, engine) and r["rows"][0]["batch"] == 1 and "speedup_vs_torch_eager" in r["rows"][0]
+    ]
     ratios = sorted(r["rows"][0]["speedup_vs_torch_eager"] for r in repeats)
     return repeats, ratios, statistics.median(ratios)
 
@@ -266,12 +338,15 @@ def _same_engine(result: dict, reference: dict) -> bool:
     """Same model, precision, provider, size, head layout and CUDA options as ``reference``."""
     keys = ("model", "precision", "provider", "height", "width", "merge_heads", "cuda_options")
     return result["benchmark"] == "engine" and all(
-        result["settings"].get(k) == reference["settings"].get(k) for k in keys)
+        result["settings"].get(k) == reference["settings"].get(k) for k in keys
+    )
 
 
 def load() -> dict[str, dict]:
-    results = {path.name: {**json.loads(path.read_text()), "_file": path.name}
-               for path in sorted((ROOT / "bench" / "results").glob("*.json"))}  # fmt: skip
+    results = {
+        path.name: {**json.loads(path.read_text()), "_file": path.name}
+        for path in sorted((ROOT / "bench" / "results").glob("*.json"))
+    }
     stopped = [name for name, result in results.items() if result.get("complete") is False]
     if stopped:  # a run cut short at a time limit: its figures are for notes, not for the README
         raise SystemExit(f"bench/results holds runs that stopped before the end: {', '.join(stopped)}")
@@ -306,24 +381,31 @@ def render_mogface_speed() -> str:
         f"the detector pipeline, JPEG bytes to serialised events, makes {pipe['pipeline_frames_per_s']:.0f} frames/s "
         f"at batch {pipe['settings']['batch']}: about {cameras} cameras at 30 fps per GPU. That is "
         f"{engine['speedup_vs_torch_eager']:.2f}x PyTorch FP16 eager and {engine['speedup_vs_torch_compile']:.2f}x "
-        f"`torch.compile` at batch {engine['best_batch']}; at batch 1, {one['speedup_vs_torch_eager']:.2f}x eager in that "
-        f"run and {batch1:.2f}x in the median of {len(ratios)} runs."
-        + _mogface_e2e(results)
+        f"`torch.compile` at batch {engine['best_batch']}; at batch 1, {one['speedup_vs_torch_eager']:.2f}x eager "
+        f"in that run and {batch1:.2f}x in the median of {len(ratios)} runs." + _mogface_e2e(results)
     )
 
 
 def _mogface_e2e(results: dict[str, dict]) -> str:
     """The end-to-end sentence: cameras through a real broker, when a GPU run of ``bench e2e`` is there."""
-    runs = [r for r in results.values() if r["benchmark"] == "e2e" and r.get("model_name") == "mogface"
-            and r["machine"].get("gpu") and r["max_cameras_within_limit"]]  # fmt: skip
+    runs = [
+        r
+        for r in results.values()
+        if r["benchmark"] == "e2e"
+        and r.get("model_name") == "mogface"
+        and r["machine"].get("gpu")
+        and r["max_cameras_within_limit"]
+    ]
     if not runs:
         return ""
     best = max(runs, key=lambda r: r["max_cameras_within_limit"])
     row = next(r for r in best["rows"] if r["cameras"] == best["max_cameras_within_limit"])
-    return (f" End to end through Kafka (producers, broker, {best['settings']['replicas']} detector replica(s) and "
-            f"a reader on the same machine), {row['cameras']} cameras at 30 fps got their events with p50 "
-            f"{row['latency_ms_p50']:.0f} ms and p99 {row['latency_ms_p99']:.0f} ms from capture "
-            f"(`bench/results/{best['_file']}`).")
+    return (
+        f" End to end through Kafka (producers, broker, {best['settings']['replicas']} detector replica(s) and "
+        f"a reader on the same machine), {row['cameras']} cameras at 30 fps got their events with p50 "
+        f"{row['latency_ms_p50']:.0f} ms and p99 {row['latency_ms_p99']:.0f} ms from capture "
+        f"(`bench/results/{best['_file']}`)."
+    )
 
 
 BLOCKS = {(BEGIN, END): render, (SPEED_BEGIN, SPEED_END): render_mogface_speed}

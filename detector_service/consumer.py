@@ -9,8 +9,8 @@ import time
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from facestream.detector_service.offsets import OffsetTracker
 from facestream import kafka_clients
+from facestream.detector_service.offsets import OffsetTracker
 
 log = logging.getLogger(__name__)
 

@@ -115,23 +115,35 @@ class Engine:
         sample = np.random.default_rng(0).integers(0, 256, (1, *self.input_hw, 3), dtype=np.uint8)
         reference = probe.run(None, {graph_rewrite.IMAGE_INPUT: sample})
         del probe
-        self.onnx_model = (self._rewritten(base, selection, probe_plan, sample, reference) if self.provider == "cuda"
-                           else None) or base  # fmt: skip
+        self.onnx_model = (
+            self._rewritten(base, selection, probe_plan, sample, reference) if self.provider == "cuda" else None
+        ) or base
         self.plugin.adapt_graph(self.onnx_model)
         graph = self.onnx_model.SerializeToString()
         probe, _, _ = runtime.open_session(self.path, selection, probe_plan, graph=graph)
         outputs = probe.run(None, {graph_rewrite.IMAGE_INPUT: sample})
         per_image = {o.name: (v.shape[1:], v.dtype) for o, v in zip(probe.get_outputs(), outputs)}
         del probe
-        log.info("engine: graph checked and adapted in %.1f s; building %d bucket(s) %s", time.perf_counter() - started,
-                 len(self.buckets), list(self.buckets))  # fmt: skip
+        log.info(
+            "engine: graph checked and adapted in %.1f s; building %d bucket(s) %s",
+            time.perf_counter() - started,
+            len(self.buckets),
+            list(self.buckets),
+        )
         shapes = tuple((b, *self.input_hw, 3) for b in self.buckets)
         cache = runtime.engine_cache_dir(self.path) if "tensorrt" in selection.names else None
         graphs = cuda_graphs and self.provider == "cuda"
         for shape in shapes:
             bucket_started = time.perf_counter()
-            plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=shape, profiles=shapes,
-                               cache_dir=cache, trt_fp16=trt_fp16, cuda_graph=graphs, cuda_options=cuda_options)  # fmt: skip
+            plan = SessionPlan(
+                input_name=graph_rewrite.IMAGE_INPUT,
+                input_shape=shape,
+                profiles=shapes,
+                cache_dir=cache,
+                trt_fp16=trt_fp16,
+                cuda_graph=graphs,
+                cuda_options=cuda_options,
+            )
             self._runners[shape[0]] = self._bound(selection, plan, graph, per_image)
             log.info("engine: bucket %d ready in %.1f s", shape[0], time.perf_counter() - bucket_started)
         log.info("engine: %s, buckets %s, CUDA graphs %s", self.provider, list(self.buckets), "on" if graphs else "off")
@@ -147,7 +159,9 @@ class Engine:
         except Exception as exc:  # ORT refuses to capture some graphs (e.g. a node left on the CPU)
             if not plan.cuda_graph:
                 raise
-            log.warning("CUDA graph capture failed for batch %d, running it without a graph: %s", plan.input_shape[0], exc)
+            log.warning(
+                "CUDA graph capture failed for batch %d, running it without a graph: %s", plan.input_shape[0], exc
+            )
         session, _, _ = runtime.open_session(self.path, selection, replace(plan, cuda_graph=False), graph=graph)
         return _BoundRunner(session, plan.input_shape, per_image)
 
@@ -167,8 +181,9 @@ class Engine:
         diff = max(float(np.abs(g.astype(np.float32) - r.astype(np.float32)).max()) for g, r in zip(got, reference))
         scale = max(1.0, max(float(np.abs(r).max()) for r in reference))
         if diff > REWRITE_TOLERANCE * scale:
-            log.warning("graph rewrite changed outputs by %.3g (> %.0e): running the exported graph", diff,
-                        REWRITE_TOLERANCE)  # fmt: skip
+            log.warning(
+                "graph rewrite changed outputs by %.3g (> %.0e): running the exported graph", diff, REWRITE_TOLERANCE
+            )
             return None
         log.info("graph rewrite: %d GroupNorm patterns fused (outputs within %.2g of the exported graph)", fused, diff)
         return model
@@ -211,8 +226,10 @@ class _BoundRunner:
 
         self.session = session
         self.input = ort.OrtValue.ortvalue_from_shape_and_type(shape, np.uint8, "cuda", 0)
-        self.outputs = {name: ort.OrtValue.ortvalue_from_shape_and_type((shape[0], *rest), out_dtype, "cuda", 0)
-                        for name, (rest, out_dtype) in per_image.items()}  # fmt: skip
+        self.outputs = {
+            name: ort.OrtValue.ortvalue_from_shape_and_type((shape[0], *rest), out_dtype, "cuda", 0)
+            for name, (rest, out_dtype) in per_image.items()
+        }
         self._copy_stream = None  # a CUDA stream for device-to-device input copies, made on first use
         self.binding = session.io_binding()
         self.binding.bind_ortvalue_input(graph_rewrite.IMAGE_INPUT, self.input)

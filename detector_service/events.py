@@ -34,8 +34,10 @@ def build_events(
         if points is None:
             found = tuple(Face(box=tuple(box), score=score) for box, score in zip(boxes[start:end], scores[start:end]))
         else:
-            found = tuple(Face(box=tuple(box), score=score, landmarks=tuple(map(tuple, marks)))
-                          for box, score, marks in zip(boxes[start:end], scores[start:end], points[start:end]))  # fmt: skip
+            found = tuple(
+                Face(box=tuple(box), score=score, landmarks=tuple(map(tuple, marks)))
+                for box, score, marks in zip(boxes[start:end], scores[start:end], points[start:end])
+            )
         events.append(
             DetectionEvent(
                 event_id=event_id_for(frame.camera_id, frame.frame_seq, model),

@@ -38,15 +38,21 @@ def embed_preprocessing(model, transform) -> None:
         helper.make_node("Transpose", [IMAGE_INPUT], ["pre_nchw"], perm=[0, 3, 1, 2], name="pre_nchw"),
         helper.make_node("Cast", ["pre_nchw"], ["pre_float"], to=TensorProto.FLOAT, name="pre_cast"),
     ]
-    steps = [("Gather", np.asarray(order, dtype=np.int64), transform.to_rgb),
-             ("Sub", mean, bool(np.any(mean != 0))), ("Mul", scale, bool(np.any(scale != 1)))]  # fmt: skip
+    steps = [
+        ("Gather", np.asarray(order, dtype=np.int64), transform.to_rgb),
+        ("Sub", mean, bool(np.any(mean != 0))),
+        ("Mul", scale, bool(np.any(scale != 1))),
+    ]
     value = "pre_float"
     for op, constant, needed in steps:
         if needed:
             graph.initializer.append(numpy_helper.from_array(constant, f"pre_{op.lower()}_const"))
             extra = {"axis": 1} if op == "Gather" else {}
-            nodes.append(helper.make_node(op, [value, f"pre_{op.lower()}_const"], [f"pre_{op.lower()}"],
-                                          name=f"pre_{op.lower()}", **extra))  # fmt: skip
+            nodes.append(
+                helper.make_node(
+                    op, [value, f"pre_{op.lower()}_const"], [f"pre_{op.lower()}"], name=f"pre_{op.lower()}", **extra
+                )
+            )
             value = f"pre_{op.lower()}"
     nodes.append(helper.make_node("Identity", [value], [old.name], name="pre_out"))
     existing = list(graph.node)
@@ -98,13 +104,22 @@ def fuse_group_norm(model) -> int:
         beta = consts[add.input[1]].reshape(-1).astype(np.float32)
         x, y, tag = pre.input[0], add.output[0], f"fused_gn_{count}"
         epsilon = next((a.f for a in norm.attribute if a.name == "epsilon"), 1e-5)
-        graph.initializer.extend([numpy_helper.from_array(gamma, f"{tag}_gamma"),
-                                  numpy_helper.from_array(beta, f"{tag}_beta")])  # fmt: skip
+        graph.initializer.extend(
+            [numpy_helper.from_array(gamma, f"{tag}_gamma"), numpy_helper.from_array(beta, f"{tag}_beta")]
+        )
         added += [
             helper.make_node("Transpose", [x], [f"{tag}_nhwc"], perm=[0, 2, 3, 1], name=f"{tag}_to_nhwc"),
-            helper.make_node("GroupNorm", [f"{tag}_nhwc", f"{tag}_gamma", f"{tag}_beta"], [f"{tag}_out"],
-                             name=tag, domain=MS_DOMAIN, epsilon=epsilon, groups=int(shape[1]), activation=0,
-                             channels_last=1),  # fmt: skip
+            helper.make_node(
+                "GroupNorm",
+                [f"{tag}_nhwc", f"{tag}_gamma", f"{tag}_beta"],
+                [f"{tag}_out"],
+                name=tag,
+                domain=MS_DOMAIN,
+                epsilon=epsilon,
+                groups=int(shape[1]),
+                activation=0,
+                channels_last=1,
+            ),
             helper.make_node("Transpose", [f"{tag}_out"], [y], perm=[0, 3, 1, 2], name=f"{tag}_to_nchw"),
         ]
         removed |= {id(pre), id(norm), id(post), id(mul), id(add)}
@@ -175,24 +190,30 @@ def keep_top_k(model, score: str, carried: list[str], k: int, index_name: str) -
     for name in [score, *carried]:  # the original tensors become internal, under new names
         node = producers[name]
         node.output[list(node.output).index(name)] = f"{name}_all"
-    graph.initializer.extend([
-        numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "topk_flat"),
-        numpy_helper.from_array(np.array([k], dtype=np.int64), "topk_k"),
-        numpy_helper.from_array(np.array([1], dtype=np.int64), "topk_axis1"),
-        numpy_helper.from_array(np.array([-1], dtype=np.int64), "topk_last"),
-    ])  # fmt: skip
+    graph.initializer.extend(
+        [
+            numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "topk_flat"),
+            numpy_helper.from_array(np.array([k], dtype=np.int64), "topk_k"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), "topk_axis1"),
+            numpy_helper.from_array(np.array([-1], dtype=np.int64), "topk_last"),
+        ]
+    )
     nodes = [
         helper.make_node("Reshape", [f"{score}_all", "topk_flat"], ["topk_scores_2d"], name="topk_flatten"),
         helper.make_node("Shape", ["topk_scores_2d"], ["topk_shape"], name="topk_shape"),
         helper.make_node("Gather", ["topk_shape", "topk_axis1"], ["topk_count"], axis=0, name="topk_count"),
         helper.make_node("Min", ["topk_count", "topk_k"], ["topk_kept"], name="topk_kept"),
-        helper.make_node("TopK", ["topk_scores_2d", "topk_kept"], [score, index_name], axis=1, largest=1, sorted=1,
-                         name="topk"),  # fmt: skip
+        helper.make_node(
+            "TopK", ["topk_scores_2d", "topk_kept"], [score, index_name], axis=1, largest=1, sorted=1, name="topk"
+        ),
         helper.make_node("Unsqueeze", [index_name, "topk_last"], ["topk_index_3d"], name="topk_index_3d"),
     ]
     for name in carried:
-        nodes.append(helper.make_node("GatherND", [f"{name}_all", "topk_index_3d"], [name], batch_dims=1,
-                                      name=f"topk_gather_{name}"))  # fmt: skip
+        nodes.append(
+            helper.make_node(
+                "GatherND", [f"{name}_all", "topk_index_3d"], [name], batch_dims=1, name=f"topk_gather_{name}"
+            )
+        )
     graph.node.extend(nodes)
     outputs = {o.name: o for o in graph.output}
     kept = [helper.make_tensor_value_info(score, TensorProto.FLOAT, ["batch", "kept"])]

@@ -35,18 +35,24 @@ class StatsCollector:
         stages.add_metric(["infer"], s.infer_s)
         stages.add_metric(["postprocess"], s.postprocess_s)
         yield stages
-        provider = GaugeMetricFamily("facestream_inference_provider", "1 for the execution provider that runs "
-                                     "the model; fallback=true when a better one in the chain could not",
-                                     labels=["provider", "fallback", "model"])  # fmt: skip
+        provider = GaugeMetricFamily(
+            "facestream_inference_provider",
+            "1 for the execution provider that runs the model; fallback=true when a better one in the chain could not",
+            labels=["provider", "fallback", "model"],
+        )
         provider.add_metric([s.provider, str(s.fallback).lower(), self.model], 1)
         yield provider
-        decoder = GaugeMetricFamily("facestream_decoder", "1 for where JPEG frames are decoded (gpu or cpu); "
-                                    "fallback=true when on the CPU although inference runs on a GPU",
-                                    labels=["decoder", "fallback"])  # fmt: skip
+        decoder = GaugeMetricFamily(
+            "facestream_decoder",
+            "1 for where JPEG frames are decoded (gpu or cpu); "
+            "fallback=true when on the CPU although inference runs on a GPU",
+            labels=["decoder", "fallback"],
+        )
         decoder.add_metric([s.decoder, str(s.decode_fallback).lower()], 1)
         yield decoder
-        warning = GaugeMetricFamily("facestream_warning", "1 while a warning holds (e.g. random weights)",
-                                    labels=["warning"])  # fmt: skip
+        warning = GaugeMetricFamily(
+            "facestream_warning", "1 while a warning holds (e.g. random weights)", labels=["warning"]
+        )
         if s.warning:
             warning.add_metric([s.warning], 1)
         yield warning

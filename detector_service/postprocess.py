@@ -6,9 +6,7 @@ from facestream.detector_service.models.base import DecodeOptions, Detections
 from facestream.detector_service.preprocess import Placed
 
 
-def select(
-    boxes: np.ndarray, scores: np.ndarray, landmarks: np.ndarray | None, options: DecodeOptions
-) -> Detections:
+def select(boxes: np.ndarray, scores: np.ndarray, landmarks: np.ndarray | None, options: DecodeOptions) -> Detections:
     """Keep boxes over the score threshold, the best ``top_k`` of them, then greedy NMS."""
     keep = np.flatnonzero(scores > options.score_threshold)
     if len(keep) > options.top_k:

@@ -95,13 +95,16 @@ class GpuPreprocessor:
         if self.settings.cpu_threads:
             options["max_num_cpu_threads"] = self.settings.cpu_threads
         if BACKENDS[self.settings.backends]:
-            options["backends"] = [nvimgcodec.Backend(getattr(nvimgcodec.BackendKind, kind))
-                                   for kind in BACKENDS[self.settings.backends]]  # fmt: skip
+            options["backends"] = [
+                nvimgcodec.Backend(getattr(nvimgcodec.BackendKind, kind)) for kind in BACKENDS[self.settings.backends]
+            ]
         try:
             self._decoder = nvimgcodec.Decoder(device_id=device_id, **options)
         except RuntimeError as exc:  # e.g. the GPU_ONLY backend alone, refused on the H200
-            raise ConfigError(f"nvImageCodec cannot make a decoder with backends {self.settings.backends!r} on GPU "
-                              f"{device_id}: {exc}; try --gpu-decoder all") from None  # fmt: skip
+            raise ConfigError(
+                f"nvImageCodec cannot make a decoder with backends {self.settings.backends!r} on GPU "
+                f"{device_id}: {exc}; try --gpu-decoder all"
+            ) from None
         self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
         with self._device:
             if device_id not in _STREAMS:
@@ -116,8 +119,9 @@ class GpuPreprocessor:
         if not self.settings.keep_images or len(kept) < len(chunk):
             images = self._decoder.decode(chunk, params=self._params, cuda_stream=self._stream.ptr)
         else:
-            images = self._decoder.decode(chunk, images=kept[: len(chunk)], params=self._params,
-                                          cuda_stream=self._stream.ptr)  # fmt: skip
+            images = self._decoder.decode(
+                chunk, images=kept[: len(chunk)], params=self._params, cuda_stream=self._stream.ptr
+            )
         # A frame that failed leaves no Image: a chunk is kept only with one per frame.
         if self.settings.keep_images and len(images) > len(kept) and all(i is not None for i in images):
             self._kept[index] = list(images)
@@ -141,8 +145,11 @@ class GpuPreprocessor:
             batch = cp.empty((len(frames), height, width, 3), dtype=cp.uint8)
             args = cp.asarray(table[0].astype(np.uint64)), *(cp.asarray(row.astype(np.int32)) for row in table[1:])
             total = batch.size // 3
-            self._kernel(((total + _THREADS - 1) // _THREADS,), (_THREADS,),
-                         (*args, batch, np.int32(height), np.int32(width), np.int64(total)))  # fmt: skip
+            self._kernel(
+                ((total + _THREADS - 1) // _THREADS,),
+                (_THREADS,),
+                (*args, batch, np.int32(height), np.int32(width), np.int64(total)),
+            )
             self._stream.synchronize()  # the decoded images are freed after this; the batch is complete
         return batch, placed
 

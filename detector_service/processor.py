@@ -59,9 +59,15 @@ class Outcome:
 
 class FrameProcessor:
     def __init__(
-        self, engine: Engine, model: FaceModel, options: DecodeOptions, decode_threads: int, stats: Stats,
-        decode: str = "auto", gpu_decoder: GpuDecodeSettings | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        engine: Engine,
+        model: FaceModel,
+        options: DecodeOptions,
+        decode_threads: int,
+        stats: Stats,
+        decode: str = "auto",
+        gpu_decoder: GpuDecodeSettings | None = None,
+    ) -> None:
         self.engine = engine
         self.model = model
         self.options = options
@@ -97,8 +103,7 @@ class FrameProcessor:
                 raise
             log.warning("FALLBACK: %s; decoding with every nvImageCodec backend instead", exc)
             self.stats.decode_fallback = True
-            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw,
-                                                  settings=GpuDecodeSettings.parse("all"))  # fmt: skip
+            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=GpuDecodeSettings.parse("all"))
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw
@@ -131,8 +136,9 @@ class FrameProcessor:
         if inferred.outputs is not None:
             detections = self.model.decode(inferred.outputs, self.engine.input_hw, self.options)
             good = inferred.good
-            events = build_events([pending.frames[i] for i in good], detections, [placed[i] for i in good],
-                                  self.model.ref)  # fmt: skip
+            events = build_events(
+                [pending.frames[i] for i in good], detections, [placed[i] for i in good], self.model.ref
+            )
             outcomes += [Outcome(pending.tags[i], event=event) for i, event in zip(good, events)]
         self.stats.batches += 1
         self.stats.preprocess_s += inferred.decode_wait_s  # decoding that the pipeline did not hide

@@ -63,8 +63,9 @@ def select(provider: str) -> Selection:
     available = ort.get_available_providers()
     wanted = list(CHAIN) if provider == "auto" else [provider]
     selection = Selection(provider, [n for n in wanted if CHAIN[n] in available])
-    selection.fallbacks = [f"{n}: not in this onnxruntime build ({ort.__version__})" for n in wanted
-                           if CHAIN[n] not in available]  # fmt: skip
+    selection.fallbacks = [
+        f"{n}: not in this onnxruntime build ({ort.__version__})" for n in wanted if CHAIN[n] not in available
+    ]
     if not selection.names:
         raise ModelError(
             f"provider {provider!r} is not available in this onnxruntime build; it has: {', '.join(available)}"
@@ -77,10 +78,14 @@ def provider_options(name: str, plan: SessionPlan) -> dict[str, str]:
     if name == "tensorrt":
         options = {"trt_fp16_enable": _flag(plan.trt_fp16), "trt_builder_optimization_level": "3"}
         if plan.cache_dir is not None:
-            options.update({
-                "trt_engine_cache_enable": "1", "trt_engine_cache_path": str(plan.cache_dir),
-                "trt_timing_cache_enable": "1", "trt_timing_cache_path": str(plan.cache_dir),
-            })  # fmt: skip
+            options.update(
+                {
+                    "trt_engine_cache_enable": "1",
+                    "trt_engine_cache_path": str(plan.cache_dir),
+                    "trt_timing_cache_enable": "1",
+                    "trt_timing_cache_path": str(plan.cache_dir),
+                }
+            )
         if plan.profiles:
             for key in ("min", "opt", "max"):  # exact profiles: every bucket gets kernels tuned for it
                 options[f"trt_profile_{key}_shapes"] = ",".join(
@@ -155,8 +160,9 @@ def engine_cache_dir(model_path: Path) -> Path:
 
 def _gpu_name() -> str:
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=10).stdout  # fmt: skip
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=10
+        ).stdout
         return out.splitlines()[0].strip().replace(" ", "_") if out.strip() else "no-gpu"
     except (OSError, subprocess.SubprocessError):
         return "no-gpu"

@@ -7,16 +7,16 @@ import sys
 import time
 from dataclasses import dataclass
 
+from facestream import kafka_clients
 from facestream.detector_service import metrics, models
 from facestream.detector_service.batcher import Batcher
 from facestream.detector_service.consumer import GroupMember
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import Publisher
-from facestream.detector_service.models.base import DecodeOptions
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
+from facestream.detector_service.models.base import DecodeOptions
 from facestream.detector_service.processor import FrameProcessor, Pending
 from facestream.detector_service.stats import Stats, StatsReporter
-from facestream import kafka_clients
 from facestream.errors import BrokerError, ModelError
 from facestream.schemas import SchemaError, decode_frame
 
@@ -72,8 +72,9 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
     )
     if random_weights:
         log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
-    processor = FrameProcessor(engine, model, options, config.decode_threads, stats, config.decode,
-                               GpuDecodeSettings.parse(config.gpu_decoder))
+    processor = FrameProcessor(
+        engine, model, options, config.decode_threads, stats, config.decode, GpuDecodeSettings.parse(config.gpu_decoder)
+    )
     log.info("warm-up of the decoder and buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
     return processor
 
@@ -97,22 +98,29 @@ class DetectorService:
         if cfg.switch_interval_ms is not None:
             sys.setswitchinterval(cfg.switch_interval_ms / 1000)
         kafka_clients.check_reachable(self.bootstrap)
-        kafka_clients.ensure_topics({cfg.frames_topic: 4, cfg.detections_topic: 4, cfg.dead_letter_topic: 1},
-                                    self.bootstrap)  # fmt: skip
+        kafka_clients.ensure_topics(
+            {cfg.frames_topic: 4, cfg.detections_topic: 4, cfg.dead_letter_topic: 1}, self.bootstrap
+        )
         client_id = f"facestream-detector-{socket.gethostname()}"
         producer = kafka_clients.producer(client_id, self.bootstrap, **{"compression.type": "lz4"})  # events compress
         self.publisher = Publisher(producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
-        self.member = GroupMember(self.bootstrap, cfg.group, cfg.frames_topic, client_id,
-                                  lambda: self.publisher.flush(30.0))  # fmt: skip
+        self.member = GroupMember(
+            self.bootstrap, cfg.group, cfg.frames_topic, client_id, lambda: self.publisher.flush(30.0)
+        )
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)
         if cfg.metrics_port:
             metrics.serve(self.stats, self.processor.describe(), cfg.metrics_port)
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         log.info(
-            "detector %s, batch %d, max wait %.0f ms, group %s: %s -> %s", self.processor.describe(),
-            cfg.batch, cfg.max_wait_ms, cfg.group, cfg.frames_topic, cfg.detections_topic,
-        )  # fmt: skip
+            "detector %s, batch %d, max wait %.0f ms, group %s: %s -> %s",
+            self.processor.describe(),
+            cfg.batch,
+            cfg.max_wait_ms,
+            cfg.group,
+            cfg.frames_topic,
+            cfg.detections_topic,
+        )
         last_frame = time.monotonic()
         pending: Pending | None = None
         try:

@@ -38,8 +38,7 @@ class Stats:
             f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame decode {self.decode_s * per_frame:.2f} "
             f"decode-wait {self.preprocess_s * per_frame:.2f} "
             f"infer {self.infer_s * per_frame:.2f} post {self.postprocess_s * per_frame:.2f} | provider {provider} "
-            f"decode {decoder}"
-            + (f" | {self.warning}" if self.warning else "")
+            f"decode {decoder}" + (f" | {self.warning}" if self.warning else "")
         )
 
     def summary(self) -> dict[str, float | int | str]:

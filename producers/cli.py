@@ -17,20 +17,35 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option("--camera", "cameras", multiple=True, required=True, help="Camera id (the Kafka key); repeat with --source.")
-@click.option("--source", "sources", multiple=True, required=True,
-              help="Video file, image file/folder/glob, camera index or RTSP/HTTP URL; one per --camera.")  # fmt: skip
+@click.option(
+    "--camera", "cameras", multiple=True, required=True, help="Camera id (the Kafka key); repeat with --source."
+)
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    required=True,
+    help="Video file, image file/folder/glob, camera index or RTSP/HTTP URL; one per --camera.",
+)
 @click.option("--fps", type=float, default=10.0, help="Frames per second per camera (0: as fast as possible).")
 @click.option("--loop", is_flag=True, help="Start a file source again at its end.")
 @click.option("--max-frames", type=click.IntRange(min=1), default=None, help="Stop each camera after N frames.")
 @click.option("--jpeg-quality", type=click.IntRange(1, 100), default=85)
 @click.option("--max-width", type=click.IntRange(min=0), default=1280, help="Scale wider frames down (0: never).")
-@click.option("--frame-size", callback=size, default=None,
-              help="Send every frame at exactly WIDTHxHEIGHT, scaled to cover it and centre-cropped, as a camera "
-                   "of that resolution would frame it (instead of --max-width).")  # fmt: skip
+@click.option(
+    "--frame-size",
+    callback=size,
+    default=None,
+    help="Send every frame at exactly WIDTHxHEIGHT, scaled to cover it and centre-cropped, as a camera "
+    "of that resolution would frame it (instead of --max-width).",
+)
 @click.option("--topic", default=FRAMES_TOPIC, help="Topic to publish frames to.")
-@click.option("--start-seq", type=click.IntRange(min=0), default=None,
-              help="First frame_seq of every camera (default: the clock in µs, so restarts never reuse one).")  # fmt: skip
+@click.option(
+    "--start-seq",
+    type=click.IntRange(min=0),
+    default=None,
+    help="First frame_seq of every camera (default: the clock in µs, so restarts never reuse one).",
+)
 @click.option("--stats-interval", type=float, default=2.0, help="Seconds between stats lines.")
 def produce(
     cameras: tuple[str, ...],

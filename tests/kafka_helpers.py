@@ -26,9 +26,20 @@ def run_service(module: str, args: list[str], timeout_s: float = 180.0, env: dic
 
 def detector_args(topics: dict[str, str], *extra: str) -> list[str]:
     return [
-        "--group", topics["group"], "--frames-topic", topics["frames"], "--detections-topic", topics["detections"],
-        "--dead-letter-topic", topics["dlq"], "--stop-after-idle", "4", "--stats-interval", "1", *extra,
-    ]  # fmt: skip
+        "--group",
+        topics["group"],
+        "--frames-topic",
+        topics["frames"],
+        "--detections-topic",
+        topics["detections"],
+        "--dead-letter-topic",
+        topics["dlq"],
+        "--stop-after-idle",
+        "4",
+        "--stats-interval",
+        "1",
+        *extra,
+    ]
 
 
 def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 30.0) -> list:

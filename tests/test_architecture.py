@@ -69,8 +69,10 @@ def violations() -> list[str]:
         for target in imports(path, module):
             other = package_of(target)
             if other != own and floor_of(other) >= floor_of(own):
-                found.append(f"{path.relative_to(ROOT)}: {module} (floor {floor_of(own)}) imports {target} "
-                             f"(floor {floor_of(other)})")
+                found.append(
+                    f"{path.relative_to(ROOT)}: {module} (floor {floor_of(own)}) imports {target} "
+                    f"(floor {floor_of(other)})"
+                )
     return found
 
 

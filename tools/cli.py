@@ -67,8 +67,12 @@ Examples:
   facestream events                        # print detection events as they arrive
 """,
 )
-@click.option("--config", type=click.Path(dir_okay=False, path_type=Path), envvar="FACESTREAM_CONFIG",
-              help="TOML file with one table per command, e.g. [detect] batch = 16.")  # fmt: skip
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="FACESTREAM_CONFIG",
+    help="TOML file with one table per command, e.g. [detect] batch = 16.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 @click.version_option(__version__, prog_name="facestream")
 @click.pass_context

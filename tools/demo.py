@@ -37,8 +37,21 @@ def demo(duration: float, fps: float, batch: int) -> None:
     log_dir = paths.home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     started_ns = time.time_ns()
-    detector = _spawn("detector", log_dir, [sys.executable, "-m", "facestream.detector_service", "--group", "facestream-demo",
-                                            "--batch", str(batch), "--max-wait-ms", "100"])  # fmt: skip
+    detector = _spawn(
+        "detector",
+        log_dir,
+        [
+            sys.executable,
+            "-m",
+            "facestream.detector_service",
+            "--group",
+            "facestream-demo",
+            "--batch",
+            str(batch),
+            "--max-wait-ms",
+            "100",
+        ],
+    )
     producer_cmd = [sys.executable, "-m", "facestream.producers", "--fps", str(fps), "--loop"]
     for camera, folder in cameras.items():
         producer_cmd += ["--camera", camera, "--source", str(folder)]

@@ -6,6 +6,7 @@ metadata (``facestream.model``, written by our fetch and export tools) picks its
 
 from pathlib import Path
 
+from facestream import paths
 from facestream.detector_service.models import mogface, yunet
 from facestream.detector_service.models.base import (
     META_MODEL,
@@ -17,7 +18,6 @@ from facestream.detector_service.models.base import (
     FaceModel,
     InputSpec,
 )
-from facestream import paths
 from facestream.errors import ModelError
 from facestream.schemas import ModelRef
 

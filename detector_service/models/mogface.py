@@ -3,7 +3,8 @@
 Files come from ``facestream export mogface`` (the official checkpoint -> ONNX); their metadata names
 the variant, the checkpoint's sha256 and the input-size policy. The file's outputs are ``scores``
 (N, A, 1) after sigmoid and ``deltas`` (N, A, 4); the engine runs it with ``adapt_graph``'s top-k
-appended, so decoding sees only the best candidates and their anchor numbers. Constants are those of the official release (``SPEC.md``).
+appended, so decoding sees only the best candidates and their anchor numbers. Constants are those of
+the official release (docs/mogface.md lists them).
 """
 
 from typing import ClassVar

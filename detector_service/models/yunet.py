@@ -11,6 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from facestream import assets
+from facestream.assets import PackagedFile
 from facestream.detector_service import graph_rewrite
 from facestream.detector_service.models.base import (
     META_MODEL,
@@ -22,8 +24,6 @@ from facestream.detector_service.models.base import (
     InputTransform,
 )
 from facestream.detector_service.postprocess import select
-from facestream import assets
-from facestream.assets import PackagedFile
 from facestream.schemas import ModelRef
 
 WEIGHTS = PackagedFile(
@@ -61,10 +61,15 @@ class YuNet:
         from onnx import TensorProto, helper, numpy_helper
 
         graph = model.graph
-        nodes = [helper.make_node("Concat", [f"{kind}_{s}" for s in STRIDES], [f"yunet_{kind}"], axis=1,
-                                  name=f"yunet_{kind}") for kind in ("cls", "obj", "bbox", "kps")]  # fmt: skip
-        graph.initializer.extend([numpy_helper.from_array(np.array(v, np.float32), n) for n, v in
-                                  (("yunet_zero", 0.0), ("yunet_one", 1.0))])  # fmt: skip
+        nodes = [
+            helper.make_node(
+                "Concat", [f"{kind}_{s}" for s in STRIDES], [f"yunet_{kind}"], axis=1, name=f"yunet_{kind}"
+            )
+            for kind in ("cls", "obj", "bbox", "kps")
+        ]
+        graph.initializer.extend(
+            [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("yunet_zero", 0.0), ("yunet_one", 1.0))]
+        )
         nodes += [
             helper.make_node("Clip", ["yunet_cls", "yunet_zero", "yunet_one"], ["yunet_cls01"], name="yunet_cls01"),
             helper.make_node("Clip", ["yunet_obj", "yunet_zero", "yunet_one"], ["yunet_obj01"], name="yunet_obj01"),
@@ -75,8 +80,12 @@ class YuNet:
         ]
         graph.node.extend(nodes)
         del graph.output[:]
-        graph.output.extend([helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", "anchors", width])
-                             for name, width in (("scores", 1), ("bbox", 4), ("kps", 10))])  # fmt: skip
+        graph.output.extend(
+            [
+                helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", "anchors", width])
+                for name, width in (("scores", 1), ("bbox", 4), ("kps", 10))
+            ]
+        )
         graph_rewrite.keep_top_k(model, "scores", ["bbox", "kps"], TOP_K, "anchor")
 
     def decode(
@@ -92,12 +101,16 @@ class YuNet:
         w, h = np.exp(b[:, 2]) * stride, np.exp(b[:, 3]) * stride
         boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
         points = outputs["kps"][image, rank].reshape(-1, 5, 2)
-        landmarks = np.stack([(points[..., 0] + col[:, None]) * stride[:, None],
-                              (points[..., 1] + row[:, None]) * stride[:, None]], axis=-1)  # fmt: skip
+        landmarks = np.stack(
+            [(points[..., 0] + col[:, None]) * stride[:, None], (points[..., 1] + row[:, None]) * stride[:, None]],
+            axis=-1,
+        )
         scores = outputs["scores"][image, rank]
         ends = np.cumsum(passing.sum(axis=1))
-        return [select(boxes[lo:hi], scores[lo:hi], landmarks[lo:hi], options)
-                for lo, hi in zip(np.concatenate([[0], ends[:-1]]), ends)]  # fmt: skip
+        return [
+            select(boxes[lo:hi], scores[lo:hi], landmarks[lo:hi], options)
+            for lo, hi in zip(np.concatenate([[0], ends[:-1]]), ends)
+        ]
 
     def _grid(self, input_hw: tuple[int, int]) -> np.ndarray:
         """Each anchor's (column, row, stride), in the network's output order (stride, then row-major)."""

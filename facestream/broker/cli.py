@@ -5,8 +5,10 @@ import click
 from facestream import kafka_clients
 
 
-@click.group(epilog="\b\nExamples:\n  facestream kafka start\n  FACESTREAM_KAFKA_PORT=19092 facestream kafka start\n"
-                    "  KAFKA_BOOTSTRAP=broker:9092 facestream kafka status   # an existing cluster")  # fmt: skip
+@click.group(
+    epilog="\b\nExamples:\n  facestream kafka start\n  FACESTREAM_KAFKA_PORT=19092 facestream kafka start\n"
+    "  KAFKA_BOOTSTRAP=broker:9092 facestream kafka status   # an existing cluster"
+)
 def kafka() -> None:
     """Run a single-node Apache Kafka 4 broker (KRaft) on 127.0.0.1.
 

@@ -97,11 +97,14 @@ class LocalBroker:
         self._format_storage(java)
         heap = os.environ.get("FACESTREAM_KAFKA_HEAP", DEFAULT_HEAP).split()
         cmd = [
-            java, *heap,
+            java,
+            *heap,
             f"-Dlog4j2.configurationFile={self.log4j_config()}",
-            "-cp", f"{self.lib}/*",
-            "kafka.Kafka", str(self.config),
-        ]  # fmt: skip
+            "-cp",
+            f"{self.lib}/*",
+            "kafka.Kafka",
+            str(self.config),
+        ]
         log_handle = open(self.log_file, "ab")
         proc = subprocess.Popen(
             cmd, stdout=log_handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
@@ -160,8 +163,16 @@ class LocalBroker:
         shutil.rmtree(self.lib, ignore_errors=True)
         progress("fetching Apache Kafka's jars from Maven Central (first time only) ...\n")
         with resources.as_file(pom) as pom_path:
-            cmd = [mvn, "-q", "-B", "-f", str(pom_path), "dependency:copy-dependencies",
-                   f"-DoutputDirectory={self.lib}", "-DincludeScope=runtime"]  # fmt: skip
+            cmd = [
+                mvn,
+                "-q",
+                "-B",
+                "-f",
+                str(pom_path),
+                "dependency:copy-dependencies",
+                f"-DoutputDirectory={self.lib}",
+                "-DincludeScope=runtime",
+            ]
             done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise BrokerError(f"Maven could not fetch Kafka's jars:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
@@ -174,8 +185,19 @@ class LocalBroker:
             return
         # Kafka cluster ids are 16 random bytes in URL-safe base64, as `kafka-storage random-uuid` makes.
         cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        cmd = [java, "-cp", f"{self.lib}/*", f"-Dlog4j2.configurationFile={self.log4j_config()}",
-               "kafka.tools.StorageTool", "format", "--standalone", "-t", cid, "-c", str(self.config)]  # fmt: skip
+        cmd = [
+            java,
+            "-cp",
+            f"{self.lib}/*",
+            f"-Dlog4j2.configurationFile={self.log4j_config()}",
+            "kafka.tools.StorageTool",
+            "format",
+            "--standalone",
+            "-t",
+            cid,
+            "-c",
+            str(self.config),
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise BrokerError(f"formatting Kafka storage failed:\n{done.stdout}{done.stderr}")

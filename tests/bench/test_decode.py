@@ -11,8 +11,17 @@ from facestream.detector_service import preprocess_gpu
 
 
 def test_a_bad_variant_fails_before_timing(tmp_path: Path) -> None:
-    cfg = DecodeBenchConfig(frames=32, batch=16, height=480, width=640, variants=("all", "hw/quick"), cpu_threads=2,
-                            repeats=1, load=False, out=tmp_path / "decode.json")  # fmt: skip
+    cfg = DecodeBenchConfig(
+        frames=32,
+        batch=16,
+        height=480,
+        width=640,
+        variants=("all", "hw/quick"),
+        cpu_threads=2,
+        repeats=1,
+        load=False,
+        out=tmp_path / "decode.json",
+    )
     with pytest.raises(ValueError, match="quick"):
         run(cfg, "python -m bench decode")
     assert not cfg.out.exists()
@@ -21,8 +30,17 @@ def test_a_bad_variant_fails_before_timing(tmp_path: Path) -> None:
 @pytest.mark.skipif(preprocess_gpu.available() is None, reason="a GPU machine runs the GPU variants")
 def test_without_a_gpu_the_cpu_decoder_runs_and_gpu_variants_say_why(sample_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "decode.json"
-    cfg = DecodeBenchConfig(frames=32, batch=16, height=480, width=640, variants=("all", "hw/keep"), cpu_threads=2,
-                            repeats=1, load=True, out=out)  # fmt: skip
+    cfg = DecodeBenchConfig(
+        frames=32,
+        batch=16,
+        height=480,
+        width=640,
+        variants=("all", "hw/keep"),
+        cpu_threads=2,
+        repeats=1,
+        load=True,
+        out=out,
+    )
     run(cfg, "python -m bench decode")
     result = json.loads(out.read_text())
     cpu, *gpu = result["rows"]

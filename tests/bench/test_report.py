@@ -26,16 +26,30 @@ def test_finished_and_older_runs_load(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def _engine_run(batch1_vs_eager: float, **settings) -> dict:
-    base = {"model": "mogface", "precision": "fp16", "provider": "cuda", "height": 480, "width": 640,
-            "merge_heads": True, "cuda_options": []}  # fmt: skip
-    return {"benchmark": "engine", "settings": {**base, **settings},
-            "rows": [{"batch": 1, "speedup_vs_torch_eager": batch1_vs_eager}]}  # fmt: skip
+    base = {
+        "model": "mogface",
+        "precision": "fp16",
+        "provider": "cuda",
+        "height": 480,
+        "width": 640,
+        "merge_heads": True,
+        "cuda_options": [],
+    }
+    return {
+        "benchmark": "engine",
+        "settings": {**base, **settings},
+        "rows": [{"batch": 1, "speedup_vs_torch_eager": batch1_vs_eager}],
+    }
 
 
 def test_batch1_target_takes_the_median_of_runs_of_the_same_engine() -> None:
     main = _engine_run(4.48)
-    results = {"main": main, "repeat1": _engine_run(3.14), "repeat2": _engine_run(2.9),
-               "separate": _engine_run(1.0, merge_heads=False),
-               "option": _engine_run(1.0, cuda_options=[["fuse_conv_bias", "0"]])}  # fmt: skip
+    results = {
+        "main": main,
+        "repeat1": _engine_run(3.14),
+        "repeat2": _engine_run(2.9),
+        "separate": _engine_run(1.0, merge_heads=False),
+        "option": _engine_run(1.0, cuda_options=[["fuse_conv_bias", "0"]]),
+    }
     runs, ratios, median = report._batch1_vs_eager(results, main)
     assert ratios == [2.9, 3.14, 4.48] and median == 3.14 and len(runs) == 3

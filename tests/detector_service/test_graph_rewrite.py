@@ -12,9 +12,16 @@ from facestream.detector_service.graph_rewrite import fuse_group_norm
 
 def exported(module, tmp_path) -> onnx.ModelProto:
     path = tmp_path / "m.onnx"
-    torch.onnx.export(module.eval(), (torch.randn(1, 8, 6, 5),), str(path), input_names=["input"],
-                      output_names=["out"], opset_version=17, dynamo=False,
-                      dynamic_axes={"input": {0: "batch"}, "out": {0: "batch"}})  # fmt: skip
+    torch.onnx.export(
+        module.eval(),
+        (torch.randn(1, 8, 6, 5),),
+        str(path),
+        input_names=["input"],
+        output_names=["out"],
+        opset_version=17,
+        dynamo=False,
+        dynamic_axes={"input": {0: "batch"}, "out": {0: "batch"}},
+    )
     return onnx.load(str(path))
 
 

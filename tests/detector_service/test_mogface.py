@@ -11,7 +11,9 @@ from facestream.schemas import ModelRef
 REF = ModelRef("mogface", "mogface", "0" * 64)
 
 
-@pytest.mark.parametrize(("height", "width", "count"), [(480, 640, 25_600), (1080, 1920, 172_845), (97, 131, 825 + 221 + 63 + 20 + 6 + 2)])
+@pytest.mark.parametrize(
+    ("height", "width", "count"), [(480, 640, 25_600), (1080, 1920, 172_845), (97, 131, 825 + 221 + 63 + 20 + 6 + 2)]
+)
 def test_anchor_counts(height: int, width: int, count: int) -> None:
     assert len(make_anchors(height, width)) == count
 
@@ -65,13 +67,16 @@ def test_preprocessing_in_the_graph_matches_the_official_formula(tmp_path) -> No
 
     x = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 2, 1])
     y = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 3, 2, 1])
-    model = helper.make_model(helper.make_graph([helper.make_node("Identity", ["input"], ["out"])], "id", [x], [y]),
-                              opset_imports=[helper.make_opsetid("", 17)])  # fmt: skip
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Identity", ["input"], ["out"])], "id", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
     embed_preprocessing(model, MogFace.input_transform)
     onnx.checker.check_model(model)
     pixels = np.array([[[[0, 128, 255]], [[10, 20, 30]]]], dtype=np.uint8)  # (1, 2, 1, 3): two BGR pixels
     out = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
-        None, {IMAGE_INPUT: pixels})[0]  # fmt: skip
+        None, {IMAGE_INPUT: pixels}
+    )[0]
     for row, (b, g, r) in enumerate(pixels[0, :, 0].astype(float)):
         expected_rgb = [(r - 123.675) / 58.395 / 255, (g - 116.28) / 57.12 / 255, (b - 103.53) / 57.375 / 255]
         np.testing.assert_allclose(out[0, :, row, 0], expected_rgb, rtol=1e-5)

@@ -34,8 +34,9 @@ def test_to_frames_undoes_each_scale_clips_and_drops_empty_boxes() -> None:
         landmarks=np.array([[[15, 25]], [[0, 0]], [[610, 20]]], dtype=np.float32),
     )
     none = Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), np.zeros((0, 1, 2), np.float32))
-    second = Detections(np.array([[8, 8, 16, 16]], np.float32), np.array([0.6], np.float32),
-                        np.array([[[10, 12]]], np.float32))  # fmt: skip
+    second = Detections(
+        np.array([[8, 8, 16, 16]], np.float32), np.array([0.6], np.float32), np.array([[[10, 12]]], np.float32)
+    )
     # The first frame's third box lies past its right edge; the second frame was enlarged twice.
     out, kept = to_frames([first, none, second], [Placed(0.5, 1000, 900), Placed(1.0, 64, 48), Placed(2.0, 320, 240)])
     assert kept.tolist() == [2, 0, 1]

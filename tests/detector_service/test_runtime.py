@@ -59,15 +59,19 @@ def test_tensorrt_options_are_what_its_users_expect(tmp_path: Path) -> None:
 
 
 def test_cuda_options() -> None:
-    options = runtime.provider_options("cuda", SessionPlan(input_name="input", input_shape=(8, 3, 64, 64),
-                                                           cuda_graph=True))  # fmt: skip
+    options = runtime.provider_options(
+        "cuda", SessionPlan(input_name="input", input_shape=(8, 3, 64, 64), cuda_graph=True)
+    )
     assert options["prefer_nhwc"] == "1" and options["enable_cuda_graph"] == "1"
     assert options["cudnn_conv_algo_search"] == "EXHAUSTIVE"
 
 
 def test_cuda_options_given_override_the_defaults() -> None:
-    plan = SessionPlan(input_name="input", input_shape=(8, 3, 64, 64),
-                       cuda_options=(("cudnn_conv_algo_search", "HEURISTIC"), ("use_tf32", "0")))  # fmt: skip
+    plan = SessionPlan(
+        input_name="input",
+        input_shape=(8, 3, 64, 64),
+        cuda_options=(("cudnn_conv_algo_search", "HEURISTIC"), ("use_tf32", "0")),
+    )
     options = runtime.provider_options("cuda", plan)
     assert options["cudnn_conv_algo_search"] == "HEURISTIC" and options["use_tf32"] == "0"
     assert options["prefer_nhwc"] == "1"  # the rest stay as they were

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from facestream.detector_service import models
+from facestream.detector_service.engine import Engine
 from facestream.detector_service.models import yunet
 from facestream.detector_service.preprocess import letterbox_into
-from facestream.detector_service.engine import Engine
 
 INPUT_HW = (480, 640)
 
@@ -63,8 +63,9 @@ def test_decoding_matches_opencv_face_detector_yn(runtime, plugin, photos, yunet
     dets = plugin.decode(runtime.run(photos), input_hw, options)
     assert sum(len(d) for d in dets) >= len(photos)
     original = yunet_path.parent / "original" / yunet.WEIGHTS.filename
-    reference = cv2.FaceDetectorYN.create(str(original), "", input_hw[::-1], options.score_threshold,
-                                          options.nms_iou, options.top_k)  # fmt: skip
+    reference = cv2.FaceDetectorYN.create(
+        str(original), "", input_hw[::-1], options.score_threshold, options.nms_iou, options.top_k
+    )
     for image, det in zip(photos, dets):
         _, ref = reference.detect(image)
         ref = np.zeros((0, 15), np.float32) if ref is None else ref[np.argsort(-ref[:, 14])]

@@ -5,8 +5,12 @@ import sys
 
 
 def test_demo_streams_real_photos_and_prints_events(bootstrap: str, yunet_path, sample_dir) -> None:
-    done = subprocess.run([sys.executable, "-m", "facestream", "demo", "--duration", "12", "--fps", "4"],
-                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "facestream", "demo", "--duration", "12", "--fps", "4"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if "face(s)" in line]
     assert len(lines) >= 10, done.stdout

@@ -42,8 +42,11 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
     port = free_port()
     args = detector_args(topics, "--metrics-port", str(port))
     args[args.index("--stop-after-idle") + 1] = "30"
-    detector = subprocess.Popen([sys.executable, "-m", "facestream.detector_service", *args],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    detector = subprocess.Popen(
+        [sys.executable, "-m", "facestream.detector_service", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         scrape_until(port, "facestream_frames_total 0.0")
         image = cv2.imencode(".jpg", np.full((48, 64, 3), 90, np.uint8))[1].tobytes()
@@ -53,9 +56,13 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         scrape_until(port, "facestream_events_total 3.0")
         text = scrape_until(port, "facestream_dead_letters_total 1.0")
         assert "facestream_frames_total 4.0" in text
-        provider = 'facestream_inference_provider{fallback="true",model="yunet v2023mar on cpu, input 640x480",provider="cpu"}'
+        provider = (
+            'facestream_inference_provider{fallback="true",model="yunet v2023mar on cpu, input 640x480",provider="cpu"}'
+        )
         assert f"{provider} 1.0" in text
-        assert 'facestream_decoder{decoder="cpu",fallback="false"} 1.0' in text  # no GPU engine: CPU decoding is no fallback
+        assert (
+            'facestream_decoder{decoder="cpu",fallback="false"} 1.0' in text
+        )  # no GPU engine: CPU decoding is no fallback
         assert 'facestream_stage_seconds_total{stage="infer"}' in text
         assert 'facestream_stage_seconds_total{stage="decode"}' in text
     finally:

@@ -9,38 +9,73 @@ from click.testing import CliRunner
 from kafka_helpers import committed_total, detector_args, read_topic, run_service
 
 from facestream import samples
-from facestream.tools.cli import cli
 from facestream.schemas import decode_detection
+from facestream.tools.cli import cli
 
 # Runs the detector with `import torch` made impossible: the service path must not need it.
 NO_TORCH_DETECT = (
     "import sys; sys.modules['torch'] = None; sys.argv[0] = 'detect';"
-    "from facestream.command import run; from facestream.detector_service.cli import detect; run(detect, 'FACESTREAM_DETECT')"
+    "from facestream.command import run; from facestream.detector_service.cli import detect;"
+    "run(detect, 'FACESTREAM_DETECT')"
 )
 
 
 @pytest.fixture(scope="module")
 def tiny_mogface(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("mogface") / "mogface-tiny-random.onnx"
-    result = CliRunner().invoke(cli, ["export", "mogface", "--random-init", "--height", "96", "--width", "128",
-                                      "--out", str(out), "--check-batch", "1"])  # fmt: skip
+    result = CliRunner().invoke(
+        cli,
+        [
+            "export",
+            "mogface",
+            "--random-init",
+            "--height",
+            "96",
+            "--width",
+            "128",
+            "--out",
+            str(out),
+            "--check-batch",
+            "1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return out
 
 
 def test_random_weights_are_refused_without_the_flag(tiny_mogface: Path, topics: dict) -> None:
-    done = subprocess.run([sys.executable, "-m", "facestream.detector_service", "--model", str(tiny_mogface),
-                           *detector_args(topics)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "facestream.detector_service", "--model", str(tiny_mogface), *detector_args(topics)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 4
     assert "--random-init" in done.stderr and "--allow-random-weights" in done.stderr
 
 
 def test_mogface_events_through_kafka(tiny_mogface: Path, topics: dict, bootstrap: str) -> None:
-    run_service("facestream.producers", ["--camera", "portraits", "--source", str(samples.portraits_dir()), "--fps", "0",
-                              "--max-width", "640", "--start-seq", "0", "--topic", topics["frames"]])  # fmt: skip
+    run_service(
+        "facestream.producers",
+        [
+            "--camera",
+            "portraits",
+            "--source",
+            str(samples.portraits_dir()),
+            "--fps",
+            "0",
+            "--max-width",
+            "640",
+            "--start-seq",
+            "0",
+            "--topic",
+            topics["frames"],
+        ],
+    )
     # Random weights score every anchor near 0.5: a low threshold makes boxes to check.
-    args = detector_args(topics, "--model", str(tiny_mogface), "--allow-random-weights", "--batch", "2",
-                         "--score-threshold", "0.3")  # fmt: skip
+    args = detector_args(
+        topics, "--model", str(tiny_mogface), "--allow-random-weights", "--batch", "2", "--score-threshold", "0.3"
+    )
     done = subprocess.run([sys.executable, "-c", NO_TORCH_DETECT, *args], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "RANDOM WEIGHTS" in done.stderr

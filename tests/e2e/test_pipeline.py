@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from kafka_helpers import committed_total, detector_args, read_topic, run_service
 
-from facestream.detector_service.models import yunet
 from facestream import samples
+from facestream.detector_service.models import yunet
 from facestream.schemas import Frame, decode_detection, encode_frame, event_id_for
 
 # Sorted file order = frame_seq order of each camera (the producer starts at --start-seq 0).
@@ -40,12 +40,34 @@ def photo_run(bootstrap: str, sample_dir: Path, yunet_path: Path, tmp_path_facto
     from facestream import kafka_clients
 
     tag = uuid.uuid4().hex[:10]
-    topics = {"frames": f"t-{tag}.frames", "detections": f"t-{tag}.detections", "dlq": f"t-{tag}.dlq",
-              "group": f"t-{tag}.detector"}  # fmt: skip
+    topics = {
+        "frames": f"t-{tag}.frames",
+        "detections": f"t-{tag}.detections",
+        "dlq": f"t-{tag}.dlq",
+        "group": f"t-{tag}.detector",
+    }
     kafka_clients.ensure_topics({topics["frames"]: 2, topics["detections"]: 2, topics["dlq"]: 1}, bootstrap)
-    run_service("facestream.producers", ["--camera", "portraits", "--source", str(samples.portraits_dir()),
-                              "--camera", "annotated", "--source", str(samples.annotated_dir()),
-                              "--fps", "0", "--max-width", "0", "--start-seq", "0", "--topic", topics["frames"]])  # fmt: skip
+    run_service(
+        "facestream.producers",
+        [
+            "--camera",
+            "portraits",
+            "--source",
+            str(samples.portraits_dir()),
+            "--camera",
+            "annotated",
+            "--source",
+            str(samples.annotated_dir()),
+            "--fps",
+            "0",
+            "--max-width",
+            "0",
+            "--start-seq",
+            "0",
+            "--topic",
+            topics["frames"],
+        ],
+    )
     log = run_service("facestream.detector_service", detector_args(topics, "--batch", "4"))
     frames = sum(len(v) for v in EXPECTED.values())
     records = read_topic(bootstrap, topics["detections"], frames)
@@ -136,8 +158,11 @@ def test_bad_input_goes_to_dead_letters(bootstrap: str, topics: dict, produce_ra
     # Settings from a config file and the environment, as a deployment would pass them.
     config = tmp_path / "facestream.toml"
     config.write_text("[detect]\nbatch = 3\n")
-    log = run_service("facestream", ["--config", str(config), "detect", *detector_args(topics)],
-                      env={"FACESTREAM_DETECT_MAX_WAIT_MS": "20"})  # fmt: skip
+    log = run_service(
+        "facestream",
+        ["--config", str(config), "detect", *detector_args(topics)],
+        env={"FACESTREAM_DETECT_MAX_WAIT_MS": "20"},
+    )
     assert "batch 3, max wait 20 ms" in log
 
     dead = read_topic(bootstrap, topics["dlq"], len(cases))

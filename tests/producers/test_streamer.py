@@ -12,8 +12,14 @@ from facestream.schemas import decode_frame
 def test_cameras_start_spread_over_one_period(bootstrap: str, topics: dict, sample_dir: Path) -> None:
     cameras, fps = 4, 5.0  # a period of 200 ms: first frames about 50 ms apart
     photo = str(sample_dir / "obama.jpg")
-    streamer = Streamer([(f"cam-{i}", photo) for i in range(cameras)], fps=fps, topic=topics["frames"],
-                        max_frames=1, bootstrap=bootstrap, stats_interval_s=60.0)  # fmt: skip
+    streamer = Streamer(
+        [(f"cam-{i}", photo) for i in range(cameras)],
+        fps=fps,
+        topic=topics["frames"],
+        max_frames=1,
+        bootstrap=bootstrap,
+        stats_interval_s=60.0,
+    )
     assert streamer.run().acked == cameras
     frames = [decode_frame(r.value()) for r in read_topic(bootstrap, topics["frames"], cameras)]
     starts = np.array(sorted(f.capture_ts_ns for f in frames)) / 1e6

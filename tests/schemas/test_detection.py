@@ -4,7 +4,15 @@ import math
 import msgpack
 import pytest
 
-from facestream.schemas import DetectionEvent, Face, ModelRef, SchemaError, decode_detection, encode_detection, event_id_for
+from facestream.schemas import (
+    DetectionEvent,
+    Face,
+    ModelRef,
+    SchemaError,
+    decode_detection,
+    encode_detection,
+    event_id_for,
+)
 
 MODEL = ModelRef("yunet", "2023mar", "8f23")
 FACES = (
@@ -12,9 +20,16 @@ FACES = (
     Face(box=(300.0, 40.0, 340.0, 90.0), score=0.61),
 )
 VALID = DetectionEvent(
-    event_id=event_id_for("door", 7, MODEL), camera_id="door", frame_seq=7, capture_ts_ns=1, detect_ts_ns=2,
-    model=MODEL, width=640, height=480, faces=FACES,
-)  # fmt: skip
+    event_id=event_id_for("door", 7, MODEL),
+    camera_id="door",
+    frame_seq=7,
+    capture_ts_ns=1,
+    detect_ts_ns=2,
+    model=MODEL,
+    width=640,
+    height=480,
+    faces=FACES,
+)
 
 
 def raw(**changes) -> bytes:
@@ -32,8 +47,11 @@ def test_round_trip() -> None:
 
 def test_event_ids_are_deterministic_and_distinct() -> None:
     assert event_id_for("door", 7, MODEL) == event_id_for("door", 7, MODEL)
-    others = {event_id_for("door", 8, MODEL), event_id_for("gate", 7, MODEL),
-              event_id_for("door", 7, ModelRef("yunet", "2023mar", "other"))}  # fmt: skip
+    others = {
+        event_id_for("door", 8, MODEL),
+        event_id_for("gate", 7, MODEL),
+        event_id_for("door", 7, ModelRef("yunet", "2023mar", "other")),
+    }
     assert len(others | {VALID.event_id}) == 4
 
 

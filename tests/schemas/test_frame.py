@@ -3,8 +3,9 @@ import pytest
 
 from facestream.schemas import Frame, SchemaError, decode_frame, encode_frame
 
-VALID = Frame(camera_id="door", frame_seq=7, capture_ts_ns=1_700_000_000_000_000_000, width=640, height=480,
-              data=b"\xff\xd8jpeg")  # fmt: skip
+VALID = Frame(
+    camera_id="door", frame_seq=7, capture_ts_ns=1_700_000_000_000_000_000, width=640, height=480, data=b"\xff\xd8jpeg"
+)
 
 
 def raw(**changes) -> bytes:

@@ -7,13 +7,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from facestream.tools.cli import SUBCOMMANDS, cli, load_config
 from facestream.errors import ConfigError
+from facestream.tools.cli import SUBCOMMANDS, cli, load_config
 
 COMMANDS = [[name] for name in SUBCOMMANDS] + [
-    ["kafka", "start"], ["kafka", "status"], ["models", "fetch"], ["models", "build-engine"], ["samples", "fetch"],
-    ["export", "mogface"], ["export", "flops"],
-]  # fmt: skip
+    ["kafka", "start"],
+    ["kafka", "status"],
+    ["models", "fetch"],
+    ["models", "build-engine"],
+    ["samples", "fetch"],
+    ["export", "mogface"],
+    ["export", "flops"],
+]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
@@ -29,10 +34,12 @@ def test_help_has_examples(command: str) -> None:
 
 
 def test_top_level_help_imports_nothing_heavy() -> None:
-    code = ("import sys; from facestream.tools.cli import main; sys.argv = ['facestream', '--help'];\n"
-            "try: main()\nexcept SystemExit: pass\n"
-            "heavy = [m for m in ('onnxruntime', 'cv2', 'torch', 'confluent_kafka') if m in sys.modules]\n"
-            "print(heavy)")  # fmt: skip
+    code = (
+        "import sys; from facestream.tools.cli import main; sys.argv = ['facestream', '--help'];\n"
+        "try: main()\nexcept SystemExit: pass\n"
+        "heavy = [m for m in ('onnxruntime', 'cv2', 'torch', 'confluent_kafka') if m in sys.modules]\n"
+        "print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("[]")
 
@@ -58,15 +65,19 @@ def test_usage_errors_exit_2() -> None:
 
 
 def test_service_path_never_imports_torch() -> None:
-    code = ("import sys\n"
-            "import facestream.detector_service.service, detector_service.cli, detector_service.models\n"
-            "import facestream.producers.streamer, producers.cli, facestream.tools.demo, facestream.tools.events\n"
-            "print('torch' in sys.modules)")  # fmt: skip
+    code = (
+        "import sys\n"
+        "import facestream.detector_service.service, detector_service.cli, detector_service.models\n"
+        "import facestream.producers.streamer, producers.cli, facestream.tools.demo, facestream.tools.events\n"
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
 
 def test_build_engine_warms_every_bucket(yunet_path) -> None:
-    result = CliRunner().invoke(cli, ["models", "build-engine", "--model", "yunet", "--batch", "4", "--provider", "cpu"])
+    result = CliRunner().invoke(
+        cli, ["models", "build-engine", "--model", "yunet", "--batch", "4", "--provider", "cpu"]
+    )
     assert result.exit_code == 0, result.output
     assert "yunet v2023mar on cpu, input 640x480: buckets [4] ready" in result.output

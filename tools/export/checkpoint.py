@@ -52,7 +52,7 @@ def _unwrap(loaded: object, path: Path) -> dict[str, torch.Tensor]:
     if not isinstance(loaded, dict) or not all(isinstance(v, torch.Tensor) for v in loaded.values()):
         raise ModelError(f"{path} does not hold a state_dict (a mapping of names to tensors)")
     if loaded and all(k.startswith("module.") for k in loaded):
-        loaded = {k[len("module."):]: v for k, v in loaded.items()}
+        loaded = {k[len("module.") :]: v for k, v in loaded.items()}
     return loaded
 
 

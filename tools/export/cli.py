@@ -33,10 +33,18 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option("--variant", type=click.Choice(VARIANT_CHOICES), default="mogface",
-              help="mogface = MogFace-large (ResNet-101); mogface_e = MogFace-E.")  # fmt: skip
-@click.option("--checkpoint", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="The official .pth (loaded strictly: every key must match).")  # fmt: skip
+@click.option(
+    "--variant",
+    type=click.Choice(VARIANT_CHOICES),
+    default="mogface",
+    help="mogface = MogFace-large (ResNet-101); mogface_e = MogFace-E.",
+)
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The official .pth (loaded strictly: every key must match).",
+)
 @click.option("--random-init", is_flag=True, help="Random weights, for benchmarks; the file says so.")
 @click.option("--seed", type=int, default=0, help="Seed of --random-init.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
@@ -45,13 +53,25 @@ Examples:
 @click.option("--dynamic-hw", is_flag=True, help="Any input size (slower to optimise for engines).")
 @click.option("--fp16", is_flag=True, help="Float16 weights and compute (inputs and outputs stay float32).")
 @click.option("--check-batch", type=click.IntRange(min=1), default=2, help="Batch of the ORT-vs-PyTorch self-check.")
-@click.option("--merge-heads/--separate-heads", default=True,
-              help="Compute the two prediction heads as one (same numbers, half the GPU kernels), or keep "
-                   "the official layout of two.")  # fmt: skip
+@click.option(
+    "--merge-heads/--separate-heads",
+    default=True,
+    help="Compute the two prediction heads as one (same numbers, half the GPU kernels), or keep "
+    "the official layout of two.",
+)
 def export_mogface(
-    variant: str, checkpoint: Path | None, random_init: bool, seed: int, out: Path,
-    height: int, width: int, dynamic_hw: bool, fp16: bool, check_batch: int, merge_heads: bool,
-) -> None:  # fmt: skip
+    variant: str,
+    checkpoint: Path | None,
+    random_init: bool,
+    seed: int,
+    out: Path,
+    height: int,
+    width: int,
+    dynamic_hw: bool,
+    fp16: bool,
+    check_batch: int,
+    merge_heads: bool,
+) -> None:
     """Export MogFace to ONNX (dynamic batch, opset 17) and check it against PyTorch."""
     if (checkpoint is None) == (not random_init):
         raise click.UsageError("give exactly one of --checkpoint FILE and --random-init")
@@ -86,8 +106,11 @@ def export_mogface(
         raise click.exceptions.Exit(1)
 
 
-@export.command("flops", epilog="\b\nExamples:\n  facestream export flops\n"
-                                "  facestream export flops --variant mogface_e --height 1080 --width 1920")  # fmt: skip
+@export.command(
+    "flops",
+    epilog="\b\nExamples:\n  facestream export flops\n"
+    "  facestream export flops --variant mogface_e --height 1080 --width 1920",
+)
 @click.option("--variant", type=click.Choice(VARIANT_CHOICES), default="mogface")
 @click.option("--height", type=click.IntRange(min=32), default=480)
 @click.option("--width", type=click.IntRange(min=32), default=640)
@@ -103,8 +126,12 @@ def export_flops(variant: str, height: int, width: int) -> None:
     click.echo(f"parameters: {cost.params_total / 1e6:.1f} M in the checkpoint, {cost.params_used / 1e6:.1f} M used")
 
 
-@export.command("fp16", epilog="\b\nExamples:\n  facestream export fp16 ~/.facestream/models/yunet-2023mar-dynamic.onnx --out yunet-fp16.onnx\n"
-                               "  facestream export fp16 mogface.onnx --out mogface-fp16.onnx --provider cuda")  # fmt: skip
+@export.command(
+    "fp16",
+    epilog="\b\nExamples:\n"
+    "  facestream export fp16 ~/.facestream/models/yunet-2023mar-dynamic.onnx --out yunet-fp16.onnx\n"
+    "  facestream export fp16 mogface.onnx --out mogface-fp16.onnx --provider cuda",
+)
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--provider", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Where to run the check.")

@@ -12,11 +12,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.postprocess import iou, to_frames
 from facestream.detector_service.preprocess import letterbox_into
-from facestream import samples
 
 MATCH_IOU = 0.9
 

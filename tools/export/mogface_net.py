@@ -49,7 +49,9 @@ class Bottleneck(nn.Module):
         self.bn3 = nn.BatchNorm2d(out_ch)
         self.downsample = None
         if stride != 1 or in_ch != out_ch:
-            self.downsample = nn.Sequential(nn.Conv2d(in_ch, out_ch, 1, stride=stride, bias=False), nn.BatchNorm2d(out_ch))
+            self.downsample = nn.Sequential(
+                nn.Conv2d(in_ch, out_ch, 1, stride=stride, bias=False), nn.BatchNorm2d(out_ch)
+            )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = F.relu(self.bn1(self.conv1(x)))
@@ -88,9 +90,13 @@ class ResNet(nn.Module):
 def _conv_bn_relu_down(in_ch: int, mid_ch: int, out_ch: int) -> nn.Sequential:
     """1x1 -> BN -> ReLU -> 3x3 stride 2 -> BN -> ReLU (Sequential indices 0, 1, 3, 4 hold weights)."""
     return nn.Sequential(
-        nn.Conv2d(in_ch, mid_ch, 1), nn.BatchNorm2d(mid_ch), nn.ReLU(),
-        nn.Conv2d(mid_ch, out_ch, 3, stride=2, padding=1), nn.BatchNorm2d(out_ch), nn.ReLU(),
-    )  # fmt: skip
+        nn.Conv2d(in_ch, mid_ch, 1),
+        nn.BatchNorm2d(mid_ch),
+        nn.ReLU(),
+        nn.Conv2d(mid_ch, out_ch, 3, stride=2, padding=1),
+        nn.BatchNorm2d(out_ch),
+        nn.ReLU(),
+    )
 
 
 class FeatureFusion(nn.Module):
@@ -110,9 +116,7 @@ class LFPN(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         # DSFD branch: loaded, never run (see module docstring).
-        self.dsfd_modules = nn.ModuleList(
-            nn.Conv2d(ch, 256, 3, padding=1) for ch in (256, 512, 1024, 2048, 256, 256)
-        )
+        self.dsfd_modules = nn.ModuleList(nn.Conv2d(ch, 256, 3, padding=1) for ch in (256, 512, 1024, 2048, 256, 256))
         self.c6 = _conv_bn_relu_down(2048, 512, 512)
         self.c7 = _conv_bn_relu_down(512, 128, 256)
         self.p2_lat = nn.Conv2d(256, 256, 3, padding=1)

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from facestream import __version__
 from facestream.detector_service.models import mogface as plugin
 from facestream.detector_service.models.base import META_INPUT, META_MODEL, META_RANDOM, META_VERSION, META_WEIGHTS
-from facestream import __version__
 from facestream.tools.export import fp16
 from facestream.tools.export.mogface_net import MogFace
 
@@ -64,10 +64,16 @@ def export(model: MogFace, out: Path, spec: ExportSpec, weights_sha256: str, ran
         META_INPUT: "dynamic" if spec.dynamic_hw else f"{spec.width}x{spec.height}",
         META_RANDOM: "true" if random_weights else "false",
         "facestream.precision": "fp16" if spec.fp16 else "fp32",
-        "facestream.preprocess": json.dumps({
-            "channel_order_in": "BGR", "mean_bgr": plugin.MEAN_BGR.tolist(), "std_bgr": plugin.STD_BGR.tolist(),
-            "then_divide_by": 255, "channel_order_out": "RGB", "layout": "NCHW",
-        }),  # fmt: skip
+        "facestream.preprocess": json.dumps(
+            {
+                "channel_order_in": "BGR",
+                "mean_bgr": plugin.MEAN_BGR.tolist(),
+                "std_bgr": plugin.STD_BGR.tolist(),
+                "then_divide_by": 255,
+                "channel_order_out": "RGB",
+                "layout": "NCHW",
+            }
+        ),
         "facestream.exporter": f"facestream {__version__}, torch {torch.__version__}, opset {spec.opset}",
     }
     del graph.metadata_props[:]

@@ -40,8 +40,9 @@ def test_cli_exports_merged_heads_with_half_the_group_norms(tmp_path) -> None:
     counts = {}
     for name, extra in (("separate", ["--separate-heads"]), ("merged", [])):
         out = tmp_path / f"{name}.onnx"
-        result = CliRunner().invoke(cli, ["export", "mogface", "--random-init", "--height", "64", "--width", "96",
-                                          "--out", str(out), *extra])  # fmt: skip
+        result = CliRunner().invoke(
+            cli, ["export", "mogface", "--random-init", "--height", "64", "--width", "96", "--out", str(out), *extra]
+        )
         assert result.exit_code == 0, result.output
         assert "self-check OK" in result.output
         counts[name] = fuse_group_norm(onnx.load(str(out)))

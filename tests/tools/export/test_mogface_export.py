@@ -9,8 +9,8 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from facestream.tools.cli import cli
 from facestream.errors import ModelError
+from facestream.tools.cli import cli
 from facestream.tools.export.checkpoint import load_official, randomise
 from facestream.tools.export.flops import measure
 from facestream.tools.export.mogface_net import MogFace
@@ -32,12 +32,16 @@ def official_keys(variant: str) -> set[str]:
                 keys |= {f"{prefix}.downsample.0.weight"} | {f"{prefix}.downsample.1.{k}" for k in BN}
     keys |= {f"fpn.dsfd_modules.{i}.{k}" for i in range(6) for k in WB}
     for name in ("c6", "c7"):
-        keys |= {f"fpn.{name}.{i}.{k}" for i in (0, 3) for k in WB} | {f"fpn.{name}.{i}.{k}" for i in (1, 4) for k in BN}
+        keys |= {f"fpn.{name}.{i}.{k}" for i in (0, 3) for k in WB} | {
+            f"fpn.{name}.{i}.{k}" for i in (1, 4) for k in BN
+        }
     keys |= {f"fpn.{p}_lat.{k}" for p in ("p2", "p3", "p4", "c5", "c6", "c7") for k in WB}
     keys |= {f"fpn.ff_{a}.main_conv.{k}" for a in ("c5_c4", "c4_c3", "c3_c2") for k in WB}
     keys |= {f"pred_net.{n}.{k}" for n in ("dsfd_loc", "dsfd_conf", "pred_cls", "pred_loc") for k in WB}
     if variant == "mogface":
-        keys |= {f"pred_net.conv_SSH.{c}.{k}" for c in ("conv1", "conv2", "conv2_1", "conv2_2", "conv2_2_1") for k in WB}
+        keys |= {
+            f"pred_net.conv_SSH.{c}.{k}" for c in ("conv1", "conv2", "conv2_1", "conv2_2", "conv2_2_1") for k in WB
+        }
     else:
         for branch in ("branch1", "branch2a", "branch2b", "branch2c"):
             keys |= {f"pred_net.conv_CPM.{branch}.conv1.{k}" for k in WB}
@@ -152,8 +156,23 @@ def test_flops_match_the_published_cost(variant: str, gflops: int) -> None:
 
 def test_cli_random_init_fp16_fixed_size(tmp_path: Path) -> None:
     out = tmp_path / "tiny-fp16.onnx"
-    result = CliRunner().invoke(cli, ["export", "mogface", "--variant", "mogface_e", "--random-init", "--fp16",
-                                      "--height", "96", "--width", "128", "--out", str(out)])  # fmt: skip
+    result = CliRunner().invoke(
+        cli,
+        [
+            "export",
+            "mogface",
+            "--variant",
+            "mogface_e",
+            "--random-init",
+            "--fp16",
+            "--height",
+            "96",
+            "--width",
+            "128",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "self-check OK" in result.output and "random weights" in result.output
     meta = {p.key: p.value for p in onnx.load(str(out)).metadata_props}
@@ -186,9 +205,10 @@ def test_engine_top_k_gives_the_same_faces_as_decoding_every_anchor(exported) ->
     images = np.random.default_rng(5).integers(0, 256, (2, 96, 128, 3), dtype=np.uint8)
     options = DecodeOptions(score_threshold=0.45, nms_iou=0.4)
     got = plugin.decode(engine.run(images), (96, 128), options)
-    tensor = ((images.astype(np.float32) - [103.53, 116.28, 123.675]) / [57.375, 57.12, 58.395] / 255)
+    tensor = (images.astype(np.float32) - [103.53, 116.28, 123.675]) / [57.375, 57.12, 58.395] / 255
     raw = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(
-        None, {"input": np.ascontiguousarray(tensor[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32)})  # fmt: skip
+        None, {"input": np.ascontiguousarray(tensor[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32)}
+    )
     anchors = plugin.anchors((96, 128))
     for i, det in enumerate(got):
         idx = np.flatnonzero(raw[0][i, :, 0] > options.score_threshold)
