@@ -25,7 +25,7 @@ from bench.machine import describe
 from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
 from facestream.detector_service import models
-from facestream.schemas import decode_detection
+from facestream.schemas import unpack_detection
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: s
 def _last_stats_line(log: Path) -> str | None:
     """A replica's latest stats line (counts and ms per frame per stage since it started), without the
     logger's prefix: with cores busy, it tells whether decoding, inference or the host work ran out."""
-    lines = [line for line in log.read_text(errors="replace").splitlines() if "ms/frame decode" in line]
+    lines = [line for line in log.read_text(errors="replace").splitlines() if "ms/frame " in line]
     return lines[-1][lines[-1].find("frames ") :] if lines else None
 
 
@@ -304,7 +304,7 @@ class _Reader:
                 if not msg.error():
                     now = time.time_ns()
                     latencies, arrivals = self._seen[msg.key().split(b"-", 1)[0]]
-                    latencies.append((now - decode_detection(msg.value()).capture_ts_ns) / 1e6)
+                    latencies.append((now - unpack_detection(msg.value()).capture_ts_ns) / 1e6)
                     arrivals.append(now)
 
     def count(self, prefix: str) -> int:

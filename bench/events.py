@@ -3,7 +3,7 @@
 import time
 
 from facestream import kafka_clients
-from facestream.schemas import DetectionEvent, decode_detection
+from facestream.schemas import DetectionEvent, unpack_detection
 
 
 def read_events(bootstrap: str, topic: str, expected: int, timeout_s: float = 120.0) -> list[DetectionEvent]:
@@ -12,7 +12,7 @@ def read_events(bootstrap: str, topic: str, expected: int, timeout_s: float = 12
     events, deadline = [], time.monotonic() + timeout_s
     try:
         while len(events) < expected and time.monotonic() < deadline:
-            events += [decode_detection(m.value()) for m in consumer.consume(1000, 1.0) if not m.error()]
+            events += [unpack_detection(m.value()) for m in consumer.consume(1000, 1.0) if not m.error()]
     finally:
         consumer.close()
     if len(events) < expected:

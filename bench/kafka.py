@@ -29,7 +29,7 @@ from facestream.detector_service.preprocess import Placed
 from facestream.detector_service.processor import Outcome, Pending
 from facestream.detector_service.service import DetectorConfig, DetectorService
 from facestream.detector_service.stats import Stats
-from facestream.schemas import ModelRef, encode_frame
+from facestream.schemas import ModelRef, pack_frame
 
 NO_OP = ModelRef("noop", "0", "none")
 # The detector consumer's fetch sizes (detector_service.consumer), in Java client names.
@@ -69,7 +69,7 @@ def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
     kafka_clients.check_reachable(bootstrap)
     broker = LocalBroker()
     broker.install_jars()
-    payloads = [encode_frame(f) for f in jpeg_corpus(640, frames)]
+    payloads = [pack_frame(f) for f in jpeg_corpus(640, frames)]
     results = []
     for i in range(runs):
         tag = uuid.uuid4().hex[:8]

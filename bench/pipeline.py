@@ -25,8 +25,8 @@ from facestream.detector_service import models
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.processor import FrameProcessor
-from facestream.detector_service.stats import Stats
-from facestream.schemas import Frame, encode_detection
+from facestream.detector_service.stats import STAGES, Stats
+from facestream.schemas import Frame, pack_detection
 
 
 @dataclass(frozen=True)
@@ -89,15 +89,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
         "pipeline_frames_per_s": round(pipeline_median, 1),
         "overhead_fraction": round(1.0 - pipeline_median / engine_median, 4),
         "runs": {"engine_only": [round(v, 1) for v in engine_fps], "pipeline": [round(v, 1) for v in pipeline_fps]},
-        "ms_per_frame": {
-            name: round(seconds * 1000 / max(stats.batches * cfg.batch, 1), 4)
-            for name, seconds in (
-                ("decode_busy", stats.decode_s),
-                ("decode_wait", stats.preprocess_s),
-                ("infer_incl_copies", stats.infer_s),
-                ("postprocess", stats.postprocess_s),
-            )
-        },
+        "ms_per_frame": stats.ms_per_frame(frames=stats.batches * cfg.batch, digits=4),
     }
     save(result, cfg.out)
     print(
@@ -118,7 +110,7 @@ def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
     processor = FrameProcessor(
         engine,
         plugin,
-        plugin.default_options,
+        plugin.default_thresholds,
         cfg.decode_threads,
         stats,
         cfg.decode,
@@ -167,7 +159,7 @@ class _Workers:
         total = Stats(provider="", fallback=False)
         for stats in (self._stats.get() for _ in self._processes):
             total.provider, total.decoder = stats.provider, stats.decoder
-            for name in ("batches", "decode_s", "preprocess_s", "infer_s", "postprocess_s"):
+            for name in ("batches", *(f"{stage}_s" for stage in STAGES)):
                 setattr(total, name, getattr(total, name) + getattr(stats, name))
         for process in self._processes:
             process.join()
@@ -208,7 +200,7 @@ def _pipeline(processor: FrameProcessor, batches: list[list[Frame]]) -> float:
         following = processor.begin(frames, list(range(len(frames)))) if frames else None
         if pending is not None:
             for outcome in processor.finish(pending):
-                encode_detection(outcome.event)
+                pack_detection(outcome.event)
                 done += 1
         pending = following
     return done / (time.perf_counter() - start)

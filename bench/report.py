@@ -90,9 +90,13 @@ def profile(result: dict) -> list[str]:
     return lines + ["", f"Source: `bench/results/{result['_file']}`."]
 
 
+# Pipeline files made before the stages had one name everywhere (detector_service.stats.STAGES).
+OLD_STAGE_NAMES = {"decode_busy": "decode", "infer_incl_copies": "infer"}
+
+
 def pipeline(result: dict) -> list[str]:
     s, m = result["settings"], result["machine"]
-    split = result["ms_per_frame"]
+    split = {OLD_STAGE_NAMES.get(name, name): ms for name, ms in result["ms_per_frame"].items()}
     return [
         f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, "
         f"{s.get('workers', 1)} detector process{'es' if s.get('workers', 1) > 1 else ''}, JPEG decoding on the "
@@ -102,10 +106,10 @@ def pipeline(result: dict) -> list[str]:
         f"(`{result['command']}`): JPEG bytes -> serialised events **{result['pipeline_frames_per_s']:.0f} frames/s** "
         f"against the engine alone at **{result['engine_only_frames_per_s']:.0f}**: everything around the model costs "
         f"**{100 * result['overhead_fraction']:.1f}%** (runs: {result['runs']}). Per frame: "
-        + (f"decoding busy {split['decode_busy']} ms in its own thread, " if "decode_busy" in split else "")
+        + (f"decoding busy {split['decode']} ms in its own thread, " if "decode" in split else "")
         + "waiting for decode "
         f"{split['decode_wait']} ms (the rest overlaps inference), inference with host copies "
-        f"{split['infer_incl_copies']} ms, boxes + events {split['postprocess']} ms. "
+        f"{split['infer']} ms, boxes + events {split['postprocess']} ms. "
         f"Source: `bench/results/{result['_file']}`."
     ]
 

@@ -12,7 +12,7 @@ import numpy as np
 from facestream.detector_service.models.base import Detections
 from facestream.detector_service.postprocess import to_frames
 from facestream.detector_service.preprocess import Placed
-from facestream.schemas import DetectionEvent, Face, Frame, ModelRef, encode_detection, event_id_for
+from facestream.schemas import DetectionEvent, Face, Frame, ModelRef, event_id_for, pack_detection
 
 OnDone = Callable[[object | None], None]  # called with a KafkaError, or None on success
 
@@ -65,7 +65,7 @@ class Publisher:
         self._group_id = group_id
 
     def event(self, event: DetectionEvent, on_done: OnDone) -> None:
-        self._send(self.detections_topic, event.camera_id.encode(), encode_detection(event), None, on_done)
+        self._send(self.detections_topic, event.camera_id.encode(), pack_detection(event), None, on_done)
 
     def dead_letter(self, source, stage: str, error: Exception, on_done: OnDone) -> None:
         """Forward the original record untouched, with why and where it failed in its headers."""

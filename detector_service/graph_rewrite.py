@@ -180,7 +180,7 @@ def keep_top_k(model, score: str, carried: list[str], k: int, index_name: str) -
 
     ``score`` (N, A, 1) becomes (N, K), each output in ``carried`` (N, A, C) becomes (N, K, C) with the
     same rows, and ``index_name`` (N, K) says which of the A candidates each row is. Only these cross
-    back to the host instead of every candidate; the official decoding also keeps the top 5000 first.
+    back to the host instead of every candidate; the official code also keeps the top 5000 first.
     """
     from onnx import TensorProto, helper, numpy_helper
 

@@ -10,7 +10,7 @@ import logging
 from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from facestream.detector_service.stats import Stats
+from facestream.detector_service.stats import STAGES, Stats
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +30,8 @@ class StatsCollector:
         ):
             yield CounterMetricFamily(name, help_text, value=value)
         stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
-        stages.add_metric(["decode"], s.decode_s)
-        stages.add_metric(["decode_wait"], s.preprocess_s)
-        stages.add_metric(["infer"], s.infer_s)
-        stages.add_metric(["postprocess"], s.postprocess_s)
+        for name in STAGES:
+            stages.add_metric([name], getattr(s, f"{name}_s"))
         yield stages
         provider = GaugeMetricFamily(
             "facestream_inference_provider",

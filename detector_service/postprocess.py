@@ -2,17 +2,17 @@
 
 import numpy as np
 
-from facestream.detector_service.models.base import DecodeOptions, Detections
+from facestream.detector_service.models.base import Detections, Thresholds
 from facestream.detector_service.preprocess import Placed
 
 
-def select(boxes: np.ndarray, scores: np.ndarray, landmarks: np.ndarray | None, options: DecodeOptions) -> Detections:
+def select(boxes: np.ndarray, scores: np.ndarray, landmarks: np.ndarray | None, thresholds: Thresholds) -> Detections:
     """Keep boxes over the score threshold, the best ``top_k`` of them, then greedy NMS."""
-    keep = np.flatnonzero(scores > options.score_threshold)
-    if len(keep) > options.top_k:
-        keep = keep[np.argpartition(-scores[keep], options.top_k)[: options.top_k]]
+    keep = np.flatnonzero(scores > thresholds.score_threshold)
+    if len(keep) > thresholds.top_k:
+        keep = keep[np.argpartition(-scores[keep], thresholds.top_k)[: thresholds.top_k]]
     keep = keep[np.argsort(-scores[keep], kind="stable")]
-    keep = keep[nms(boxes[keep], options.nms_iou, options.max_faces)]
+    keep = keep[nms(boxes[keep], thresholds.nms_iou, thresholds.max_faces)]
     return Detections(
         boxes=boxes[keep].astype(np.float32),
         scores=scores[keep].astype(np.float32),

@@ -2,8 +2,8 @@
 
 Three stages run at once on consecutive batches: JPEG decoding and letterboxing (nvImageCodec and a
 CUDA kernel when the engine runs on a GPU, else a thread pool), inference (one thread, so a GPU sees
-one batch at a time), and box decoding plus event building (the caller's thread). ``begin`` hands a
-batch to the first two and returns at once; ``finish`` waits for its inference, then decodes boxes
+one batch at a time), and turning outputs into boxes plus event building (the caller's thread). ``begin`` hands a
+batch to the first two and returns at once; ``finish`` waits for its inference, then turns outputs into boxes
 back to frame pixels and builds one event per frame.
 The service calls ``begin`` for batch N+1 before ``finish`` for batch N, so batch N+1 decodes and
 infers while batch N is turned into events and while the consumer polls; OpenCV and ONNX Runtime
@@ -22,7 +22,7 @@ from facestream.detector_service import preprocess_gpu
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import build_events
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
-from facestream.detector_service.models.base import DecodeOptions, FaceModel
+from facestream.detector_service.models.base import FaceModel, Thresholds
 from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError
@@ -62,7 +62,7 @@ class FrameProcessor:
         self,
         engine: Engine,
         model: FaceModel,
-        options: DecodeOptions,
+        thresholds: Thresholds,
         decode_threads: int,
         stats: Stats,
         decode: str = "auto",
@@ -70,7 +70,7 @@ class FrameProcessor:
     ) -> None:
         self.engine = engine
         self.model = model
-        self.options = options
+        self.thresholds = thresholds
         self.stats = stats
         self.preprocessor = self._preprocessor(decode, decode_threads, gpu_decoder)
         # One batch per stage at a time: batch N+1 decodes while batch N infers (on the engine's thread).
@@ -134,14 +134,14 @@ class FrameProcessor:
         placed = inferred.placed
         outcomes = [Outcome(pending.tags[i], error=p) for i, p in enumerate(placed) if isinstance(p, DecodeError)]
         if inferred.outputs is not None:
-            detections = self.model.decode(inferred.outputs, self.engine.input_hw, self.options)
+            detections = self.model.to_detections(inferred.outputs, self.engine.input_hw, self.thresholds)
             good = inferred.good
             events = build_events(
                 [pending.frames[i] for i in good], detections, [placed[i] for i in good], self.model.ref
             )
             outcomes += [Outcome(pending.tags[i], event=event) for i, event in zip(good, events)]
         self.stats.batches += 1
-        self.stats.preprocess_s += inferred.decode_wait_s  # decoding that the pipeline did not hide
+        self.stats.decode_wait_s += inferred.decode_wait_s  # decoding that the pipeline did not hide
         self.stats.infer_s += inferred.infer_s
         self.stats.postprocess_s += time.perf_counter() - t0
         return outcomes

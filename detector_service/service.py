@@ -14,11 +14,11 @@ from facestream.detector_service.consumer import GroupMember
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import Publisher
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
-from facestream.detector_service.models.base import DecodeOptions
+from facestream.detector_service.models.base import Thresholds
 from facestream.detector_service.processor import FrameProcessor, Pending
 from facestream.detector_service.stats import Stats, StatsReporter
 from facestream.errors import BrokerError, ModelError
-from facestream.schemas import SchemaError, decode_frame
+from facestream.schemas import SchemaError, unpack_frame
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +60,8 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
         )
     input_hw = model.input_spec.resolve(config.input_size)
     engine = Engine(path, input_hw, config.batch, model, config.provider, config.ort_threads)
-    defaults = model.default_options
-    options = DecodeOptions(
+    defaults = model.default_thresholds
+    thresholds = Thresholds(
         score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,
         nms_iou=defaults.nms_iou if config.nms_iou is None else config.nms_iou,
     )
@@ -73,7 +73,13 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
     if random_weights:
         log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
     processor = FrameProcessor(
-        engine, model, options, config.decode_threads, stats, config.decode, GpuDecodeSettings.parse(config.gpu_decoder)
+        engine,
+        model,
+        thresholds,
+        config.decode_threads,
+        stats,
+        config.decode,
+        GpuDecodeSettings.parse(config.gpu_decoder),
     )
     log.info("warm-up of the decoder and buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
     return processor
@@ -183,7 +189,7 @@ class DetectorService:
             self.member.tracker.track((msg.topic(), msg.partition()), msg.offset())
             self.stats.frames += 1
             try:
-                frames.append(decode_frame(msg.value()))
+                frames.append(unpack_frame(msg.value()))
                 sources.append(msg)
             except SchemaError as exc:
                 self._dead_letter(msg, "schema", exc)

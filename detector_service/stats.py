@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
 
+# The measured stages, by the one name the stats line, the metrics (stage label) and the result files
+# use; each is a ``<name>_s`` field of Stats. decode: JPEG decoding + letterboxing, busy in its own
+# thread (mostly hidden behind inference); decode_wait: the part inference waited for; infer:
+# inference with its host copies; postprocess: outputs to boxes and events.
+STAGES = ("decode", "decode_wait", "infer", "postprocess")
+
 
 @dataclass
 class Stats:
@@ -18,8 +24,8 @@ class Stats:
     events: int = 0  # events acknowledged by the broker
     dead_letters: int = 0  # records acknowledged on the dead-letter topic
     batches: int = 0
-    decode_s: float = 0.0  # decoding + letterboxing, in its own thread (mostly hidden behind inference)
-    preprocess_s: float = 0.0  # waiting for decoding that inference did not hide
+    decode_s: float = 0.0  # STAGES says what each stage's seconds count
+    decode_wait_s: float = 0.0
     infer_s: float = 0.0
     postprocess_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -30,15 +36,13 @@ class Stats:
         now = time.monotonic()
         rate = (self.frames - self._last_frames) / max(now - self._last_time, 1e-9)
         self._last_frames, self._last_time = self.frames, now
-        per_frame = 1000.0 / max(self.frames, 1)
+        stages = " ".join(f"{name} {ms:.2f}" for name, ms in self.ms_per_frame(digits=2).items())
         provider = f"{self.provider} (FALLBACK)" if self.fallback else self.provider
         decoder = f"{self.decoder} (FALLBACK)" if self.decode_fallback else self.decoder
         return (
             f"frames {self.frames} ({rate:.1f}/s) events {self.events} dead-letters {self.dead_letters} "
-            f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame decode {self.decode_s * per_frame:.2f} "
-            f"decode-wait {self.preprocess_s * per_frame:.2f} "
-            f"infer {self.infer_s * per_frame:.2f} post {self.postprocess_s * per_frame:.2f} | provider {provider} "
-            f"decode {decoder}" + (f" | {self.warning}" if self.warning else "")
+            f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame {stages} | provider {provider} "
+            f"decoder {decoder}" + (f" | {self.warning}" if self.warning else "")
         )
 
     def summary(self) -> dict[str, float | int | str]:
@@ -50,15 +54,15 @@ class Stats:
             "batches": self.batches,
             "elapsed_s": round(elapsed, 3),
             "frames_per_s": round(self.frames / max(elapsed, 1e-9), 2),
-            "ms_per_frame": {
-                "decode": round(self.decode_s * 1000 / max(self.frames, 1), 3),
-                "decode_wait": round(self.preprocess_s * 1000 / max(self.frames, 1), 3),
-                "infer": round(self.infer_s * 1000 / max(self.frames, 1), 3),
-                "postprocess": round(self.postprocess_s * 1000 / max(self.frames, 1), 3),
-            },
+            "ms_per_frame": self.ms_per_frame(),
             "provider": self.provider,
             "decoder": self.decoder,
         }
+
+    def ms_per_frame(self, frames: int | None = None, digits: int = 3) -> dict[str, float]:
+        """Milliseconds per frame of every stage, over ``frames`` (default: the frames taken)."""
+        count = max(self.frames if frames is None else frames, 1)
+        return {name: round(getattr(self, f"{name}_s") * 1000 / count, digits) for name in STAGES}
 
 
 class StatsReporter:

@@ -20,7 +20,7 @@ from confluent_kafka import Producer
 from facestream import kafka_clients
 from facestream.producers.encoder import JpegEncoder
 from facestream.producers.sources import CaptureSource, ImageSource, open_source
-from facestream.schemas import Frame, encode_frame
+from facestream.schemas import Frame, pack_frame
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ class Streamer:
         capture_ts_ns = time.time_ns()
         data, width, height = self._encode(*read)
         frame = Frame(camera.camera_id, camera.next_seq, capture_ts_ns, width, height, data)
-        payload = encode_frame(frame)
+        payload = pack_frame(frame)
         while True:
             try:
                 producer.produce(self.topic, value=payload, key=camera.camera_id.encode(), on_delivery=self._delivered)

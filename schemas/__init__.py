@@ -9,12 +9,12 @@ from facestream.schemas.detection import (
     DetectionEvent,
     Face,
     ModelRef,
-    decode_detection,
-    encode_detection,
     event_id_for,
+    pack_detection,
+    unpack_detection,
 )
 from facestream.schemas.errors import SchemaError
-from facestream.schemas.frame import Frame, decode_frame, encode_frame
+from facestream.schemas.frame import Frame, pack_frame, unpack_frame
 
 FRAMES_TOPIC = "frames"
 DETECTIONS_TOPIC = "detections"
@@ -30,9 +30,9 @@ __all__ = [
     "Frame",
     "ModelRef",
     "SchemaError",
-    "decode_detection",
-    "decode_frame",
-    "encode_detection",
-    "encode_frame",
+    "unpack_detection",
+    "unpack_frame",
+    "pack_detection",
+    "pack_frame",
     "event_id_for",
 ]

@@ -120,12 +120,12 @@ def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
     )
 
 
-def encode_detection(event: DetectionEvent) -> bytes:
-    """Validate and serialise; raises SchemaError exactly where ``decode_detection`` would."""
+def pack_detection(event: DetectionEvent) -> bytes:
+    """Validate and serialise; raises SchemaError exactly where ``unpack_detection`` would."""
     fields = event.fields()
     event_from_fields(fields)
     return f.pack_map(fields)
 
 
-def decode_detection(payload: bytes) -> DetectionEvent:
+def unpack_detection(payload: bytes) -> DetectionEvent:
     return event_from_fields(f.unpack_map(_TYPE, payload))

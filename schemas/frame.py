@@ -46,12 +46,12 @@ def frame_from_fields(fields: dict[str, Any]) -> Frame:
     )
 
 
-def encode_frame(frame: Frame) -> bytes:
-    """Validate and serialise; raises SchemaError exactly where ``decode_frame`` would."""
+def pack_frame(frame: Frame) -> bytes:
+    """Validate and serialise; raises SchemaError exactly where ``unpack_frame`` would."""
     fields = frame.fields()
     frame_from_fields(fields)
     return f.pack_map(fields)
 
 
-def decode_frame(payload: bytes) -> Frame:
+def unpack_frame(payload: bytes) -> Frame:
     return frame_from_fields(f.unpack_map(_TYPE, payload))

@@ -96,7 +96,7 @@ def _spawn(name: str, log_dir: Path, cmd: list[str]) -> subprocess.Popen:
 
 def _events_since(started_ns: int, duration: float, children: list[subprocess.Popen]):
     """Detection events made after ``started_ns``, until ``duration`` passes or a child dies."""
-    from facestream.schemas import DETECTIONS_TOPIC, decode_detection
+    from facestream.schemas import DETECTIONS_TOPIC, unpack_detection
 
     consumer = kafka_clients.viewer(DETECTIONS_TOPIC, from_beginning=True)
     end = time.monotonic() + duration if duration else None
@@ -108,7 +108,7 @@ def _events_since(started_ns: int, duration: float, children: list[subprocess.Po
             msg = consumer.poll(0.5)
             if msg is None or msg.error():
                 continue
-            event = decode_detection(msg.value())
+            event = unpack_detection(msg.value())
             if event.detect_ts_ns >= started_ns:
                 yield event
     finally:

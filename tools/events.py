@@ -33,7 +33,7 @@ def describe(event: DetectionEvent) -> str:
 def events(topic: str, from_beginning: bool, as_json: bool, max_events: int | None, duration: float | None) -> None:
     """Print detection events from Kafka as they arrive (Ctrl-C to stop)."""
     from facestream import kafka_clients
-    from facestream.schemas import SchemaError, decode_detection
+    from facestream.schemas import SchemaError, unpack_detection
 
     kafka_clients.check_reachable()
     consumer = kafka_clients.viewer(topic, from_beginning)
@@ -44,7 +44,7 @@ def events(topic: str, from_beginning: bool, as_json: bool, max_events: int | No
             if msg is None or msg.error():
                 continue
             try:
-                event = decode_detection(msg.value())
+                event = unpack_detection(msg.value())
             except SchemaError as exc:
                 click.echo(f"unreadable event at {msg.topic()}/{msg.partition()}@{msg.offset()}: {exc}", err=True)
                 continue

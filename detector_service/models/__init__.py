@@ -13,10 +13,10 @@ from facestream.detector_service.models.base import (
     META_RANDOM,
     META_VERSION,
     META_WEIGHTS,
-    DecodeOptions,
     Detections,
     FaceModel,
     InputSpec,
+    Thresholds,
 )
 from facestream.errors import ModelError
 from facestream.schemas import ModelRef
@@ -28,7 +28,7 @@ FETCHABLE = {"yunet": yunet.fetch}
 __all__ = [
     "FETCHABLE",
     "PLUGINS",
-    "DecodeOptions",
+    "Thresholds",
     "Detections",
     "FaceModel",
     "InputSpec",
@@ -66,7 +66,7 @@ def plugin_for(metadata: dict[str, str], source: str) -> FaceModel:
     name = metadata.get(META_MODEL)
     if name is None:
         raise ModelError(
-            f"{source} carries no '{META_MODEL}' metadata, so facestream cannot tell how to decode it; "
+            f"{source} carries no '{META_MODEL}' metadata, so facestream cannot tell which plugin reads its outputs; "
             "use a file made by `facestream models fetch` or `facestream export`"
         )
     if name not in PLUGINS:

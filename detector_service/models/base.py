@@ -3,7 +3,7 @@
 A model plugin knows three things about its network and nothing about Kafka: how pixels are
 normalised for it (``input_transform``, which the engine builds into the graph so the network takes
 uint8 images and normalises on the device), how to turn the network's outputs into boxes in
-network-input pixels (``decode``), and who it is (``ref``, from the ONNX file's metadata).
+network-input pixels (``to_detections``), and who it is (``ref``, from the ONNX file's metadata).
 Letterboxing, running ONNX Runtime and mapping boxes back to the original frame are shared and live
 outside the plugins.
 """
@@ -37,7 +37,7 @@ class Detections:
 
 
 @dataclass(frozen=True)
-class DecodeOptions:
+class Thresholds:
     """Thresholds every detector takes; a plugin supplies its own defaults."""
 
     score_threshold: float
@@ -93,7 +93,7 @@ class FaceModel(Protocol):
     """Built as ``Plugin(ref, metadata)`` from the ONNX file's metadata."""
 
     name: ClassVar[str]
-    default_options: ClassVar[DecodeOptions]
+    default_thresholds: ClassVar[Thresholds]
     input_transform: ClassVar[InputTransform]
 
     ref: ModelRef
@@ -103,8 +103,8 @@ class FaceModel(Protocol):
         """Append model-specific nodes to the ONNX ModelProto the engine runs (or leave it as is)."""
         ...
 
-    def decode(
-        self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions
+    def to_detections(
+        self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], thresholds: Thresholds
     ) -> list[Detections]:
         """Network outputs for a batch (by output name) at input size (H, W) -> one Detections per image."""
         ...

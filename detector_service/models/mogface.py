@@ -1,9 +1,9 @@
-"""MogFace (CVPR 2022; "MogFace-large" = the ResNet-101 ``mogface`` variant): preprocessing, anchors, decoding.
+"""MogFace (CVPR 2022; "MogFace-large" = the ResNet-101 ``mogface`` variant): preprocessing, anchors, boxes.
 
 Files come from ``facestream export mogface`` (the official checkpoint -> ONNX); their metadata names
 the variant, the checkpoint's sha256 and the input-size policy. The file's outputs are ``scores``
 (N, A, 1) after sigmoid and ``deltas`` (N, A, 4); the engine runs it with ``adapt_graph``'s top-k
-appended, so decoding sees only the best candidates and their anchor numbers. Constants are those of
+appended, so ``to_detections`` sees only the best candidates and their anchor numbers. Constants are those of
 the official release (docs/mogface.md lists them).
 """
 
@@ -12,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from facestream.detector_service import graph_rewrite
-from facestream.detector_service.models.base import DecodeOptions, Detections, InputSpec, InputTransform
+from facestream.detector_service.models.base import Detections, InputSpec, InputTransform, Thresholds
 from facestream.detector_service.postprocess import select
 from facestream.schemas import ModelRef
 
@@ -26,14 +26,14 @@ ANCHOR_SCALE = 0.68
 TOP_K = 5000  # candidates per image kept on the device, best first (the official test's pre-NMS top-k)
 
 # Official single-scale WIDER FACE test settings, for reference and for `--score-threshold 0.01 --nms-iou 0.3`.
-OFFICIAL_EVAL = DecodeOptions(score_threshold=0.01, nms_iou=0.3, top_k=5000, max_faces=750)
+OFFICIAL_EVAL = Thresholds(score_threshold=0.01, nms_iou=0.3, top_k=5000, max_faces=750)
 # ModelScope's serving defaults: what the released "MogFace-large" pipeline returns to users.
-MODELSCOPE_SERVING = DecodeOptions(score_threshold=0.82, nms_iou=0.4)
+MODELSCOPE_SERVING = Thresholds(score_threshold=0.82, nms_iou=0.4)
 
 
 class MogFace:
     name: ClassVar[str] = "mogface"
-    default_options: ClassVar[DecodeOptions] = MODELSCOPE_SERVING
+    default_thresholds: ClassVar[Thresholds] = MODELSCOPE_SERVING
     input_transform: ClassVar[InputTransform] = InputTransform(
         mean_bgr=tuple(MEAN_BGR.tolist()), scale_bgr=tuple((1.0 / (STD_BGR * 255.0)).tolist()), to_rgb=True
     )
@@ -48,20 +48,20 @@ class MogFace:
         top 5000 before its score threshold too): ``scores`` (N, K), ``deltas`` (N, K, 4), ``anchor``."""
         graph_rewrite.keep_top_k(model, "scores", ["deltas"], TOP_K, "anchor")
 
-    def decode(
-        self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions
+    def to_detections(
+        self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], thresholds: Thresholds
     ) -> list[Detections]:
         anchors = self.anchors(input_hw)
         scores = outputs["scores"].astype(np.float32)
         deltas = outputs["deltas"].astype(np.float32)
         results = []
         for i in range(len(scores)):
-            idx = np.flatnonzero(scores[i] > options.score_threshold)
-            boxes = decode_boxes(anchors[outputs["anchor"][i, idx]], deltas[i, idx])
+            idx = np.flatnonzero(scores[i] > thresholds.score_threshold)
+            boxes = boxes_from_deltas(anchors[outputs["anchor"][i, idx]], deltas[i, idx])
             # The official boxes are inclusive pixel indices (x1 = x0 + w - 1); events use
             # continuous coordinates (x1 = x0 + w), which scale back to the frame exactly.
             boxes[:, 2:] += 1.0
-            results.append(select(boxes, scores[i, idx], None, options))
+            results.append(select(boxes, scores[i, idx], None, thresholds))
         return results
 
     def anchors(self, input_hw: tuple[int, int]) -> np.ndarray:
@@ -91,8 +91,9 @@ def make_anchors(height: int, width: int) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def decode_boxes(anchors: np.ndarray, deltas: np.ndarray) -> np.ndarray:
-    """Official decoding, no variances, "+1 pixel" corners: x0 = cx - (w - 1) / 2, x1 = x0 + w - 1."""
+def boxes_from_deltas(anchors: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    """Boxes as the official code makes them: no variances, "+1 pixel" corners:
+    x0 = cx - (w - 1) / 2, x1 = x0 + w - 1."""
     cxcy = anchors[:, :2] + deltas[:, :2] * anchors[:, 2:]
     wh = anchors[:, 2:] * np.exp(deltas[:, 2:])
     x0y0 = cxcy - (wh - 1.0) / 2.0

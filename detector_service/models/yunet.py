@@ -18,10 +18,10 @@ from facestream.detector_service.models.base import (
     META_MODEL,
     META_VERSION,
     META_WEIGHTS,
-    DecodeOptions,
     Detections,
     InputSpec,
     InputTransform,
+    Thresholds,
 )
 from facestream.detector_service.postprocess import select
 from facestream.schemas import ModelRef
@@ -43,7 +43,7 @@ class YuNet:
 
     name: ClassVar[str] = "yunet"
     # OpenCV's FaceDetectorYN uses 0.9; 0.6 keeps small, blurry CCTV faces and stays clean on our photos.
-    default_options: ClassVar[DecodeOptions] = DecodeOptions(score_threshold=0.6, nms_iou=0.3)
+    default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.6, nms_iou=0.3)
     input_transform: ClassVar[InputTransform] = InputTransform()  # BGR, 0-255, no normalisation
 
     def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
@@ -88,11 +88,11 @@ class YuNet:
         )
         graph_rewrite.keep_top_k(model, "scores", ["bbox", "kps"], TOP_K, "anchor")
 
-    def decode(
-        self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], options: DecodeOptions
+    def to_detections(
+        self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], thresholds: Thresholds
     ) -> list[Detections]:
         """All images' candidates at once (one pass of array arithmetic per batch), then NMS per image."""
-        passing = outputs["scores"] > options.score_threshold  # (N, K), best first per image
+        passing = outputs["scores"] > thresholds.score_threshold  # (N, K), best first per image
         image, rank = np.nonzero(passing)  # grouped by image
         col, row, stride = self._grid(input_hw)[outputs["anchor"][image, rank]].T
         b = outputs["bbox"][image, rank]
@@ -108,7 +108,7 @@ class YuNet:
         scores = outputs["scores"][image, rank]
         ends = np.cumsum(passing.sum(axis=1))
         return [
-            select(boxes[lo:hi], scores[lo:hi], landmarks[lo:hi], options)
+            select(boxes[lo:hi], scores[lo:hi], landmarks[lo:hi], thresholds)
             for lo, hi in zip(np.concatenate([[0], ends[:-1]]), ends)
         ]
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from facestream.detector_service.models.base import DecodeOptions, InputSpec
-from facestream.detector_service.models.mogface import MogFace, decode_boxes, level_sizes, make_anchors
+from facestream.detector_service.models.base import InputSpec, Thresholds
+from facestream.detector_service.models.mogface import MogFace, boxes_from_deltas, level_sizes, make_anchors
 from facestream.errors import ConfigError
 from facestream.schemas import ModelRef
 
@@ -34,7 +34,7 @@ def test_anchor_positions_and_sides() -> None:
 def test_decode_by_hand() -> None:
     anchors = np.array([[100.0, 50.0, 20.0, 20.0], [10.0, 10.0, 10.88, 10.88]], dtype=np.float32)
     deltas = np.array([[0.5, -0.25, np.log(2.0), 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=np.float32)
-    boxes = decode_boxes(anchors, deltas)
+    boxes = boxes_from_deltas(anchors, deltas)
     # cx = 100 + 0.5 * 20 = 110, w = 40: x0 = 110 - 39 / 2 = 90.5, x1 = x0 + 40 - 1 = 129.5
     # cy = 50 - 0.25 * 20 = 45, h = 20: y0 = 45 - 19 / 2 = 35.5, y1 = 35.5 + 19 = 54.5
     np.testing.assert_allclose(boxes[0], [90.5, 35.5, 129.5, 54.5], rtol=1e-6)
@@ -49,7 +49,7 @@ def test_plugin_decodes_one_confident_anchor() -> None:
     deltas = np.zeros((2, 2, 4), dtype=np.float32)
     deltas[1, 0] = [0.1, 0.0, 0.0, 0.0]
     anchor = np.array([[5, 6], [target, 7]], dtype=np.int64)
-    dets = model.decode({"scores": scores, "deltas": deltas, "anchor": anchor}, (96, 128), DecodeOptions(0.5, 0.4))
+    dets = model.to_detections({"scores": scores, "deltas": deltas, "anchor": anchor}, (96, 128), Thresholds(0.5, 0.4))
     assert len(dets[0]) == 0 and len(dets[1]) == 1
     x0 = 28 + 0.1 * 21.76 - (21.76 - 1) / 2
     # Events use continuous coordinates: x1 = x0 + w (the official inclusive x1 plus one).

@@ -1,6 +1,6 @@
 import numpy as np
 
-from facestream.detector_service.models.base import DecodeOptions, Detections
+from facestream.detector_service.models.base import Detections, Thresholds
 from facestream.detector_service.postprocess import nms, select, to_frames
 from facestream.detector_service.preprocess import Placed
 
@@ -16,14 +16,14 @@ def test_select_filters_sorts_and_caps() -> None:
     boxes = np.array([[0, 0, 10, 10], [50, 50, 60, 60], [100, 100, 110, 110], [1, 1, 10, 10]], dtype=np.float32)
     scores = np.array([0.7, 0.2, 0.9, 0.8], dtype=np.float32)
     landmarks = np.arange(4 * 2 * 2, dtype=np.float32).reshape(4, 2, 2)
-    out = select(boxes, scores, landmarks, DecodeOptions(score_threshold=0.5, nms_iou=0.3, top_k=3))
+    out = select(boxes, scores, landmarks, Thresholds(score_threshold=0.5, nms_iou=0.3, top_k=3))
     assert out.scores.tolist() == np.float32([0.9, 0.8]).tolist()
     assert out.boxes.tolist() == boxes[[2, 3]].tolist()
     assert out.landmarks.tolist() == landmarks[[2, 3]].tolist()
 
 
 def test_select_with_nothing_over_threshold() -> None:
-    out = select(np.zeros((2, 4), np.float32), np.array([0.1, 0.2]), None, DecodeOptions(0.5, 0.3))
+    out = select(np.zeros((2, 4), np.float32), np.array([0.1, 0.2]), None, Thresholds(0.5, 0.3))
     assert len(out) == 0 and out.boxes.shape == (0, 4)
 
 

@@ -20,7 +20,7 @@ def cpu_engine(yunet_path: Path) -> tuple[Engine, object]:
 
 def processor(cpu_engine, decode: str) -> FrameProcessor:
     engine, plugin = cpu_engine
-    return FrameProcessor(engine, plugin, plugin.default_options, 1, Stats("cpu", False), decode)
+    return FrameProcessor(engine, plugin, plugin.default_thresholds, 1, Stats("cpu", False), decode)
 
 
 def test_a_cpu_engine_decodes_on_the_cpu_and_that_is_no_fallback(cpu_engine) -> None:
@@ -28,7 +28,7 @@ def test_a_cpu_engine_decodes_on_the_cpu_and_that_is_no_fallback(cpu_engine) -> 
     try:
         assert isinstance(proc.preprocessor, Preprocessor)
         assert proc.stats.decoder == "cpu" and not proc.stats.decode_fallback
-        assert "decode cpu" in proc.stats.line()
+        assert "decoder cpu" in proc.stats.line()
     finally:
         proc.close()
 

@@ -39,10 +39,10 @@ def test_file_names_itself(plugin) -> None:
 
 
 def test_batched_equals_one_by_one(runtime, plugin, photos: np.ndarray) -> None:
-    options = plugin.default_options
-    batched = plugin.decode(runtime.run(photos), INPUT_HW, options)
+    thresholds = plugin.default_thresholds
+    batched = plugin.to_detections(runtime.run(photos), INPUT_HW, thresholds)
     for i in range(len(photos)):
-        (single,) = plugin.decode(runtime.run(photos[i : i + 1]), INPUT_HW, options)
+        (single,) = plugin.to_detections(runtime.run(photos[i : i + 1]), INPUT_HW, thresholds)
         assert len(single) == len(batched[i]) > 0
         np.testing.assert_allclose(batched[i].boxes, single.boxes, atol=1e-3)
         np.testing.assert_allclose(batched[i].scores, single.scores, atol=1e-4)
@@ -58,13 +58,13 @@ def test_only_the_best_candidates_leave_the_engine(runtime, photos: np.ndarray) 
 @pytest.mark.parametrize("input_hw", [INPUT_HW, (256, 320)])
 def test_decoding_matches_opencv_face_detector_yn(runtime, plugin, photos, yunet_path: Path, input_hw) -> None:
     """The whole engine path (uint8 input, preprocessing in the graph) against OpenCV's own decoder."""
-    options = plugin.default_options
+    thresholds = plugin.default_thresholds
     photos = np.stack([cv2.resize(p, input_hw[::-1]) for p in photos]) if input_hw != INPUT_HW else photos
-    dets = plugin.decode(runtime.run(photos), input_hw, options)
+    dets = plugin.to_detections(runtime.run(photos), input_hw, thresholds)
     assert sum(len(d) for d in dets) >= len(photos)
     original = yunet_path.parent / "original" / yunet.WEIGHTS.filename
     reference = cv2.FaceDetectorYN.create(
-        str(original), "", input_hw[::-1], options.score_threshold, options.nms_iou, options.top_k
+        str(original), "", input_hw[::-1], thresholds.score_threshold, thresholds.nms_iou, thresholds.top_k
     )
     for image, det in zip(photos, dets):
         _, ref = reference.detect(image)

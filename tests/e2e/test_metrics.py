@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 from kafka_helpers import detector_args
 
-from facestream.schemas import Frame, encode_frame
+from facestream.schemas import Frame, pack_frame
 
 
 def free_port() -> int:
@@ -51,7 +51,7 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         scrape_until(port, "facestream_frames_total 0.0")
         image = cv2.imencode(".jpg", np.full((48, 64, 3), 90, np.uint8))[1].tobytes()
         for seq in range(3):
-            produce_raw(topics["frames"], b"cam", encode_frame(Frame("cam", seq, 1, 64, 48, image)))
+            produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", seq, 1, 64, 48, image)))
         produce_raw(topics["frames"], b"cam", b"not msgpack")
         scrape_until(port, "facestream_events_total 3.0")
         text = scrape_until(port, "facestream_dead_letters_total 1.0")

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from kafka_helpers import committed_total, detector_args, read_topic, run_service
 
 from facestream import samples
-from facestream.schemas import decode_detection
+from facestream.schemas import unpack_detection
 from facestream.tools.cli import cli
 
 # Runs the detector with `import torch` made impossible: the service path must not need it.
@@ -79,7 +79,7 @@ def test_mogface_events_through_kafka(tiny_mogface: Path, topics: dict, bootstra
     done = subprocess.run([sys.executable, "-c", NO_TORCH_DETECT, *args], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "RANDOM WEIGHTS" in done.stderr
-    events = [decode_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 4)]
+    events = [unpack_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 4)]
     assert len(events) == 4
     assert committed_total(bootstrap, topics["group"], topics["frames"]) == 4
     for event in events:

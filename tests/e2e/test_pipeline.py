@@ -11,7 +11,7 @@ from kafka_helpers import committed_total, detector_args, read_topic, run_servic
 
 from facestream import samples
 from facestream.detector_service.models import yunet
-from facestream.schemas import Frame, decode_detection, encode_frame, event_id_for
+from facestream.schemas import Frame, event_id_for, pack_frame, unpack_detection
 
 # Sorted file order = frame_seq order of each camera (the producer starts at --start-seq 0).
 EXPECTED = {
@@ -77,14 +77,14 @@ def photo_run(bootstrap: str, sample_dir: Path, yunet_path: Path, tmp_path_facto
 def events_by_file(photo_run: dict) -> dict[str, object]:
     by_key = {}
     for record in photo_run["records"]:
-        event = decode_detection(record.value())
+        event = unpack_detection(record.value())
         assert record.key() == event.camera_id.encode()
         by_key[(event.camera_id, event.frame_seq)] = event
     return {name: by_key[(cam, seq)] for cam, files in EXPECTED.items() for seq, (name, _) in enumerate(files)}
 
 
 def test_every_frame_has_exactly_one_event(photo_run: dict) -> None:
-    events = [decode_detection(r.value()) for r in photo_run["records"]]
+    events = [unpack_detection(r.value()) for r in photo_run["records"]]
     keys = [(e.camera_id, e.frame_seq) for e in events]
     assert len(events) == photo_run["frames"]
     assert sorted(keys) == sorted((cam, seq) for cam, files in EXPECTED.items() for seq in range(len(files)))
@@ -137,7 +137,7 @@ def test_bad_input_goes_to_dead_letters(bootstrap: str, topics: dict, produce_ra
     frames = topics["frames"]
 
     def frame(seq: int, data: bytes, width: int, height: int) -> bytes:
-        return encode_frame(Frame("cam", seq, 1, width, height, data))
+        return pack_frame(Frame("cam", seq, 1, width, height, data))
 
     gradient = np.tile(np.linspace(0, 255, 4096, dtype=np.uint8), (3072, 1))
     huge = cv2.imencode(".jpg", cv2.merge([gradient] * 3))[1].tobytes()
@@ -173,7 +173,7 @@ def test_bad_input_goes_to_dead_letters(bootstrap: str, topics: dict, produce_ra
         assert headers["facestream.stage"].decode() == stage
         assert words in headers["facestream.error"].decode()
         assert headers["facestream.source"].decode().startswith(f"{frames}/")
-    events = [decode_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 2)]
+    events = [unpack_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 2)]
     assert sorted((e.frame_seq, e.width, e.height) for e in events) == [(5, 64, 48), (6, 4096, 3072)]
     assert committed_total(bootstrap, topics["group"], frames) == len(cases) + 2
     assert "dead-letters 5" in log
@@ -184,7 +184,7 @@ def test_a_backlog_goes_in_full_batches(topics: dict, produce_raw) -> None:
     # detector behind by 35,000 frames ran batches of one. 40 waiting frames at batch 8: 5 batches, give or take.
     small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
     for seq in range(40):
-        produce_raw(topics["frames"], b"cam", encode_frame(Frame("cam", seq, 1, 64, 48, small)))
+        produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", seq, 1, 64, 48, small)))
     log = run_service("facestream.detector_service", detector_args(topics, "--batch", "8"))
     summary = json.loads(next(line for line in reversed(log.splitlines()) if line.startswith("{")))
     assert summary["frames"] == 40

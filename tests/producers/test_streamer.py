@@ -6,7 +6,7 @@ import numpy as np
 from kafka_helpers import read_topic
 
 from facestream.producers.streamer import Streamer
-from facestream.schemas import decode_frame
+from facestream.schemas import unpack_frame
 
 
 def test_cameras_start_spread_over_one_period(bootstrap: str, topics: dict, sample_dir: Path) -> None:
@@ -21,7 +21,7 @@ def test_cameras_start_spread_over_one_period(bootstrap: str, topics: dict, samp
         stats_interval_s=60.0,
     )
     assert streamer.run().acked == cameras
-    frames = [decode_frame(r.value()) for r in read_topic(bootstrap, topics["frames"], cameras)]
+    frames = [unpack_frame(r.value()) for r in read_topic(bootstrap, topics["frames"], cameras)]
     starts = np.array(sorted(f.capture_ts_ns for f in frames)) / 1e6
     gaps = np.diff(starts)
     assert sorted(f.camera_id for f in frames) == [f"cam-{i}" for i in range(cameras)]

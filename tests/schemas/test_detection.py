@@ -9,9 +9,9 @@ from facestream.schemas import (
     Face,
     ModelRef,
     SchemaError,
-    decode_detection,
-    encode_detection,
     event_id_for,
+    pack_detection,
+    unpack_detection,
 )
 
 MODEL = ModelRef("yunet", "2023mar", "8f23")
@@ -42,7 +42,7 @@ def face(**changes) -> dict:
 
 
 def test_round_trip() -> None:
-    assert decode_detection(encode_detection(VALID)) == VALID
+    assert unpack_detection(pack_detection(VALID)) == VALID
 
 
 def test_event_ids_are_deterministic_and_distinct() -> None:
@@ -56,7 +56,7 @@ def test_event_ids_are_deterministic_and_distinct() -> None:
 
 
 def test_unknown_fields_are_ignored_at_every_level() -> None:
-    decoded = decode_detection(raw(zone="lobby", faces=[face(age=40), FACES[1].fields()]))
+    decoded = unpack_detection(raw(zone="lobby", faces=[face(age=40), FACES[1].fields()]))
     assert decoded == VALID
 
 
@@ -85,7 +85,7 @@ def test_unknown_fields_are_ignored_at_every_level() -> None:
 )
 def test_each_invalid_field_is_named(changes: dict, field: str, words: str) -> None:
     with pytest.raises(SchemaError) as err:
-        decode_detection(raw(**changes))
+        unpack_detection(raw(**changes))
     assert err.value.field == field
     assert words in str(err.value)
 
@@ -93,4 +93,4 @@ def test_each_invalid_field_is_named(changes: dict, field: str, words: str) -> N
 def test_encoder_validates_too() -> None:
     bad = dataclasses.replace(VALID, faces=(Face((5, 0, 1, 1), 0.5),))
     with pytest.raises(SchemaError, match=r"faces\[0\]\.box"):
-        encode_detection(bad)
+        pack_detection(bad)

@@ -1,7 +1,7 @@
 import msgpack
 import pytest
 
-from facestream.schemas import Frame, SchemaError, decode_frame, encode_frame
+from facestream.schemas import Frame, SchemaError, pack_frame, unpack_frame
 
 VALID = Frame(
     camera_id="door", frame_seq=7, capture_ts_ns=1_700_000_000_000_000_000, width=640, height=480, data=b"\xff\xd8jpeg"
@@ -14,11 +14,11 @@ def raw(**changes) -> bytes:
 
 
 def test_round_trip() -> None:
-    assert decode_frame(encode_frame(VALID)) == VALID
+    assert unpack_frame(pack_frame(VALID)) == VALID
 
 
 def test_unknown_fields_are_ignored() -> None:
-    assert decode_frame(raw(exposure_ms=8, tags=["a"])) == VALID
+    assert unpack_frame(raw(exposure_ms=8, tags=["a"])) == VALID
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ def test_unknown_fields_are_ignored() -> None:
 )
 def test_each_invalid_field_is_named(changes: dict, field: str, words: str) -> None:
     with pytest.raises(SchemaError) as err:
-        decode_frame(raw(**changes))
+        unpack_frame(raw(**changes))
     assert err.value.field == field
     assert words in str(err.value)
     assert str(err.value).startswith(f"Frame.{field}:")
@@ -61,9 +61,9 @@ def test_each_invalid_field_is_named(changes: dict, field: str, words: str) -> N
 )
 def test_unreadable_payloads(payload: bytes, words: str) -> None:
     with pytest.raises(SchemaError, match=words):
-        decode_frame(payload)
+        unpack_frame(payload)
 
 
 def test_encoder_validates_too() -> None:
     with pytest.raises(SchemaError, match="Frame.width"):
-        encode_frame(Frame("door", 1, 1, 0, 480, b"x"))
+        pack_frame(Frame("door", 1, 1, 0, 480, b"x"))

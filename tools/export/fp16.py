@@ -80,5 +80,5 @@ def _detect(path: Path, photos: list[np.ndarray], provider: str) -> list:
     engine = Engine(path, input_hw, batch=len(photos), plugin=plugin, provider=provider)
     batch = np.zeros((len(photos), *input_hw, 3), np.uint8)
     placed = [letterbox_into(photo, canvas) for photo, canvas in zip(photos, batch)]
-    found = plugin.decode(engine.run(batch), input_hw, plugin.default_options)
+    found = plugin.to_detections(engine.run(batch), input_hw, plugin.default_thresholds)
     return [to_frames([d], [p])[0] for d, p in zip(found, placed)]

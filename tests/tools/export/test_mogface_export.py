@@ -195,26 +195,26 @@ def test_engine_top_k_gives_the_same_faces_as_decoding_every_anchor(exported) ->
     """The engine keeps only the best anchors on the device; nothing above the threshold is lost."""
     from facestream.detector_service import models
     from facestream.detector_service.engine import Engine
-    from facestream.detector_service.models.base import DecodeOptions
-    from facestream.detector_service.models.mogface import decode_boxes
+    from facestream.detector_service.models.base import Thresholds
+    from facestream.detector_service.models.mogface import boxes_from_deltas
     from facestream.detector_service.postprocess import select
 
     _, path = exported
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     engine = Engine(path, (96, 128), batch=2, plugin=plugin, provider="cpu")
     images = np.random.default_rng(5).integers(0, 256, (2, 96, 128, 3), dtype=np.uint8)
-    options = DecodeOptions(score_threshold=0.45, nms_iou=0.4)
-    got = plugin.decode(engine.run(images), (96, 128), options)
+    thresholds = Thresholds(score_threshold=0.45, nms_iou=0.4)
+    got = plugin.to_detections(engine.run(images), (96, 128), thresholds)
     tensor = (images.astype(np.float32) - [103.53, 116.28, 123.675]) / [57.375, 57.12, 58.395] / 255
     raw = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(
         None, {"input": np.ascontiguousarray(tensor[..., ::-1].transpose(0, 3, 1, 2), dtype=np.float32)}
     )
     anchors = plugin.anchors((96, 128))
     for i, det in enumerate(got):
-        idx = np.flatnonzero(raw[0][i, :, 0] > options.score_threshold)
-        boxes = decode_boxes(anchors[idx], raw[1][i, idx])
+        idx = np.flatnonzero(raw[0][i, :, 0] > thresholds.score_threshold)
+        boxes = boxes_from_deltas(anchors[idx], raw[1][i, idx])
         boxes[:, 2:] += 1.0
-        expected = select(boxes, raw[0][i, idx, 0], None, options)
+        expected = select(boxes, raw[0][i, idx, 0], None, thresholds)
         assert len(det) == len(expected) > 0
         # Near-equal scores may swap places (the two paths round differently): compare as sets.
         order_got, order_expected = np.lexsort(det.boxes.T.round(1)), np.lexsort(expected.boxes.T.round(1))
