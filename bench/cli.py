@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from bench import RESULTS
-from facestream.click_types import size
+from facestream.config import parse_size, parsed
+from facestream.detector_service.config import DECODE_CHOICES, PROVIDER_CHOICES
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
 
 
@@ -64,7 +65,7 @@ Examples (on the GPU machine):
 @click.option("--model", default="mogface", help="mogface, mogface_e (random weights, exported here), yunet or a path.")
 @click.option("--batch", "batches", default="1,8,16,32", callback=_batches)
 @click.option("--precision", type=click.Choice(["fp16", "fp32"]), default="fp16")
-@click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="cuda")
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cuda")
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
 @click.option("--iters", type=int, default=20, help="Inferences per timed repeat.")
@@ -184,12 +185,12 @@ Examples (on the GPU machine):
 @click.option("--batch", type=int, default=16)
 @click.option("--frames", type=int, default=512, help="JPEG frames per repeat (the sample photos, cycled).")
 @click.option("--precision", type=click.Choice(["fp16", "fp32"]), default="fp16")
-@click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="cuda")
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cuda")
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
 @click.option(
     "--decode",
-    type=click.Choice(["auto", "gpu", "cpu"]),
+    type=click.Choice(DECODE_CHOICES),
     default="auto",
     help="Where JPEGs are decoded, as for detect.",
 )
@@ -335,7 +336,7 @@ Examples:
 @click.option("--replicas", type=int, default=1, help="Detector processes in the consumer group.")
 @click.option("--batch", type=int, default=8)
 @click.option("--max-wait-ms", type=float, default=20.0)
-@click.option("--provider", type=click.Choice(["auto", "tensorrt", "cuda", "cpu"]), default="auto")
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="auto")
 @click.option("--latency-limit-ms", type=float, default=200.0, help="Stop once p99 capture-to-event passes this.")
 @click.option("--allow-random-weights", is_flag=True, help="Pass through to detect (random-init benchmark files).")
 @click.option(
@@ -346,7 +347,7 @@ Examples:
 )
 @click.option(
     "--frame-size",
-    callback=size,
+    type=parsed(parse_size, "WxH"),
     default=None,
     help="Cameras send WIDTHxHEIGHT frames (the photos scaled to cover it, centre-cropped); "
     "default: the photos at 640 px wide, their own aspect.",

@@ -10,7 +10,6 @@ clock). Counts go up until p99 passes the latency limit.
 
 import os
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -25,6 +24,8 @@ from bench.machine import describe
 from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
 from facestream.detector_service import models
+from facestream.detector_service.config import DetectorConfig, detector_command
+from facestream.producers.config import ProducerConfig, producer_command
 from facestream.schemas import unpack_detection
 
 
@@ -116,24 +117,11 @@ def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path)
     cameras = [(f"{prefix}-cam-{cam:03d}", sources[cam % 2]) for cam in range(count)]
     producers = []
     for first in range(0, count, cfg.cameras_per_producer):
-        size = ["--max-width", "640"] if cfg.frame_size is None else ["--frame-size", "{}x{}".format(*cfg.frame_size)]
-        cmd = [
-            sys.executable,
-            "-m",
-            "facestream.producers",
-            "--fps",
-            str(cfg.fps),
-            "--loop",
-            "--max-frames",
-            str(per_camera),
-            *size,
-            "--topic",
-            frames,
-            "--stats-interval",
-            "60",
-        ]
-        for camera_id, source in cameras[first : first + cfg.cameras_per_producer]:
-            cmd += ["--camera", camera_id, "--source", source]
+        size = {"max_width": 640} if cfg.frame_size is None else {"frame_size": cfg.frame_size}
+        config = ProducerConfig(
+            fps=cfg.fps, loop=True, max_frames=per_camera, topic=frames, stats_interval=60.0, **size
+        )
+        cmd = producer_command(cameras[first : first + cfg.cameras_per_producer], config)
         with open(logs / f"producer-{prefix}-{first}.log", "wb") as log:  # the child keeps its own handle
             producers.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
     for proc in producers:
@@ -170,30 +158,17 @@ def _p99_by_window(latencies: np.ndarray, arrivals_ns: np.ndarray, window_s: flo
 
 
 def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path) -> subprocess.Popen:
-    cmd = [
-        sys.executable,
-        "-m",
-        "facestream.detector_service",
-        "--model",
-        cfg.model,
-        "--group",
-        group,
-        "--batch",
-        str(cfg.batch),
-        "--max-wait-ms",
-        str(cfg.max_wait_ms),
-        "--provider",
-        cfg.provider,
-        "--frames-topic",
-        frames,
-        "--detections-topic",
-        events,
-        "--dead-letter-topic",
-        dlq,
-        "--stats-interval",
-        "5",
-        *cfg.extra_detect_args,
-    ]
+    config = DetectorConfig(
+        model=cfg.model,
+        group=group,
+        batch=cfg.batch,
+        max_wait_ms=cfg.max_wait_ms,
+        provider=cfg.provider,
+        frames_topic=frames,
+        detections_topic=events,
+        dead_letter_topic=dlq,
+    )
+    cmd = [*detector_command(config), *cfg.extra_detect_args]
     with open(log, "wb") as out:  # the child keeps its own handle
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
@@ -285,9 +260,7 @@ class _Reader:
         self._seen: dict[bytes, tuple[list[float], list[int]]] = defaultdict(lambda: ([], []))
         self._stop = threading.Event()
         self._assigned = threading.Event()
-        self._consumer = kafka_clients.viewer(
-            topic, True, bootstrap, on_assign=lambda _c, _p: self._assigned.set(), **{"fetch.wait.max.ms": 10}
-        )
+        self._topic, self._bootstrap = topic, bootstrap
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
         # A reader still joining its group would see early events late, and count that as latency.
@@ -295,17 +268,19 @@ class _Reader:
             raise RuntimeError(f"the event reader was not assigned {topic} within 60 s")
 
     def _loop(self) -> None:
-        while not self._stop.is_set():
-            # poll() returns at the first event; consume(n, timeout) would wait for n of them.
-            first = self._consumer.poll(0.05)
-            if first is None:
-                continue
-            for msg in [first, *self._consumer.consume(500, 0)]:
-                if not msg.error():
-                    now = time.time_ns()
-                    latencies, arrivals = self._seen[msg.key().split(b"-", 1)[0]]
-                    latencies.append((now - unpack_detection(msg.value()).capture_ts_ns) / 1e6)
-                    arrivals.append(now)
+        for msg in kafka_clients.records(
+            self._topic,
+            self._stop.is_set,
+            True,
+            self._bootstrap,
+            0.05,
+            lambda _c, _p: self._assigned.set(),
+            **{"fetch.wait.max.ms": 10},
+        ):
+            now = time.time_ns()
+            latencies, arrivals = self._seen[msg.key().split(b"-", 1)[0]]
+            latencies.append((now - unpack_detection(msg.value()).capture_ts_ns) / 1e6)
+            arrivals.append(now)
 
     def count(self, prefix: str) -> int:
         return len(self._seen[prefix.encode()][0])
@@ -323,4 +298,3 @@ class _Reader:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
-        self._consumer.close()

@@ -8,13 +8,13 @@ from facestream.schemas import DetectionEvent, unpack_detection
 
 def read_events(bootstrap: str, topic: str, expected: int, timeout_s: float = 120.0) -> list[DetectionEvent]:
     """Every event of ``topic`` from the start; RuntimeError if fewer than ``expected`` arrive in time."""
-    consumer = kafka_clients.viewer(topic, from_beginning=True, bootstrap=bootstrap)
     events, deadline = [], time.monotonic() + timeout_s
-    try:
-        while len(events) < expected and time.monotonic() < deadline:
-            events += [unpack_detection(m.value()) for m in consumer.consume(1000, 1.0) if not m.error()]
-    finally:
-        consumer.close()
+
+    def done() -> bool:
+        return len(events) >= expected or time.monotonic() >= deadline
+
+    for msg in kafka_clients.records(topic, done, bootstrap=bootstrap):
+        events.append(unpack_detection(msg.value()))
     if len(events) < expected:
         raise RuntimeError(f"expected {expected} events on {topic}, read {len(events)}")
     return events

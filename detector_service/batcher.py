@@ -32,10 +32,6 @@ class Batcher:
         max_wait_s: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if size < 1:
-            raise ValueError(f"batch size must be >= 1, got {size}")
-        if max_wait_s < 0:
-            raise ValueError(f"max wait must be >= 0, got {max_wait_s}")
         self._consume = consume
         self.size = size
         self.max_wait_s = max_wait_s

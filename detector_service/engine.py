@@ -22,7 +22,7 @@ import numpy as np
 from facestream.detector_service import graph_rewrite, runtime
 from facestream.detector_service.models.base import FaceModel
 from facestream.detector_service.runtime import SessionPlan
-from facestream.errors import ConfigError, ModelError
+from facestream.errors import ModelError
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,6 @@ REWRITE_TOLERANCE = 1e-2
 
 def buckets_for(batch: int, candidates: tuple[int, ...] = DEFAULT_BUCKETS) -> tuple[int, ...]:
     """The candidate sizes below ``batch``, and ``batch`` itself (the largest a poll can bring)."""
-    if batch < 1:
-        raise ConfigError(f"batch must be >= 1, got {batch}")
     return tuple(sorted({b for b in candidates if b < batch} | {batch}))
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from facestream import kafka_clients
 from facestream.detector_service.models.base import Detections
 from facestream.detector_service.postprocess import to_frames
 from facestream.detector_service.preprocess import Placed
@@ -89,9 +90,4 @@ class Publisher:
         def delivered(err, _msg) -> None:
             on_done(err)
 
-        while True:
-            try:
-                self._producer.produce(topic, value=value, key=key, headers=headers, on_delivery=delivered)
-                return
-            except BufferError:  # local queue full: let deliveries drain, then retry (back-pressure)
-                self._producer.poll(0.1)
+        kafka_clients.send(self._producer, topic, value, key, headers, on_delivery=delivered)

@@ -29,7 +29,6 @@ from facestream.errors import ConfigError
 from facestream.schemas import DetectionEvent, Frame
 
 log = logging.getLogger(__name__)
-DECODE_CHOICES = ("auto", "gpu", "cpu")
 
 
 @dataclass
@@ -78,8 +77,6 @@ class FrameProcessor:
 
     def _preprocessor(self, decode: str, threads: int, gpu_decoder: GpuDecodeSettings | None):
         """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise."""
-        if decode not in DECODE_CHOICES:
-            raise ConfigError(f"decode must be one of {', '.join(DECODE_CHOICES)}, got {decode!r}")
         if decode == "cpu" or (decode == "auto" and not self.engine.on_gpu):
             self.stats.decoder = "cpu"
             return Preprocessor(self.engine.input_hw, threads)

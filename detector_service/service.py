@@ -1,50 +1,25 @@
 """Wires the stages: group member -> batcher -> processor (decode, engine, model) -> events -> offsets."""
 
 import logging
-import signal
 import socket
 import sys
 import time
-from dataclasses import dataclass
 
 from facestream import kafka_clients
 from facestream.detector_service import metrics, models
 from facestream.detector_service.batcher import Batcher
+from facestream.detector_service.config import DetectorConfig
 from facestream.detector_service.consumer import GroupMember
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import Publisher
-from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.models.base import Thresholds
 from facestream.detector_service.processor import FrameProcessor, Pending
 from facestream.detector_service.stats import Stats, StatsReporter
 from facestream.errors import BrokerError, ModelError
 from facestream.schemas import SchemaError, unpack_frame
+from facestream.signals import StopOnSignals
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class DetectorConfig:
-    model: str = "yunet"
-    group: str = "facestream-detector"
-    batch: int = 8
-    max_wait_ms: float = 50.0
-    provider: str = "auto"
-    frames_topic: str = "frames"
-    detections_topic: str = "detections"
-    dead_letter_topic: str = "frames.dlq"
-    input_size: tuple[int, int] | None = None  # (width, height); None: the model's default
-    score_threshold: float | None = None
-    nms_iou: float | None = None
-    decode_threads: int = 2
-    decode: str = "auto"  # "gpu" (nvImageCodec), "cpu" (thread pool) or "auto" (gpu with a GPU engine)
-    gpu_decoder: str = DEFAULT_GPU_DECODER  # nvImageCodec's set-up, as GpuDecodeSettings.parse reads it
-    ort_threads: int = 0
-    stats_interval: float = 5.0  # seconds
-    stop_after_idle: float | None = None  # seconds; exit once assigned and no frame came for this long
-    allow_random_weights: bool = False  # run a file exported with --random-init (benchmarks only)
-    metrics_port: int = 0  # Prometheus /metrics on this port; 0: off
-    switch_interval_ms: float | None = None  # Python's thread switch interval; None: Python's own (5 ms)
 
 
 def build_processor(config: DetectorConfig) -> FrameProcessor:
@@ -79,7 +54,7 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
         config.decode_threads,
         stats,
         config.decode,
-        GpuDecodeSettings.parse(config.gpu_decoder),
+        config.gpu_decode_settings,
     )
     log.info("warm-up of the decoder and buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
     return processor
@@ -94,7 +69,6 @@ class DetectorService:
         self.processor = processor or build_processor(config)
         self.stats = self.processor.stats
         self._fatal: str | None = None
-        self._stopping = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -117,7 +91,6 @@ class DetectorService:
         reporter = StatsReporter(self.stats, cfg.stats_interval)
         if cfg.metrics_port:
             metrics.serve(self.stats, self.processor.describe(), cfg.metrics_port)
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
         log.info(
             "detector %s, batch %d, max wait %.0f ms, group %s: %s -> %s",
             self.processor.describe(),
@@ -127,31 +100,37 @@ class DetectorService:
             cfg.frames_topic,
             cfg.detections_topic,
         )
+        try:
+            with StopOnSignals("finishing the batch in hand, then stopping") as stop:
+                self._serve(batcher, reporter, stop)
+        finally:
+            self._shutdown()
+        return self.stats.summary()
+
+    def _serve(self, batcher: Batcher, reporter: StatsReporter, stop: StopOnSignals) -> None:
+        """The loop: batch N+1 starts before batch N becomes events; commits follow acknowledgements."""
+        cfg = self.config
         last_frame = time.monotonic()
         pending: Pending | None = None
-        try:
-            while not self._stopping:
-                # With a batch in flight, the next one fills only while that batch is on the device:
-                # its events must not wait for more than the device's own time.
-                messages = batcher.next_batch(0.5) if pending is None else batcher.next_batch(0.0, pending.future.done)
-                following = self._begin(messages) if messages else None
-                if messages:
-                    last_frame = time.monotonic()
-                if pending is not None:
-                    self._finish(pending)  # batch N becomes events while batch N+1 decodes and infers
-                pending = following
-                if pending is None and not messages and self._idle_for(last_frame):
-                    log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle)
-                    break
-                self.publisher.serve()
-                self.member.commit(asynchronous=True)
-                self._raise_if_fatal()
-                reporter.tick()
+        while not stop.requested:
+            # With a batch in flight, the next one fills only while that batch is on the device:
+            # its events must not wait for more than the device's own time.
+            messages = batcher.next_batch(0.5) if pending is None else batcher.next_batch(0.0, pending.future.done)
+            following = self._begin(messages) if messages else None
+            if messages:
+                last_frame = time.monotonic()
             if pending is not None:
-                self._finish(pending)
-        finally:
-            self._shutdown(previous)
-        return self.stats.summary()
+                self._finish(pending)  # batch N becomes events while batch N+1 decodes and infers
+            pending = following
+            if pending is None and not messages and self._idle_for(last_frame):
+                log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle)
+                break
+            self.publisher.serve()
+            self.member.commit(asynchronous=True)
+            self._raise_if_fatal()
+            reporter.tick()
+        if pending is not None:
+            self._finish(pending)
 
     def _idle_for(self, last_frame: float) -> bool:
         """Idle time counts from the last frame, but never from before the first assignment."""
@@ -160,20 +139,14 @@ class DetectorService:
             return False
         return time.monotonic() - max(last_frame, assigned_at) >= limit
 
-    def _shutdown(self, previous_handlers: dict) -> None:
+    def _shutdown(self) -> None:
         left = self.publisher.flush(30.0)
         if left:
             log.error("%d records were not acknowledged at shutdown; their frames stay uncommitted", left)
         self.member.commit(asynchronous=False)
         self.member.close()
         self.processor.close()
-        for sig, handler in previous_handlers.items():
-            signal.signal(sig, handler)
         log.info("stopped: %s", self.stats.line())
-
-    def _on_signal(self, signum, _frame) -> None:
-        log.info("%s received: finishing the batch in hand, then stopping", signal.Signals(signum).name)
-        self._stopping = True
 
     # -- one batch ----------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ that ``facestream kafka start`` runs on 127.0.0.1 (port ``FACESTREAM_KAFKA_PORT`
 
 import logging
 import os
+from collections.abc import Callable, Iterator
 
 from facestream.errors import BrokerError
 
@@ -108,3 +109,41 @@ def ensure_topics(topics: dict[str, int], bootstrap: str | None = None, timeout_
             err = exc.args[0] if exc.args else None
             if getattr(err, "code", lambda: None)() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise BrokerError(f"cannot create topic {name}: {exc}") from None
+
+
+def send(producer, topic: str, value: bytes, key: bytes | None = None, headers=None, on_delivery=None) -> None:
+    """Produce one record, waiting while librdkafka's local queue is full (back-pressure): serving
+    delivery reports frees room, so a fast sender slows to the broker's pace instead of failing."""
+    while True:
+        try:
+            producer.produce(topic, value=value, key=key, headers=headers, on_delivery=on_delivery)
+            return
+        except BufferError:
+            producer.poll(0.1)
+
+
+def records(
+    topic: str,
+    until: Callable[[], bool],
+    from_beginning: bool = True,
+    bootstrap: str | None = None,
+    poll_s: float = 0.5,
+    on_assign=None,
+    **config,
+) -> Iterator:
+    """The records of ``topic`` as they arrive, through a ``viewer``, until ``until()`` is true (asked
+    before every record and every poll, so at most ``poll_s`` late); the consumer is closed however
+    the loop ends. Records that carry an error instead of a value are skipped."""
+    consumer = viewer(topic, from_beginning, bootstrap, on_assign=on_assign, **config)
+    try:
+        while not until():
+            first = consumer.poll(poll_s)  # returns at the first record; consume(n, t) would wait for n
+            if first is None:
+                continue
+            for msg in [first, *consumer.consume(500, 0)]:
+                if until():
+                    return
+                if not msg.error():
+                    yield msg
+    finally:
+        consumer.close()

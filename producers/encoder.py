@@ -6,20 +6,12 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from facestream.errors import ConfigError
-
 
 @dataclass(frozen=True)
 class JpegEncoder:
     quality: int = 85
     max_width: int = 1280  # 0 keeps the source's width
     frame_size: tuple[int, int] | None = None  # (width, height): every frame exactly this; max_width then unused
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.quality <= 100:
-            raise ConfigError(f"JPEG quality must be 1..100, got {self.quality}")
-        if self.max_width < 0:
-            raise ConfigError(f"max width must be >= 0, got {self.max_width}")
 
     def encode(self, image: np.ndarray) -> tuple[bytes, int, int]:
         """Return (jpeg bytes, width, height) of the image as sent."""

@@ -8,7 +8,6 @@ the late frames are counted.
 
 import heapq
 import logging
-import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -18,9 +17,11 @@ import numpy as np
 from confluent_kafka import Producer
 
 from facestream import kafka_clients
+from facestream.producers.config import ProducerConfig
 from facestream.producers.encoder import JpegEncoder
 from facestream.producers.sources import CaptureSource, ImageSource, open_source
 from facestream.schemas import Frame, pack_frame
+from facestream.signals import StopOnSignals
 
 log = logging.getLogger(__name__)
 
@@ -73,37 +74,25 @@ class Streamer:
     def __init__(
         self,
         cameras: list[tuple[str, str]],
-        fps: float,
-        topic: str = "frames",
-        encoder: JpegEncoder | None = None,
-        loop: bool = False,
-        max_frames: int | None = None,
-        start_seq: int | None = None,
+        config: ProducerConfig,
         bootstrap: str | None = None,
-        stats_interval_s: float = 2.0,
     ) -> None:
         # Sequence numbers start from the clock (µs) so a restarted producer never reuses one.
-        first = time.time_ns() // 1000 if start_seq is None else start_seq
+        first = time.time_ns() // 1000 if config.start_seq is None else config.start_seq
         # One source object per distinct source (opened now, so a name that names nothing fails
         # loudly before anything is sent): still images are then read and kept once for all cameras.
         sources = {spec: open_source(spec) for _, spec in cameras}
         self.cameras = [Camera(cid, sources[spec], next_seq=first) for cid, spec in cameras]
-        self.period = 1.0 / fps if fps > 0 else 0.0
-        self.topic = topic
-        self.encoder = encoder or JpegEncoder()
-        self.loop = loop
-        self.max_frames = max_frames
+        self.period = 1.0 / config.fps if config.fps > 0 else 0.0
+        self.config = config
+        self.encoder = JpegEncoder(config.jpeg_quality, config.max_width, config.frame_size)
         self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
-        self.stats_interval_s = stats_interval_s
         self.stats = StreamStats()
         self._encoded: dict[str, tuple[bytes, int, int]] = {}
-        self._stopping = False
 
     def run(self) -> StreamStats:
         kafka_clients.check_reachable(self.bootstrap)
         producer = kafka_clients.producer("facestream-producer", self.bootstrap)  # JPEGs: no compression
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-        next_report = time.monotonic() + self.stats_interval_s
         now = time.monotonic()
         # Independent cameras are not in step: their first frames spread over one period, so N
         # cameras make a steady stream instead of N frames at the same instant every period.
@@ -113,34 +102,38 @@ class Streamer:
         # (in due order from the start, which is already a heap).
         schedule = [(camera.due, i) for i, camera in enumerate(self.cameras)]
         try:
-            while not self._stopping and schedule:
-                due, index = schedule[0]
-                wait = due - time.monotonic()
-                if wait > 0:
-                    producer.poll(min(wait, 0.1))  # serve delivery reports while waiting
-                    continue
-                camera = self.cameras[index]
-                self._send_one(producer, camera)
-                if camera.done:
-                    heapq.heappop(schedule)
-                else:
-                    heapq.heapreplace(schedule, (camera.due, index))
-                producer.poll(0)
-                if time.monotonic() >= next_report:
-                    next_report = time.monotonic() + self.stats_interval_s
-                    self._report()
+            with StopOnSignals("flushing, then stopping") as stop:
+                self._serve(producer, schedule, stop)
         finally:
             left = producer.flush(30.0)
             if left:
                 self.stats.errors += left
                 log.error("%d frames were not acknowledged by Kafka within 30 s", left)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
             self._report(final=True)
         return self.stats
 
+    def _serve(self, producer: Producer, schedule: list[tuple[float, int]], stop: StopOnSignals) -> None:
+        """Send each camera's frame when it is due, earliest first, until every camera is done."""
+        next_report = time.monotonic() + self.config.stats_interval
+        while not stop.requested and schedule:
+            due, index = schedule[0]
+            wait = due - time.monotonic()
+            if wait > 0:
+                producer.poll(min(wait, 0.1))  # serve delivery reports while waiting
+                continue
+            camera = self.cameras[index]
+            self._send_one(producer, camera)
+            if camera.done:
+                heapq.heappop(schedule)
+            else:
+                heapq.heapreplace(schedule, (camera.due, index))
+            producer.poll(0)
+            if time.monotonic() >= next_report:
+                next_report = time.monotonic() + self.config.stats_interval
+                self._report()
+
     def _send_one(self, producer: Producer, camera: Camera) -> None:
-        read = camera.read(self.loop)
+        read = camera.read(self.config.loop)
         if read is None:
             camera.done = True
             return
@@ -150,7 +143,9 @@ class Streamer:
         payload = pack_frame(frame)
         while True:
             try:
-                producer.produce(self.topic, value=payload, key=camera.camera_id.encode(), on_delivery=self._delivered)
+                producer.produce(
+                    self.config.topic, value=payload, key=camera.camera_id.encode(), on_delivery=self._delivered
+                )
                 break
             except BufferError:  # local queue full: wait for the broker to catch up
                 producer.poll(0.1)
@@ -158,7 +153,7 @@ class Streamer:
         camera.sent += 1
         self.stats.sent += 1
         self.stats.bytes += len(payload)
-        if self.max_frames is not None and camera.sent >= self.max_frames:
+        if self.config.max_frames is not None and camera.sent >= self.config.max_frames:
             camera.done = True
         camera.due += self.period
         if time.monotonic() - camera.due > max(self.period, 0.05):
@@ -192,7 +187,3 @@ class Streamer:
             if sys.stderr.isatty():
                 sys.stderr.write("\n")
             log.info("%s%s", "done: " if final else "", line)
-
-    def _on_signal(self, signum, _frame) -> None:
-        log.info("%s received: flushing and stopping", signal.Signals(signum).name)
-        self._stopping = True

@@ -8,6 +8,8 @@ import time
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
 from facestream import kafka_clients
+from facestream.config import command_line
+from facestream.detector_service.config import DetectorConfig
 
 
 def run_service(module: str, args: list[str], timeout_s: float = 180.0, env: dict | None = None) -> str:
@@ -24,39 +26,32 @@ def run_service(module: str, args: list[str], timeout_s: float = 180.0, env: dic
     return output
 
 
-def detector_args(topics: dict[str, str], *extra: str) -> list[str]:
-    return [
-        "--group",
-        topics["group"],
-        "--frames-topic",
-        topics["frames"],
-        "--detections-topic",
-        topics["detections"],
-        "--dead-letter-topic",
-        topics["dlq"],
-        "--stop-after-idle",
-        "4",
-        "--stats-interval",
-        "1",
-        *extra,
-    ]
+def detector_args(topics: dict[str, str], **changes) -> list[str]:
+    """``facestream detect`` flags for a test's own topics and group, stopping 4 s after the last frame."""
+    config = DetectorConfig(
+        group=topics["group"],
+        frames_topic=topics["frames"],
+        detections_topic=topics["detections"],
+        dead_letter_topic=topics["dlq"],
+        stop_after_idle=4.0,
+        stats_interval=1.0,
+    )
+    return command_line(config, **changes)
 
 
 def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 30.0) -> list:
-    """Every record of ``topic`` from the start; waits until ``expected`` arrived, then a little more."""
-    consumer = kafka_clients.viewer(topic, from_beginning=True, bootstrap=bootstrap)
-    records, deadline, settle = [], time.monotonic() + timeout_s, None
-    try:
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None and not msg.error():
-                records.append(msg)
-            if len(records) >= expected:
-                settle = settle or time.monotonic() + 2.0  # look for extra (duplicate) records
-                if time.monotonic() > settle:
-                    break
-    finally:
-        consumer.close()
+    """Every record of ``topic`` from the start; waits until ``expected`` arrived, then 2 s more for
+    extra (duplicate) records."""
+    records, deadline = [], time.monotonic() + timeout_s
+
+    def done() -> bool:
+        nonlocal deadline
+        if len(records) >= expected:
+            deadline = min(deadline, time.monotonic() + 2.0)
+        return time.monotonic() > deadline
+
+    for msg in kafka_clients.records(topic, done, bootstrap=bootstrap):
+        records.append(msg)
     return records
 
 

@@ -43,7 +43,9 @@ class LazyGroup(click.Group):
 
 
 def load_config(path: Path) -> dict:
-    """TOML file -> click's default_map: ``[detect] batch = 16`` sets ``detect --batch``."""
+    """TOML file -> click's default_map: ``[detect] batch = 16`` sets ``detect --batch``, and
+    ``[models.build-engine]`` a subcommand's option. A table or key no command has is an error that
+    names it and the valid ones: a misspelt key must not be ignored silently."""
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -51,7 +53,29 @@ def load_config(path: Path) -> dict:
     unknown = set(data) - set(SUBCOMMANDS)
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; known: {sorted(SUBCOMMANDS)}")
-    return {name: {k.replace("-", "_"): v for k, v in table.items()} for name, table in data.items()}
+    return {name: _defaults(path, name, cli.get_command(None, name), table) for name, table in data.items()}
+
+
+def _defaults(path: Path, where: str, command: click.Command, table: dict) -> dict:
+    """One TOML table checked against ``command``'s options (or a group's subcommands)."""
+    if isinstance(command, click.Group):
+        nested = {}
+        for key, value in table.items():
+            sub = command.commands.get(key)
+            if sub is None or not isinstance(value, dict):
+                valid = ", ".join(f"[{where}.{name}]" for name in sorted(command.commands))
+                raise ConfigError(f"{path}: [{where}] has no table {key!r}; valid: {valid}")
+            nested[key] = _defaults(path, f"{where}.{key}", sub, value)
+        return nested
+    known = {p.name for p in command.params if isinstance(p, click.Option) and p.name != "help"}
+    values = {}
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name not in known:
+            valid = ", ".join(sorted(n.replace("_", "-") for n in known))
+            raise ConfigError(f"{path}: [{where}] has no key {key!r}; valid keys: {valid}")
+        values[name] = value
+    return values
 
 
 @click.group(

@@ -7,7 +7,6 @@ their logs go to files so the terminal shows the events.
 """
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,6 +25,8 @@ from facestream import kafka_clients, paths
 def demo(duration: float, fps: float, batch: int) -> None:
     """Stream real face photos as two cameras through Kafka and print the detections live."""
     from facestream import samples
+    from facestream.detector_service.config import detector_command
+    from facestream.producers.config import producer_command
     from facestream.tools.events import describe
 
     _ensure_broker()
@@ -37,25 +38,8 @@ def demo(duration: float, fps: float, batch: int) -> None:
     log_dir = paths.home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     started_ns = time.time_ns()
-    detector = _spawn(
-        "detector",
-        log_dir,
-        [
-            sys.executable,
-            "-m",
-            "facestream.detector_service",
-            "--group",
-            "facestream-demo",
-            "--batch",
-            str(batch),
-            "--max-wait-ms",
-            "100",
-        ],
-    )
-    producer_cmd = [sys.executable, "-m", "facestream.producers", "--fps", str(fps), "--loop"]
-    for camera, folder in cameras.items():
-        producer_cmd += ["--camera", camera, "--source", str(folder)]
-    producer = _spawn("producer", log_dir, producer_cmd)
+    detector = _spawn("detector", log_dir, detector_command(group="facestream-demo", batch=batch, max_wait_ms=100.0))
+    producer = _spawn("producer", log_dir, producer_command(list(cameras.items()), fps=fps, loop=True))
     click.echo(f"streaming {len(cameras)} cameras at {fps:g} fps; logs in {log_dir}; Ctrl-C stops", err=True)
     counts: dict[str, int] = {}
     faces: dict[str, int] = {}
@@ -98,21 +82,18 @@ def _events_since(started_ns: int, duration: float, children: list[subprocess.Po
     """Detection events made after ``started_ns``, until ``duration`` passes or a child dies."""
     from facestream.schemas import DETECTIONS_TOPIC, unpack_detection
 
-    consumer = kafka_clients.viewer(DETECTIONS_TOPIC, from_beginning=True)
     end = time.monotonic() + duration if duration else None
-    try:
-        while end is None or time.monotonic() < end:
-            for child in children:
-                if child.poll() is not None:
-                    raise click.ClickException(f"{' '.join(child.args[:3])} exited with code {child.returncode}")
-            msg = consumer.poll(0.5)
-            if msg is None or msg.error():
-                continue
-            event = unpack_detection(msg.value())
-            if event.detect_ts_ns >= started_ns:
-                yield event
-    finally:
-        consumer.close()
+
+    def done() -> bool:
+        for child in children:
+            if child.poll() is not None:
+                raise click.ClickException(f"{' '.join(child.args[:3])} exited with code {child.returncode}")
+        return end is not None and time.monotonic() >= end
+
+    for msg in kafka_clients.records(DETECTIONS_TOPIC, done):
+        event = unpack_detection(msg.value())
+        if event.detect_ts_ns >= started_ns:
+            yield event
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -36,19 +36,16 @@ def events(topic: str, from_beginning: bool, as_json: bool, max_events: int | No
     from facestream.schemas import SchemaError, unpack_detection
 
     kafka_clients.check_reachable()
-    consumer = kafka_clients.viewer(topic, from_beginning)
     seen, end = 0, None if duration is None else time.monotonic() + duration
-    try:
-        while (max_events is None or seen < max_events) and (end is None or time.monotonic() < end):
-            msg = consumer.poll(0.5)
-            if msg is None or msg.error():
-                continue
-            try:
-                event = unpack_detection(msg.value())
-            except SchemaError as exc:
-                click.echo(f"unreadable event at {msg.topic()}/{msg.partition()}@{msg.offset()}: {exc}", err=True)
-                continue
-            seen += 1
-            click.echo(json.dumps(event.fields()) if as_json else describe(event))
-    finally:
-        consumer.close()
+
+    def done() -> bool:
+        return (max_events is not None and seen >= max_events) or (end is not None and time.monotonic() >= end)
+
+    for msg in kafka_clients.records(topic, done, from_beginning):
+        try:
+            event = unpack_detection(msg.value())
+        except SchemaError as exc:
+            click.echo(f"unreadable event at {msg.topic()}/{msg.partition()}@{msg.offset()}: {exc}", err=True)
+            continue
+        seen += 1
+        click.echo(json.dumps(event.fields()) if as_json else describe(event))

@@ -83,9 +83,3 @@ def test_nothing_arrives() -> None:
     script = Script([])
     assert Batcher(script.consume, size=4, max_wait_s=0.1, clock=script.clock).next_batch(0.5) == []
     assert script.calls == [(4, 0.0), (1, 0.5)]
-
-
-@pytest.mark.parametrize(("size", "wait"), [(0, 0.1), (4, -1.0)])
-def test_rejects_bad_settings(size: int, wait: float) -> None:
-    with pytest.raises(ValueError):
-        Batcher(lambda n, t: [], size=size, max_wait_s=wait)

@@ -36,8 +36,3 @@ def test_a_cpu_engine_decodes_on_the_cpu_and_that_is_no_fallback(cpu_engine) -> 
 def test_gpu_decoding_asked_for_without_a_gpu_engine_is_an_error(cpu_engine) -> None:
     with pytest.raises(ConfigError, match="GPU decoding was asked for but cannot run"):
         processor(cpu_engine, "gpu")
-
-
-def test_an_unknown_decode_choice_is_an_error(cpu_engine) -> None:
-    with pytest.raises(ConfigError, match="decode must be one of auto, gpu, cpu"):
-        processor(cpu_engine, "fpga")

@@ -40,8 +40,7 @@ def scrape_until(port: int, needle: str, timeout_s: float = 60.0) -> str:
 
 def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet_path) -> None:
     port = free_port()
-    args = detector_args(topics, "--metrics-port", str(port))
-    args[args.index("--stop-after-idle") + 1] = "30"
+    args = detector_args(topics, metrics_port=port, stop_after_idle=30.0)
     detector = subprocess.Popen(
         [sys.executable, "-m", "facestream.detector_service", *args],
         stdout=subprocess.DEVNULL,

@@ -45,7 +45,7 @@ def tiny_mogface(tmp_path_factory) -> Path:
 
 def test_random_weights_are_refused_without_the_flag(tiny_mogface: Path, topics: dict) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "facestream.detector_service", "--model", str(tiny_mogface), *detector_args(topics)],
+        [sys.executable, "-m", "facestream.detector_service", *detector_args(topics, model=str(tiny_mogface))],
         capture_output=True,
         text=True,
         timeout=120,
@@ -73,9 +73,7 @@ def test_mogface_events_through_kafka(tiny_mogface: Path, topics: dict, bootstra
         ],
     )
     # Random weights score every anchor near 0.5: a low threshold makes boxes to check.
-    args = detector_args(
-        topics, "--model", str(tiny_mogface), "--allow-random-weights", "--batch", "2", "--score-threshold", "0.3"
-    )
+    args = detector_args(topics, model=str(tiny_mogface), allow_random_weights=True, batch=2, score_threshold=0.3)
     done = subprocess.run([sys.executable, "-c", NO_TORCH_DETECT, *args], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "RANDOM WEIGHTS" in done.stderr

@@ -68,7 +68,7 @@ def photo_run(bootstrap: str, sample_dir: Path, yunet_path: Path, tmp_path_facto
             topics["frames"],
         ],
     )
-    log = run_service("facestream.detector_service", detector_args(topics, "--batch", "4"))
+    log = run_service("facestream.detector_service", detector_args(topics, batch=4))
     frames = sum(len(v) for v in EXPECTED.values())
     records = read_topic(bootstrap, topics["detections"], frames)
     return {"topics": topics, "records": records, "frames": frames, "log": log}
@@ -185,7 +185,7 @@ def test_a_backlog_goes_in_full_batches(topics: dict, produce_raw) -> None:
     small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
     for seq in range(40):
         produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", seq, 1, 64, 48, small)))
-    log = run_service("facestream.detector_service", detector_args(topics, "--batch", "8"))
+    log = run_service("facestream.detector_service", detector_args(topics, batch=8))
     summary = json.loads(next(line for line in reversed(log.splitlines()) if line.startswith("{")))
     assert summary["frames"] == 40
     assert summary["batches"] <= 10, f"{summary['batches']} batches for 40 waiting frames at batch 8"

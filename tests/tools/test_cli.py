@@ -53,6 +53,33 @@ def test_config_file_sets_defaults(tmp_path: Path) -> None:
         load_config(config)
 
 
+def test_an_unknown_key_is_an_error_naming_it_and_the_valid_ones(tmp_path: Path) -> None:
+    config = tmp_path / "facestream.toml"
+    config.write_text("[detect]\nbacth = 16\n")
+    with pytest.raises(ConfigError, match=r"\[detect\] has no key 'bacth'; valid keys: allow-random-weights, batch,"):
+        load_config(config)
+    config.write_text("[produce]\nsasl-password = 'x'\n")
+    with pytest.raises(ConfigError, match="no key 'sasl-password'"):
+        load_config(config)
+
+
+def test_a_subcommand_table_is_checked_too(tmp_path: Path) -> None:
+    config = tmp_path / "facestream.toml"
+    config.write_text("[models.build-engine]\nbatch = 4\n")
+    assert load_config(config) == {"models": {"build-engine": {"batch": 4}}}
+    config.write_text("[models.build-engine]\nbacth = 4\n")
+    with pytest.raises(ConfigError, match=r"\[models.build-engine\] has no key 'bacth'"):
+        load_config(config)
+    config.write_text("[models.buildengine]\nbatch = 4\n")
+    with pytest.raises(ConfigError, match=r"valid: \[models.build-engine\], \[models.fetch\]"):
+        load_config(config)
+
+
+def test_a_bad_value_from_the_environment_is_a_usage_error() -> None:
+    result = CliRunner().invoke(cli, ["detect"], env={"FACESTREAM_DETECT_BATCH": "0"})
+    assert result.exit_code == 2 and "'--batch': 0 is not in the range x>=1" in result.output
+
+
 def test_usage_errors_exit_2() -> None:
     result = CliRunner().invoke(cli, ["produce", "--camera", "a", "--camera", "b", "--source", "x"])
     assert result.exit_code == 2 and "one --source per --camera" in result.output
@@ -67,8 +94,9 @@ def test_usage_errors_exit_2() -> None:
 def test_service_path_never_imports_torch() -> None:
     code = (
         "import sys\n"
-        "import facestream.detector_service.service, detector_service.cli, detector_service.models\n"
-        "import facestream.producers.streamer, producers.cli, facestream.tools.demo, facestream.tools.events\n"
+        "import facestream.detector_service.service, facestream.detector_service.cli\n"
+        "import facestream.detector_service.models, facestream.producers.streamer, facestream.producers.cli\n"
+        "import facestream.tools.demo, facestream.tools.events\n"
         "print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

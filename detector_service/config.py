@@ -1,0 +1,73 @@
+"""The detector service's configuration: every option of ``facestream detect``, its default, type and
+check, in one place (``facestream.config``). The command line, environment variables and TOML tables
+are made from and checked by it; nothing else in the service re-checks them."""
+
+import sys
+from dataclasses import dataclass
+
+from facestream.config import check, command_line, parse_size, setting
+from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
+from facestream.detector_service.runtime import PROVIDER_CHOICES
+from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
+
+DECODE_CHOICES = ("auto", "gpu", "cpu")  # where JPEGs are decoded; auto: on the GPU with a GPU engine
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    model: str = setting("yunet", "A model name (yunet) or an .onnx file made by facestream.")
+    group: str = setting("facestream-detector", "Kafka consumer group; replicas share it.")
+    batch: int = setting(8, "Frames per inference (poll size); the largest batch bucket.", minimum=1)
+    max_wait_ms: float = setting(50.0, "Longest wait for a batch to fill, from its first frame.", minimum=0)
+    provider: str = setting(
+        "auto", "ONNX Runtime execution provider; auto tries tensorrt, cuda, cpu in turn.", choices=PROVIDER_CHOICES
+    )
+    input_size: tuple[int, int] | None = setting(
+        None, "Network input WIDTHxHEIGHT (default: the model's).", parse=parse_size, metavar="WxH"
+    )
+    score_threshold: float | None = setting(None, "Default: the model's.", minimum=0, maximum=1)
+    nms_iou: float | None = setting(None, "Default: the model's.", minimum=0, maximum=1)
+    decode: str = setting(
+        "auto",
+        "Where JPEGs are decoded; auto: on the GPU (nvImageCodec) when inference runs there.",
+        choices=DECODE_CHOICES,
+    )
+    gpu_decoder: str = setting(
+        DEFAULT_GPU_DECODER,
+        "nvImageCodec set-up: backends all|hw|gpu|hybrid, then /keep (decode into the last batch's images), "
+        "/tN (N host threads); e.g. all, hw/keep/t4.",
+        parse=GpuDecodeSettings.parse,
+        metavar="SETUP",
+    )
+    decode_threads: int = setting(2, "JPEG decode threads (CPU decoding).", minimum=1)
+    ort_threads: int = setting(0, "ONNX Runtime CPU threads (0: ORT's choice).", minimum=0)
+    frames_topic: str = setting(FRAMES_TOPIC, "Topic the frames come from.")
+    detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the detection events go to.")
+    dead_letter_topic: str = setting(DEAD_LETTER_TOPIC, "Where frames that cannot be read go.")
+    stats_interval: float = setting(5.0, "Seconds between stats lines (0: off).", minimum=0)
+    allow_random_weights: bool = setting(
+        False, "Run a model exported with --random-init (benchmarks only; every stats line warns)."
+    )
+    metrics_port: int = setting(0, "Serve Prometheus metrics on this port (0: off).", minimum=0, maximum=65535)
+    switch_interval_ms: float | None = setting(
+        None,
+        "Python's thread switch interval (default: Python's, 5 ms). GPU decoding gives the interpreter up and "
+        "takes it back twice per image; a shorter interval bounds each wait while the event-building thread runs.",
+        minimum=0.01,
+    )
+    stop_after_idle: float | None = setting(
+        None, "Exit after this many seconds without frames, once assigned (batch jobs, tests).", minimum=0
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    @property
+    def gpu_decode_settings(self) -> GpuDecodeSettings:
+        return GpuDecodeSettings.parse(self.gpu_decoder)
+
+
+def detector_command(config: DetectorConfig | None = None, **changes) -> list[str]:
+    """The command that runs a detector replica with ``config`` (and ``changes``) in a child process:
+    the one place a detector command line is built (demo, benchmarks, tests)."""
+    return [sys.executable, "-m", "facestream.detector_service", *command_line(config or DetectorConfig(), **changes)]

@@ -1,0 +1,183 @@
+"""One config object per service: a frozen dataclass whose fields are the single source of every
+default, type and check. The command line is made from it, so a flag, an environment variable
+(``FACESTREAM_<COMMAND>_<OPTION>``, click's ``auto_envvar_prefix``) and a TOML table all pass the same
+click types, and code that builds the object directly (tests, benchmarks) passes the same checks::
+
+    @dataclass(frozen=True)
+    class DetectorConfig:
+        batch: int = setting(8, "Frames per inference (poll size).", minimum=1)
+
+        def __post_init__(self) -> None:
+            check(self)
+
+    @click.command()
+    @options(DetectorConfig)
+    def detect(**values): DetectorConfig(**values)
+"""
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from facestream.errors import ConfigError
+
+Parse = Callable[[str], Any]  # text -> value; raises ValueError with a sentence for the user
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What a field means to a user: its help, and the values it accepts."""
+
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    parse: Parse | None = None  # for values typed as text (WIDTHxHEIGHT, hw/keep): parses and checks
+    metavar: str = "TEXT"  # how --help shows a parsed value
+    flag: bool = False  # a bool shown as --name / no value
+
+
+def setting(
+    default: Any,
+    help: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    choices: tuple[str, ...] | None = None,
+    parse: Parse | None = None,
+    metavar: str = "TEXT",
+) -> Any:
+    """A dataclass field with its default and what ``check`` and ``options`` need to know."""
+    meta = Setting(help, minimum, maximum, choices, parse, metavar, flag=isinstance(default, bool))
+    return dataclasses.field(default=default, metadata={"setting": meta})
+
+
+def _settings(cls: type) -> list[tuple[dataclasses.Field, Setting, type, bool]]:
+    """(field, setting, base type, optional) per field that has a setting, in declaration order."""
+    hints = typing.get_type_hints(cls)
+    found = []
+    for f in dataclasses.fields(cls):
+        meta = f.metadata.get("setting")
+        if meta is None:
+            continue
+        kind, optional = hints[f.name], False
+        if isinstance(kind, types.UnionType) and type(None) in typing.get_args(kind):
+            kind, optional = next(a for a in typing.get_args(kind) if a is not type(None)), True
+        found.append((f, meta, typing.get_origin(kind) or kind, optional))
+    return found
+
+
+def check(config: Any) -> None:
+    """Every field against its type and setting; ConfigError names the option and the value."""
+    for f, meta, kind, optional in _settings(type(config)):
+        value = getattr(config, f.name)
+        name = "--" + f.name.replace("_", "-")
+        if value is None:
+            if not optional:
+                raise ConfigError(f"{name} needs a value")
+            continue
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+            object.__setattr__(config, f.name, value)
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise ConfigError(f"{name} must be {kind.__name__}, got {value!r}")
+        if meta.minimum is not None and value < meta.minimum:
+            raise ConfigError(f"{name} must be >= {meta.minimum:g}, got {value!r}")
+        if meta.maximum is not None and value > meta.maximum:
+            raise ConfigError(f"{name} must be <= {meta.maximum:g}, got {value!r}")
+        if meta.choices is not None and value not in meta.choices:
+            raise ConfigError(f"{name} must be one of {', '.join(meta.choices)}, got {value!r}")
+        if meta.parse is not None and isinstance(value, str):
+            try:
+                meta.parse(value)
+            except ValueError as exc:
+                raise ConfigError(f"{name}: {exc}") from None
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``WIDTHxHEIGHT`` (e.g. 640x480) -> (width, height), both >= 1."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"expected WIDTHxHEIGHT, e.g. 640x480, got {text!r}") from None
+    if width < 1 or height < 1:
+        raise ValueError(f"width and height must be >= 1, got {text!r}")
+    return width, height
+
+
+def parsed(parse: Parse, metavar: str) -> click.ParamType:
+    """A click type for an option outside any config object (e.g. a benchmark's) from a ``Parse``."""
+    return _Parsed(parse, keep_text=False, metavar=metavar)
+
+
+class _Parsed(click.ParamType):
+    """A click type from a ``Parse`` function: its ValueError becomes a usage error (exit 2)."""
+
+    def __init__(self, parse: Parse, keep_text: bool, metavar: str) -> None:
+        self.parse, self.keep_text, self.metavar = parse, keep_text, metavar
+        self.name = parse.__name__
+
+    def get_metavar(self, *_args, **_kwargs) -> str:
+        return self.metavar
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            parsed = self.parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return value if self.keep_text else parsed
+
+
+def _click_type(meta: Setting, kind: type) -> click.ParamType | type:
+    if meta.choices is not None:
+        return click.Choice(meta.choices)
+    if meta.parse is not None:  # a text field keeps its text (checked); any other gets the parsed value
+        return _Parsed(meta.parse, keep_text=kind is str, metavar=meta.metavar)
+    if kind is int:
+        return click.IntRange(meta.minimum, meta.maximum)
+    if kind is float:
+        return click.FloatRange(meta.minimum, meta.maximum)
+    return kind
+
+
+def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[click.Command], click.Command]:
+    """A decorator adding one click option per field of ``cls`` (or of the fields named in ``only``)."""
+
+    def decorate(command: Callable) -> Callable:
+        for f, meta, kind, _optional in reversed(_settings(cls)):
+            if only is not None and f.name not in only:
+                continue
+            name = "--" + f.name.replace("_", "-")
+            if meta.flag:
+                command = click.option(name, is_flag=True, default=f.default, help=meta.help)(command)
+            else:
+                command = click.option(name, type=_click_type(meta, kind), default=f.default, help=meta.help)(command)
+        return command
+
+    return decorate
+
+
+def command_line(config: Any, **changes: Any) -> list[str]:
+    """The flags that make ``config`` (with ``changes``) from its command: only those differing from
+    the defaults, so the line stays readable. The inverse of ``options``."""
+    config = dataclasses.replace(config, **changes)
+    args: list[str] = []
+    for f, meta, _kind, _optional in _settings(type(config)):
+        value = getattr(config, f.name)
+        if value == f.default:
+            continue
+        name = "--" + f.name.replace("_", "-")
+        if meta.flag:
+            args.append(name)
+        elif isinstance(value, tuple):
+            args += [name, "x".join(map(str, value))]
+        else:
+            args += [name, str(value)]
+    return args

@@ -1,0 +1,39 @@
+"""The producer's configuration: every option of ``facestream produce`` but the camera/source pairs,
+with its default, type and check, in one place (``facestream.config``)."""
+
+import sys
+from dataclasses import dataclass
+
+from facestream.config import check, command_line, parse_size, setting
+from facestream.schemas import FRAMES_TOPIC
+
+
+@dataclass(frozen=True)
+class ProducerConfig:
+    fps: float = setting(10.0, "Frames per second per camera (0: as fast as possible).", minimum=0)
+    loop: bool = setting(False, "Start a file source again at its end.")
+    max_frames: int | None = setting(None, "Stop each camera after N frames.", minimum=1)
+    jpeg_quality: int = setting(85, "JPEG quality of the frames sent.", minimum=1, maximum=100)
+    max_width: int = setting(1280, "Scale wider frames down (0: never).", minimum=0)
+    frame_size: tuple[int, int] | None = setting(
+        None,
+        "Send every frame at exactly WIDTHxHEIGHT, scaled to cover it and centre-cropped, as a camera "
+        "of that resolution would frame it (instead of --max-width).",
+        parse=parse_size,
+        metavar="WxH",
+    )
+    topic: str = setting(FRAMES_TOPIC, "Topic to publish frames to.")
+    start_seq: int | None = setting(
+        None, "First frame_seq of every camera (default: the clock in µs, so restarts never reuse one).", minimum=0
+    )
+    stats_interval: float = setting(2.0, "Seconds between stats lines.", minimum=0.1)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+def producer_command(cameras: list[tuple[str, str]], config: ProducerConfig | None = None, **changes) -> list[str]:
+    """The command that streams ``cameras`` ((id, source) pairs) with ``config`` (and ``changes``) in a
+    child process: the one place a producer command line is built (demo, benchmarks)."""
+    pairs = [arg for camera, source in cameras for arg in ("--camera", camera, "--source", str(source))]
+    return [sys.executable, "-m", "facestream.producers", *command_line(config or ProducerConfig(), **changes), *pairs]
