@@ -9,8 +9,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def save(result: dict, out: Path) -> None:
     """Write ``result`` as the JSON file ``out``. Long benchmarks call it after each measurement with
-    ``complete`` false, so a run stopped at a time limit still leaves what it measured (the README's
-    generator refuses such a file)."""
+    ``complete`` false, so a run stopped at a time limit still leaves what it measured (the docs'
+    generator, report.py, refuses such a file)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -1,17 +1,17 @@
-"""Regenerate the README's performance section from the JSON files in bench/results/.
+"""Regenerate the generated parts of the docs from the JSON files in bench/results/: every result in
+docs/performance.md, the targets summary in the README, the speed paragraph in docs/mogface.md.
 
-Figures in the README are never typed by hand: run ``python bench/report.py`` after a benchmark,
-and commit the result file together with the README it changed.
+Figures in the docs are never typed by hand: run ``python bench/report.py`` after a benchmark, and
+commit the result file together with the docs it changed (``--check`` fails if they are stale).
 """
 
 import json
 import statistics
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-SPEED_BEGIN, SPEED_END = "<!-- mogface-speed:begin -->", "<!-- mogface-speed:end -->"
 
 
 def detector_backlog(result: dict) -> list[str]:
@@ -221,17 +221,32 @@ RENDERERS = {
 }
 
 
-def targets(results: dict[str, dict]) -> list[str]:
+@dataclass(frozen=True)
+class Target:
+    """One target against its figure: ``measured`` in full for docs/performance.md, ``short`` (or the
+    full figure) for the README's summary."""
+
+    target: str
+    measured: str | None
+    met: bool | None  # None: not measured yet
+    source: str | None
+    short: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        return "not measured yet" if self.met is None else ("met" if self.met else "**not met**")
+
+
+def target_rows(results: dict[str, dict]) -> list[Target]:
     """The GPU issue's targets against the measured figures; a target with no result says so."""
     engine = results.get("engine-mogface-fp16-cuda.json")
     pipe_mog = results.get("pipeline-mogface-fp16-cuda.json")
     pipe_yunet = results.get("pipeline-yunet-fp16-cuda.json")
     kafka_result = results.get("kafka-plumbing-cpu.json")
-    rows = []
+    rows: list[Target] = []
 
-    def add(target: str, measured: str | None, met: bool | None, source: str | None) -> None:
-        verdict = "not measured yet" if met is None else ("met" if met else "**not met**")
-        rows.append(f"| {target} | {measured or '-'} | {verdict} | {f'`{source}`' if source else '-'} |")
+    def add(target: str, measured: str | None, met: bool | None, source: str | None, short: str | None = None) -> None:
+        rows.append(Target(target, measured, met, source, short))
 
     if engine:
         first = engine["rows"][0]
@@ -245,12 +260,14 @@ def targets(results: dict[str, dict]) -> list[str]:
             f"at batch {engine['best_batch']} (per batch: {per_batch['compile']})",
             engine["speedup_vs_torch_compile"] > 1.0,
             engine["_file"],
+            f"{engine['speedup_vs_torch_compile']:.2f}x at batch {engine['best_batch']}",
         )
         add(
             "MogFace-large, best batch: >= 1.6x PyTorch FP16 eager",
             f"{engine['speedup_vs_torch_eager']:.2f}x (per batch: {per_batch['eager']})",
             engine["speedup_vs_torch_eager"] >= 1.6,
             engine["_file"],
+            f"{engine['speedup_vs_torch_eager']:.2f}x",
         )
         repeats, ratios, median = _batch1_vs_eager(results, engine)
         add(
@@ -260,6 +277,7 @@ def targets(results: dict[str, dict]) -> list[str]:
             f"({', '.join(f'{x:.2f}' for x in ratios)})",
             median >= 3.0,
             ", ".join(r["_file"] for r in repeats),
+            f"{first['project_ms_per_img']:.2f} ms; median of {len(ratios)} runs {median:.2f}x eager",
         )
         add(
             "No Memcpy nodes in the engine graph",
@@ -308,6 +326,7 @@ def targets(results: dict[str, dict]) -> list[str]:
             + (f"; p99 ms of the runs at {needed}: {', '.join(tried)}" if tried and not met else ""),
             met,
             best and best["_file"],
+            best and f"{best['max_cameras_within_limit']} cameras",
         )
     if kafka_result:
         add(
@@ -316,13 +335,40 @@ def targets(results: dict[str, dict]) -> list[str]:
             kafka_result["median_ratio"] >= 0.5,
             kafka_result["_file"],
         )
+    return rows
+
+
+def targets(results: dict[str, dict]) -> list[str]:
+    """The targets table of docs/performance.md, each row with its source file."""
     return [
         "**Targets** (from the GPU issue; each row computed from the result file named):",
         "",
         "| target | measured | verdict | source |",
         "|---|---|---|---|",
-        *rows,
+        *(
+            f"| {t.target} | {t.measured or '-'} | {t.verdict} | {f'`{t.source}`' if t.source else '-'} |"
+            for t in target_rows(results)
+        ),
     ]
+
+
+def render_summary() -> str:
+    """The README's short table: each target, its headline figure and whether it is met."""
+    results = load()
+    gpus = sorted({r["machine"]["gpu"].split(",")[0] for r in results.values() if r["machine"].get("gpu")})
+    kafka_result = results.get("kafka-plumbing-cpu.json")
+    machines = f"GPU rows on {', '.join(gpus) or 'no GPU yet'}, FP16, 640x480" + (
+        f"; Kafka plumbing on {kafka_result['machine']['cores']} CPU cores" if kafka_result else ""
+    )
+    return "\n".join(
+        [
+            f"{machines}:",
+            "",
+            "| target | measured | verdict |",
+            "|---|---|---|",
+            *(f"| {t.target} | {t.short or t.measured or '-'} | {t.verdict} |" for t in target_rows(results)),
+        ]
+    )
 
 
 def _batch1_vs_eager(results: dict[str, dict], engine: dict) -> tuple[list[dict], list[float], float]:
@@ -412,19 +458,37 @@ def _mogface_e2e(results: dict[str, dict]) -> str:
     )
 
 
-BLOCKS = {(BEGIN, END): render, (SPEED_BEGIN, SPEED_END): render_mogface_speed}
+# (file, marker name) -> what goes between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->`` in it.
+BLOCKS = {
+    ("docs/performance.md", "bench"): render,
+    ("README.md", "summary"): render_summary,
+    ("docs/mogface.md", "mogface-speed"): render_mogface_speed,
+}
+
+
+def markers(name: str) -> tuple[str, str]:
+    return f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+
+
+def generated(text: str, name: str) -> str:
+    """What stands between ``name``'s markers in ``text``."""
+    begin, end = markers(name)
+    return text[text.index(begin) + len(begin) : text.index(end)]
 
 
 def main() -> None:
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    updated = text
-    for (begin, end), make in BLOCKS.items():
-        start, stop = updated.index(begin) + len(begin), updated.index(end)
-        updated = updated[:start] + "\n" + make() + "\n" + updated[stop:]
-    if "--check" in sys.argv:
-        sys.exit(0 if updated == text else "README's performance section is stale: run python bench/report.py")
-    readme.write_text(updated)
+    stale = []
+    for (file, name), make in BLOCKS.items():
+        path = ROOT / file
+        text = path.read_text()
+        begin, end = markers(name)
+        updated = text[: text.index(begin) + len(begin)] + "\n" + make() + "\n" + text[text.index(end) :]
+        if updated != text:
+            stale.append(file)
+            if "--check" not in sys.argv:
+                path.write_text(updated)
+    if "--check" in sys.argv and stale:
+        sys.exit(f"generated parts of {', '.join(stale)} are stale: run python bench/report.py")
 
 
 if __name__ == "__main__":

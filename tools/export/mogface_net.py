@@ -1,7 +1,7 @@
 """MogFace in PyTorch, built so that the official checkpoints load with ``strict=True``.
 
 Module names follow the official release key for key (``backbone.``, ``fpn.``, ``pred_net.``); the
-architecture facts are in ``shared/mogface/SPEC.md``. Two things are reproduced on purpose:
+architecture facts are in docs/mogface.md. Two things are reproduced on purpose:
 
 - the DSFD branch (``fpn.dsfd_modules``, ``pred_net.dsfd_*``) exists so its keys load, but is not
   run: the official evaluation computes and then discards it;
@@ -245,7 +245,7 @@ class PredNet(nn.Module):
 
 
 class MogFace(nn.Module):
-    """Input: (N, 3, H, W) RGB, normalised as in SPEC.md. Output: scores (N, A, 1), deltas (N, A, 4)."""
+    """Input: (N, 3, H, W) RGB, normalised as docs/mogface.md says. Output: scores (N, A, 1), deltas (N, A, 4)."""
 
     def __init__(self, variant: str = "mogface") -> None:
         super().__init__()

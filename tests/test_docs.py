@@ -1,0 +1,42 @@
+"""The docs: generated figures match the committed result files, the README stays short, every
+relative link resolves, and nothing points outside the repository (it must stand alone)."""
+
+import re
+import subprocess
+
+import pytest
+
+from bench import report
+
+ROOT = report.ROOT
+DOCS = ["README.md", *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "docs").glob("*.md")))]
+
+
+@pytest.mark.parametrize(("file", "name"), list(report.BLOCKS))
+def test_generated_parts_match_the_result_files(file: str, name: str) -> None:
+    section = report.generated((ROOT / file).read_text(), name)
+    assert section.strip() == report.BLOCKS[(file, name)]().strip(), "run: python bench/report.py"
+
+
+def test_readme_stays_short() -> None:
+    assert len((ROOT / "README.md").read_bytes()) <= 15_000
+
+
+@pytest.mark.parametrize("doc", [*DOCS, "bench/README.md", "schemas/README.md"])
+def test_relative_links_resolve(doc: str) -> None:
+    path = ROOT / doc
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", path.read_text()):
+        assert (path.parent / target).exists(), f"{doc} links to {target}, which does not exist"
+
+
+def test_nothing_points_outside_the_repository() -> None:
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    outside = re.compile(r"\.\./shared|\bshared/(device|mogface|models)|SPEC\.md")
+    found = [
+        name
+        for name in tracked.split()
+        if not name.startswith("bench/results/") and (ROOT / name).is_file() and name != "tests/test_docs.py"
+        for line in (ROOT / name).read_text(errors="replace").splitlines()
+        if outside.search(line)
+    ]
+    assert found == []
