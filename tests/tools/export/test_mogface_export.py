@@ -21,7 +21,7 @@ WB = ("weight", "bias")
 
 
 def official_keys(variant: str) -> set[str]:
-    """The official release's key names, written out from the official release (docs/mogface.md) rather than from our modules."""
+    """The official key names, written out from the release (docs/mogface.md), not from our modules."""
     keys = {"backbone.conv1.weight"} | {f"backbone.bn1.{k}" for k in BN}
     for stage, blocks in enumerate((3, 4, 23 if variant == "mogface" else 36, 3), start=1):
         for block in range(blocks):
