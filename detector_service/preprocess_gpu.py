@@ -11,6 +11,7 @@ extra (nvidia-nvimgcodec, cupy).
 
 import numpy as np
 
+from facestream.detector_service import nvimgcodec_extensions
 from facestream.detector_service.gpu_decode_settings import BACKENDS, GpuDecodeSettings
 from facestream.detector_service.preprocess import DecodeError, Placed, fitted
 from facestream.errors import ConfigError
@@ -72,6 +73,9 @@ _STREAMS: dict = {}
 
 def available() -> str | None:
     """None if GPU decoding can run here, else why not (for a loud fallback to the CPU pool)."""
+    missing = nvimgcodec_extensions.select_jpeg_only()  # before nvImageCodec's first import
+    if missing is not None:
+        return missing
     try:
         import cupy  # noqa: F401
         from nvidia import nvimgcodec  # noqa: F401
@@ -84,6 +88,9 @@ class GpuPreprocessor:
     def __init__(
         self, input_hw: tuple[int, int], device_id: int = 0, settings: GpuDecodeSettings | None = None
     ) -> None:
+        missing = available()
+        if missing is not None:
+            raise ConfigError(f"GPU JPEG decoding cannot run: {missing}")
         import cupy as cp
         from nvidia import nvimgcodec
 

@@ -146,13 +146,18 @@ class FrameProcessor:
     def warm_up(self) -> float:
         """One decode on the decoding thread and one inference per batch bucket: the first real batch
         must not pay for starting the JPEG decoder (about a second for nvImageCodec's), cuDNN's
-        algorithm search, a TensorRT build or a CUDA graph capture. Returns the seconds it took."""
+        algorithm search, a TensorRT build or a CUDA graph capture. A decoder that cannot decode a plain
+        JPEG (e.g. nvImageCodec without its JPEG extension) stops the start here, with a ConfigError,
+        rather than dead-lettering every frame. Returns the seconds it took."""
         t0 = time.perf_counter()
         height, width = self.engine.input_hw
         blank = cv2.imencode(".jpg", np.full((height, width, 3), 128, dtype=np.uint8))[1].tobytes()
         # A full batch, so the GPU decoder's kept Images exist for every slot before the first real one.
         frames = [Frame("warm-up", i, 0, width, height, blank) for i in range(max(self.engine.buckets))]
-        self._decoding.submit(self.preprocessor.run, frames).result()
+        _, placed = self._decoding.submit(self.preprocessor.run, frames).result()
+        failed = next((p for p in placed if isinstance(p, DecodeError)), None)
+        if failed is not None:
+            raise ConfigError(f"the JPEG decoder ({self.stats.decoder}) cannot decode a plain JPEG at start: {failed}")
         for bucket in self.engine.buckets:
             self.engine.run(np.zeros((bucket, height, width, 3), dtype=np.uint8))
         return time.perf_counter() - t0

@@ -4,10 +4,15 @@ These need a CUDA GPU with the ``gpu`` extra; they run on the GPU machine (bench
 where they are part of every GPU session's first call. On a machine without one there is nothing to run.
 """
 
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-from facestream.detector_service import preprocess_gpu
+from facestream.detector_service import nvimgcodec_extensions, preprocess_gpu
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.errors import ConfigError
@@ -93,3 +98,26 @@ def test_the_engine_takes_a_device_batch(corpus: list[Frame], yunet_path) -> Non
     on_device, from_host = engine.run(batch), engine.run(batch.get())
     for name in on_device:
         np.testing.assert_array_equal(on_device[name], from_host[name])
+
+
+def start_on_the_gpu(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """A detector's GPU start in a process of its own (nvImageCodec loads its extensions once per
+    process): the engine, the GPU decoder and the warm-up, as `facestream models build-engine` runs them."""
+    cmd = [sys.executable, "-m", "facestream", "models", "build-engine", "--batch", "4", "--provider", "cuda"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_a_gpu_start_prints_nothing_about_codecs_it_does_not_use() -> None:
+    env = {k: v for k, v in os.environ.items() if k != nvimgcodec_extensions.ENV}
+    done = start_on_the_gpu(env)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "input 640x480" in output and "decode" in output
+    assert not re.search(r"nvjpeg2k|nvtiff|nvcomp|could not load", output, re.IGNORECASE), output
+
+
+def test_a_missing_jpeg_decoder_fails_the_start_loudly(tmp_path) -> None:
+    # nvImageCodec pointed at a folder without its JPEG extension: no frame may be dead-lettered for it.
+    done = start_on_the_gpu({**os.environ, nvimgcodec_extensions.ENV: str(tmp_path)})
+    assert done.returncode != 0
+    assert "error:" in done.stderr and re.search("JPEG|nvImageCodec", done.stderr), done.stderr
