@@ -15,12 +15,17 @@ fi
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl 2>/dev/null
 fi
-# The package as the wheel lays it out (schemas/ is facestream.schemas, and so on: pyproject.toml's
-# package-dir), made of links into this checkout, so nothing needs building there; bench from the checkout.
+# The checkout as the wheel lays it out (schemas/ is facestream.schemas, and so on: pyproject.toml's
+# package-dir), made of links in /tmp/fsrc, and the command goes on from there: nothing is built or
+# installed, and paths relative to the repository root (tests/, bench/results/) still work.
 rm -rf /tmp/fsrc && mkdir -p /tmp/fsrc/facestream
 ln -s "$PWD"/facestream/* /tmp/fsrc/facestream/
 for part in schemas producers detector_service tools; do ln -s "$PWD/$part" "/tmp/fsrc/facestream/$part"; done
-export PYTHONPATH="/tmp/site:/tmp/fsrc:$PWD" PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
+for entry in "$PWD"/* "$PWD"/.[!.]*; do
+  case "$(basename "$entry")" in facestream | .git | ".[!.]*") ;; *) ln -s "$entry" /tmp/fsrc/ ;; esac
+done
+cd /tmp/fsrc
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
 mkdir -p "$FACESTREAM_HOME"
 for part in models samples bench; do  # what was carried (a folder left by an earlier call may hold only one)
   if [ -d ".fshome/$part" ]; then cp -r ".fshome/$part" "$FACESTREAM_HOME/"; fi

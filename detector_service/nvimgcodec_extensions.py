@@ -24,15 +24,17 @@ JPEG_EXTENSIONS = ("libnvjpeg_ext.so*", "libjpeg_turbo_ext.so*")
 REQUIRED = "libnvjpeg_ext"
 
 
-def select_jpeg_only() -> str | None:
-    """Point nvImageCodec at its JPEG extensions (once per process, before its import); return None,
-    or why GPU JPEG decoding cannot work here. A path the user set is left alone."""
+def select_jpeg_only(source: Path | None = None) -> str | None:
+    """Point nvImageCodec at the JPEG extensions in ``source`` (default: the installed package's
+    folder), once per process, before its import; return None, or why GPU JPEG decoding cannot work
+    here. A path the user set is left alone."""
     if os.environ.get(ENV):
         return None
-    spec = importlib.util.find_spec("nvidia.nvimgcodec")
-    if spec is None or spec.origin is None:
-        return "nvidia-nvimgcodec is not installed (the gpu extra)"
-    source = Path(spec.origin).parent / "extensions"
+    if source is None:
+        spec = importlib.util.find_spec("nvidia.nvimgcodec")
+        if spec is None or spec.origin is None:
+            return "nvidia-nvimgcodec is not installed (the gpu extra)"
+        source = Path(spec.origin).parent / "extensions"
     found = sorted(path for pattern in JPEG_EXTENSIONS for path in source.glob(pattern))
     if not any(path.name.startswith(REQUIRED) for path in found):
         return f"nvImageCodec's JPEG decoder extension ({REQUIRED}) is not in {source}"
