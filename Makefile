@@ -41,7 +41,7 @@ lint: $(VENV)/.test
 bench: $(VENV)/.test
 	$(BIN)/facestream kafka start
 	$(BIN)/python -m bench kafka
-	$(BIN)/python bench/detector_backlog.py
+	$(BIN)/python -m bench.detector_backlog
 	$(BIN)/python bench/report.py
 
 kafka-stop:

@@ -18,64 +18,36 @@ from bench import RESULTS, save
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from facestream import kafka_clients, samples
+from facestream.detector_service.config import DetectorConfig, detector_command
+from facestream.producers.config import ProducerConfig, producer_command
 
 
 def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threads: int) -> dict:
     tag = uuid.uuid4().hex[:8]
     frames_topic, events_topic = f"bench-{tag}.frames", f"bench-{tag}.detections"
     kafka_clients.ensure_topics({frames_topic: 4, events_topic: 4, f"bench-{tag}.dlq": 1})
+    cameras = [("cam", samples.portraits_dir()), ("cam2", samples.annotated_dir())]
+    producer = ProducerConfig(
+        loop=True, fps=0.0, max_frames=frames // 2, max_width=width, topic=frames_topic, stats_interval=60.0
+    )
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "facestream.producers",
-            "--camera",
-            "cam",
-            "--source",
-            str(samples.portraits_dir()),
-            "--camera",
-            "cam2",
-            "--source",
-            str(samples.annotated_dir()),
-            "--loop",
-            "--fps",
-            "0",
-            "--max-frames",
-            str(frames // 2),
-            "--max-width",
-            str(width),
-            "--topic",
-            frames_topic,
-            "--stats-interval",
-            "60",
-        ],
+        producer_command(cameras, producer),
         check=True,
         capture_output=True,
     )
+    detector = DetectorConfig(
+        group=f"bench-{tag}",
+        batch=batch,
+        frames_topic=frames_topic,
+        detections_topic=events_topic,
+        dead_letter_topic=f"bench-{tag}.dlq",
+        stop_after_idle=3.0,
+        decode_threads=decode_threads,
+        ort_threads=ort_threads,
+        stats_interval=0.0,
+    )
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "facestream.detector_service",
-            "--group",
-            f"bench-{tag}",
-            "--batch",
-            str(batch),
-            "--frames-topic",
-            frames_topic,
-            "--detections-topic",
-            events_topic,
-            "--dead-letter-topic",
-            f"bench-{tag}.dlq",
-            "--stop-after-idle",
-            "3",
-            "--decode-threads",
-            str(decode_threads),
-            "--ort-threads",
-            str(ort_threads),
-            "--stats-interval",
-            "0",
-        ],
+        detector_command(detector),
         check=True,
         capture_output=True,
         text=True,
@@ -107,7 +79,7 @@ def main() -> None:
         print(f"run {i + 1}/{args.runs}: {runs[-1]['frames_per_s']} frames/s  {runs[-1]['ms_per_frame']}", flush=True)
     result = {
         "benchmark": "detector_backlog",
-        "command": " ".join(["python", "bench/detector_backlog.py", *sys.argv[1:]]),
+        "command": " ".join(["python", "-m", "bench.detector_backlog", *sys.argv[1:]]),
         "machine": describe(),
         "settings": {k: v for k, v in vars(args).items() if k != "out"},
         "runs": runs,
