@@ -1,8 +1,8 @@
 """Helpers for tests that run the real commands against the real broker (see ``pythonpath`` in pyproject)."""
 
+import dataclasses
 import os
 import subprocess
-import sys
 import time
 
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
@@ -10,24 +10,26 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from facestream import kafka_clients
 from facestream.config import command_line
 from facestream.detector_service.config import DetectorConfig
+from facestream.producers.config import ProducerConfig, producer_command
 
 
-def run_service(module: str, args: list[str], timeout_s: float = 180.0, env: dict | None = None) -> str:
-    """Run ``python -m module args`` to completion; return its combined output, fail loudly on error."""
-    done = subprocess.run(
-        [sys.executable, "-m", module, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        env={**os.environ, **(env or {})},
-    )
+def run_service(cmd: list[str], timeout_s: float = 180.0, env: dict | None = None) -> str:
+    """Run a command (e.g. ``detector_command(...)``) to completion; return its combined output, fail
+    loudly on error."""
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env={**os.environ, **(env or {})})
     output = done.stdout + done.stderr
-    assert done.returncode == 0, f"{module} exited with {done.returncode}:\n{output[-4000:]}"
+    assert done.returncode == 0, f"{' '.join(cmd[:3])} exited with {done.returncode}:\n{output[-4000:]}"
     return output
 
 
-def detector_args(topics: dict[str, str], **changes) -> list[str]:
-    """``facestream detect`` flags for a test's own topics and group, stopping 4 s after the last frame."""
+def photos_to(topic: str, cameras: dict[str, object], **changes) -> str:
+    """Stream the photos of each camera's folder once, as fast as the broker takes them, numbered from 0."""
+    config = ProducerConfig(fps=0.0, start_seq=0, topic=topic)
+    return run_service(producer_command(list(cameras.items()), config, **changes))
+
+
+def detector_config(topics: dict[str, str], **changes) -> DetectorConfig:
+    """A detector on a test's own topics and group, stopping 4 s after the last frame."""
     config = DetectorConfig(
         group=topics["group"],
         frames_topic=topics["frames"],
@@ -36,7 +38,12 @@ def detector_args(topics: dict[str, str], **changes) -> list[str]:
         stop_after_idle=4.0,
         stats_interval=1.0,
     )
-    return command_line(config, **changes)
+    return dataclasses.replace(config, **changes)
+
+
+def detector_args(topics: dict[str, str], **changes) -> list[str]:
+    """``facestream detect`` flags for ``detector_config``."""
+    return command_line(detector_config(topics, **changes))
 
 
 def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 30.0) -> list:

@@ -2,14 +2,14 @@
 
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 
 import cv2
 import numpy as np
-from kafka_helpers import detector_args
+from kafka_helpers import detector_config
 
+from facestream.detector_service.config import detector_command
 from facestream.schemas import Frame, pack_frame
 
 
@@ -40,9 +40,8 @@ def scrape_until(port: int, needle: str, timeout_s: float = 60.0) -> str:
 
 def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet_path) -> None:
     port = free_port()
-    args = detector_args(topics, metrics_port=port, stop_after_idle=30.0)
     detector = subprocess.Popen(
-        [sys.executable, "-m", "facestream.detector_service", *args],
+        detector_command(detector_config(topics, metrics_port=port, stop_after_idle=30.0)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

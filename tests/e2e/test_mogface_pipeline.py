@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kafka_helpers import committed_total, detector_args, read_topic, run_service
+from kafka_helpers import committed_total, detector_args, detector_config, photos_to, read_topic
 
 from facestream import samples
+from facestream.detector_service.config import detector_command
 from facestream.schemas import unpack_detection
 from facestream.tools.cli import cli
 
@@ -45,7 +46,7 @@ def tiny_mogface(tmp_path_factory) -> Path:
 
 def test_random_weights_are_refused_without_the_flag(tiny_mogface: Path, topics: dict) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "facestream.detector_service", *detector_args(topics, model=str(tiny_mogface))],
+        detector_command(detector_config(topics, model=str(tiny_mogface))),
         capture_output=True,
         text=True,
         timeout=120,
@@ -55,23 +56,7 @@ def test_random_weights_are_refused_without_the_flag(tiny_mogface: Path, topics:
 
 
 def test_mogface_events_through_kafka(tiny_mogface: Path, topics: dict, bootstrap: str) -> None:
-    run_service(
-        "facestream.producers",
-        [
-            "--camera",
-            "portraits",
-            "--source",
-            str(samples.portraits_dir()),
-            "--fps",
-            "0",
-            "--max-width",
-            "640",
-            "--start-seq",
-            "0",
-            "--topic",
-            topics["frames"],
-        ],
-    )
+    photos_to(topics["frames"], {"portraits": samples.portraits_dir()}, max_width=640)
     # Random weights score every anchor near 0.5: a low threshold makes boxes to check.
     args = detector_args(topics, model=str(tiny_mogface), allow_random_weights=True, batch=2, score_threshold=0.3)
     done = subprocess.run([sys.executable, "-c", NO_TORCH_DETECT, *args], capture_output=True, text=True, timeout=180)

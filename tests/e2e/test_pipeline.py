@@ -1,15 +1,17 @@
 """The whole path on the real broker: producer -> frames -> detector -> detections (and dead letters)."""
 
 import json
+import sys
 from pathlib import Path
 
 import cv2
 import msgpack
 import numpy as np
 import pytest
-from kafka_helpers import committed_total, detector_args, read_topic, run_service
+from kafka_helpers import committed_total, detector_args, detector_config, photos_to, read_topic, run_service
 
 from facestream import samples
+from facestream.detector_service.config import detector_command
 from facestream.detector_service.models import yunet
 from facestream.schemas import Frame, event_id_for, pack_frame, unpack_detection
 
@@ -47,28 +49,9 @@ def photo_run(bootstrap: str, sample_dir: Path, yunet_path: Path, tmp_path_facto
         "group": f"t-{tag}.detector",
     }
     kafka_clients.ensure_topics({topics["frames"]: 2, topics["detections"]: 2, topics["dlq"]: 1}, bootstrap)
-    run_service(
-        "facestream.producers",
-        [
-            "--camera",
-            "portraits",
-            "--source",
-            str(samples.portraits_dir()),
-            "--camera",
-            "annotated",
-            "--source",
-            str(samples.annotated_dir()),
-            "--fps",
-            "0",
-            "--max-width",
-            "0",
-            "--start-seq",
-            "0",
-            "--topic",
-            topics["frames"],
-        ],
-    )
-    log = run_service("facestream.detector_service", detector_args(topics, batch=4))
+    cameras = {"portraits": samples.portraits_dir(), "annotated": samples.annotated_dir()}
+    photos_to(topics["frames"], cameras, max_width=0)
+    log = run_service(detector_command(detector_config(topics, batch=4)))
     frames = sum(len(v) for v in EXPECTED.values())
     records = read_topic(bootstrap, topics["detections"], frames)
     return {"topics": topics, "records": records, "frames": frames, "log": log}
@@ -159,8 +142,7 @@ def test_bad_input_goes_to_dead_letters(bootstrap: str, topics: dict, produce_ra
     config = tmp_path / "facestream.toml"
     config.write_text("[detect]\nbatch = 3\n")
     log = run_service(
-        "facestream",
-        ["--config", str(config), "detect", *detector_args(topics)],
+        [sys.executable, "-m", "facestream", "--config", str(config), "detect", *detector_args(topics)],
         env={"FACESTREAM_DETECT_MAX_WAIT_MS": "20"},
     )
     assert "batch 3, max wait 20 ms" in log
@@ -185,7 +167,7 @@ def test_a_backlog_goes_in_full_batches(topics: dict, produce_raw) -> None:
     small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
     for seq in range(40):
         produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", seq, 1, 64, 48, small)))
-    log = run_service("facestream.detector_service", detector_args(topics, batch=8))
+    log = run_service(detector_command(detector_config(topics, batch=8)))
     summary = json.loads(next(line for line in reversed(log.splitlines()) if line.startswith("{")))
     assert summary["frames"] == 40
     assert summary["batches"] <= 10, f"{summary['batches']} batches for 40 waiting frames at batch 8"
