@@ -1,0 +1,30 @@
+"""What the wheel installs: one top-level name, ``facestream``, with the services below it, and no
+benchmarks (they stay in the checkout)."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_installs_one_name_and_no_benchmarks(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), "."]
+    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("facestream-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {"facestream", wheel.name.split("-py3")[0] + ".dist-info"}
+    for member in (
+        "facestream/schemas/frame.py",
+        "facestream/producers/streamer.py",
+        "facestream/detector_service/models/yunet.py",
+        "facestream/tools/cli.py",
+        "facestream/tools/export/onnx_export.py",
+        "facestream/broker/pom.xml",
+        "facestream/broker/log4j2.xml",
+    ):
+        assert member in names, member
+    assert not [n for n in names if "bench" in n.split("/")]
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "facestream = facestream.tools.cli:main" in entry_points
