@@ -196,5 +196,3 @@ class DetectorService:
     def _raise_if_fatal(self) -> None:
         if self._fatal:
             raise BrokerError(self._fatal)
-
-    # -- start-up -----------------------------------------------------------------------------
