@@ -5,7 +5,7 @@ are made from and checked by it; nothing else in the service re-checks them."""
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, parse_size, setting
+from facestream.config import check, command_line, parse_size, setting, show_size
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.runtime import PROVIDER_CHOICES
 from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
@@ -23,7 +23,7 @@ class DetectorConfig:
         "auto", "ONNX Runtime execution provider; auto tries tensorrt, cuda, cpu in turn.", choices=PROVIDER_CHOICES
     )
     input_size: tuple[int, int] | None = setting(
-        None, "Network input WIDTHxHEIGHT (default: the model's).", parse=parse_size, metavar="WxH"
+        None, "Network input WIDTHxHEIGHT (default: the model's).", parse=parse_size, show=show_size, metavar="WxH"
     )
     score_threshold: float | None = setting(None, "Default: the model's.", minimum=0, maximum=1)
     nms_iou: float | None = setting(None, "Default: the model's.", minimum=0, maximum=1)

@@ -27,6 +27,7 @@ import click
 from facestream.errors import ConfigError
 
 Parse = Callable[[str], Any]  # text -> value; raises ValueError with a sentence for the user
+Show = Callable[[Any], str]  # value -> the text its Parse reads back
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Setting:
     maximum: float | None = None
     choices: tuple[str, ...] | None = None
     parse: Parse | None = None  # for values typed as text (WIDTHxHEIGHT, hw/keep): parses and checks
+    show: Show = str  # a value as text, for command lines and for checking a value given as such
     metavar: str = "TEXT"  # how --help shows a parsed value
     flag: bool = False  # a bool shown as --name / no value
 
@@ -50,10 +52,11 @@ def setting(
     maximum: float | None = None,
     choices: tuple[str, ...] | None = None,
     parse: Parse | None = None,
+    show: Show = str,
     metavar: str = "TEXT",
 ) -> Any:
     """A dataclass field with its default and what ``check`` and ``options`` need to know."""
-    meta = Setting(help, minimum, maximum, choices, parse, metavar, flag=isinstance(default, bool))
+    meta = Setting(help, minimum, maximum, choices, parse, show, metavar, flag=isinstance(default, bool))
     return dataclasses.field(default=default, metadata={"setting": meta})
 
 
@@ -92,9 +95,9 @@ def check(config: Any) -> None:
             raise ConfigError(f"{name} must be <= {meta.maximum:g}, got {value!r}")
         if meta.choices is not None and value not in meta.choices:
             raise ConfigError(f"{name} must be one of {', '.join(meta.choices)}, got {value!r}")
-        if meta.parse is not None and isinstance(value, str):
+        if meta.parse is not None:  # text as the command line would give it, parsed and checked
             try:
-                meta.parse(value)
+                meta.parse(meta.show(value))
             except ValueError as exc:
                 raise ConfigError(f"{name}: {exc}") from None
 
@@ -108,6 +111,11 @@ def parse_size(text: str) -> tuple[int, int]:
     if width < 1 or height < 1:
         raise ValueError(f"width and height must be >= 1, got {text!r}")
     return width, height
+
+
+def show_size(size: tuple[int, int]) -> str:
+    """(width, height) -> ``WIDTHxHEIGHT``, as ``parse_size`` reads it."""
+    return "x".join(map(str, size))
 
 
 def parsed(parse: Parse, metavar: str) -> click.ParamType:
@@ -176,8 +184,6 @@ def command_line(config: Any, **changes: Any) -> list[str]:
         name = "--" + f.name.replace("_", "-")
         if meta.flag:
             args.append(name)
-        elif isinstance(value, tuple):
-            args += [name, "x".join(map(str, value))]
         else:
-            args += [name, str(value)]
+            args += [name, meta.show(value)]
     return args

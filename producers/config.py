@@ -4,7 +4,7 @@ with its default, type and check, in one place (``facestream.config``)."""
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, parse_size, setting
+from facestream.config import check, command_line, parse_size, setting, show_size
 from facestream.schemas import FRAMES_TOPIC
 
 
@@ -20,6 +20,7 @@ class ProducerConfig:
         "Send every frame at exactly WIDTHxHEIGHT, scaled to cover it and centre-cropped, as a camera "
         "of that resolution would frame it (instead of --max-width).",
         parse=parse_size,
+        show=show_size,
         metavar="WxH",
     )
     topic: str = setting(FRAMES_TOPIC, "Topic to publish frames to.")

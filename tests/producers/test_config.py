@@ -15,6 +15,7 @@ from facestream.producers.config import ProducerConfig, producer_command
         ({"max_width": -1}, "--max-width must be >= 0"),
         ({"fps": -1.0}, "--fps must be >= 0"),
         ({"frame_size": "640x480"}, "--frame-size must be tuple"),
+        ({"frame_size": (0, 480)}, "--frame-size: width and height must be >= 1"),
     ],
 )
 def test_bad_values_are_config_errors(changes: dict, message: str) -> None:
