@@ -1,6 +1,7 @@
 """What the wheel installs: one top-level name, ``facestream``, with the services below it, and no
 benchmarks (they stay in the checkout)."""
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -10,8 +11,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_wheel_installs_one_name_and_no_benchmarks(tmp_path: Path) -> None:
+    # Built from a copy: setuptools leaves build/ and egg-info folders beside the sources it builds.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".*", "build", "*.egg-info", "__pycache__"))
     cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), "."]
-    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
+    subprocess.run(cmd, cwd=source, check=True, capture_output=True)
     (wheel,) = tmp_path.glob("facestream-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"facestream", wheel.name.split("-py3")[0] + ".dist-info"}
