@@ -25,7 +25,6 @@ from facestream import kafka_clients
 from facestream.broker.local import LocalBroker, find_java
 from facestream.detector_service.events import build_events
 from facestream.detector_service.models.base import Detections
-from facestream.detector_service.preprocess import Placed
 from facestream.detector_service.processor import Outcome, Pending
 from facestream.detector_service.service import DetectorConfig, DetectorService
 from facestream.detector_service.stats import Stats
@@ -57,7 +56,7 @@ class NoOpProcessor:
     def finish(self, pending: Pending) -> list[Outcome]:
         self.stats.batches += 1
         frames = pending.frames
-        events = build_events(frames, [EMPTY] * len(frames), [Placed(1.0, f.width, f.height) for f in frames], NO_OP)
+        events = build_events(frames, EMPTY, np.zeros(len(frames), np.int64), NO_OP)
         return [Outcome(tag, event=event) for event, tag in zip(events, pending.tags)]
 
     def close(self) -> None:

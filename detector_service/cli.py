@@ -32,16 +32,18 @@ def models() -> None:
     """Fetch and inspect model files."""
 
 
-@models.command("fetch", epilog="\b\nExamples:\n  facestream models fetch\n  facestream models fetch yunet")
+@models.command("fetch", epilog="\b\nExamples:\n  facestream models fetch\n  facestream models fetch yunet sface")
 @click.argument("names", nargs=-1)
 def fetch(names: tuple[str, ...]) -> None:
-    """Download, verify (sha256) and prepare models; all known ones if none are named."""
-    from facestream.detector_service.models import FETCHABLE, resolve
+    """Download, verify (sha256) and prepare models (detectors and embedders); all if none are named."""
+    from facestream import paths
+    from facestream.detector_service import embedder, models
 
-    for name in names or sorted(FETCHABLE):
-        if name not in FETCHABLE:
-            raise click.BadParameter(f"unknown model {name!r}; known: {', '.join(sorted(FETCHABLE))}")
-        click.echo(f"{name}: {resolve(name)}")
+    known = {**models.FETCHABLE, **embedder.FETCHABLE}
+    for name in names or sorted(known):
+        if name not in known:
+            raise click.BadParameter(f"unknown model {name!r}; known: {', '.join(sorted(known))}")
+        click.echo(f"{name}: {known[name](paths.models_dir())}")
 
 
 @models.command(

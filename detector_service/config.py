@@ -11,6 +11,7 @@ from facestream.detector_service.runtime import PROVIDER_CHOICES
 from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
 DECODE_CHOICES = ("auto", "gpu", "cpu")  # where JPEGs are decoded; auto: on the GPU with a GPU engine
+EMBEDDER_CHOICES = ("none", "sface")
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,12 @@ class DetectorConfig:
     )
     score_threshold: float | None = setting(None, "Default: the model's.", minimum=0, maximum=1)
     nms_iou: float | None = setting(None, "Default: the model's.", minimum=0, maximum=1)
+    embedder: str = setting(
+        "none",
+        "Identity embeddings for every face: sface aligns each face by its landmarks and adds a 128-d vector "
+        "to it in the event (a detector without landmarks gets box crops, less reliable: it says so).",
+        choices=EMBEDDER_CHOICES,
+    )
     decode: str = setting(
         "auto",
         "Where JPEGs are decoded; auto: on the GPU (nvImageCodec) when inference runs there.",

@@ -21,15 +21,13 @@ from facestream.schemas import ModelRef
 
 log = logging.getLogger(__name__)
 
-EMBEDDER_CHOICES = ("sface", "none")
+FETCHABLE = {"sface": sface.fetch}  # embedders facestream downloads by name: name -> fetch(models_dir) -> path
 FACES_PER_INFERENCE = 64  # the largest bucket: a batch with more faces runs in chunks of this many
 
 
 def fetch(name: str) -> Path:
     """The embedder model file, downloaded, verified and patched once."""
-    if name != "sface":
-        raise ValueError(f"unknown embedder {name!r}; known: sface")
-    return sface.fetch(paths.models_dir())
+    return FETCHABLE[name](paths.models_dir())
 
 
 class Embedder:

@@ -11,34 +11,41 @@ import numpy as np
 
 from facestream import kafka_clients
 from facestream.detector_service.models.base import Detections
-from facestream.detector_service.postprocess import to_frames
-from facestream.detector_service.preprocess import Placed
 from facestream.schemas import DetectionEvent, Face, Frame, ModelRef, event_id_for, pack_detection
 
 OnDone = Callable[[object | None], None]  # called with a KafkaError, or None on success
 
 
 def build_events(
-    frames: list[Frame], detections: list[Detections], placed: list[Placed], model: ModelRef
+    frames: list[Frame],
+    faces: Detections,
+    counts: np.ndarray,
+    model: ModelRef,
+    embeddings: np.ndarray | None = None,
+    embedder: ModelRef | None = None,
 ) -> list[DetectionEvent]:
-    """One event per frame, a batch at once; ``detections`` in network-input pixels, ``placed`` how
-    each frame was letterboxed into the network's input."""
-    faces, counts = to_frames(detections, placed)
+    """One event per frame, a batch at once: ``faces`` are every frame's faces in frame pixels, in
+    frame order, ``counts`` how many each frame has (``postprocess.to_frames``); ``embeddings`` one
+    unit vector per face, made by ``embedder``."""
     # Rounded as arrays, then turned into Python floats in one call each: per-number float() and
     # round() were most of the detector's host time per frame at GPU rates.
     boxes = np.round(faces.boxes.astype(np.float64), 2).tolist()
     scores = np.round(faces.scores.astype(np.float64), 4).tolist()
-    points = None if faces.landmarks is None else np.round(faces.landmarks.astype(np.float64), 2).tolist()
+    points = (
+        [None] * len(scores)
+        if faces.landmarks is None
+        else [tuple(map(tuple, marks)) for marks in np.round(faces.landmarks.astype(np.float64), 2).tolist()]
+    )
+    vectors = [None] * len(scores) if embeddings is None else [v.tobytes() for v in embeddings.astype("<f2")]
     events, start = [], 0
     for frame, count in zip(frames, counts.tolist()):
         end = start + count
-        if points is None:
-            found = tuple(Face(box=tuple(box), score=score) for box, score in zip(boxes[start:end], scores[start:end]))
-        else:
-            found = tuple(
-                Face(box=tuple(box), score=score, landmarks=tuple(map(tuple, marks)))
-                for box, score, marks in zip(boxes[start:end], scores[start:end], points[start:end])
+        found = tuple(
+            Face(box=tuple(box), score=score, landmarks=marks, embedding=vector)
+            for box, score, marks, vector in zip(
+                boxes[start:end], scores[start:end], points[start:end], vectors[start:end]
             )
+        )
         events.append(
             DetectionEvent(
                 event_id=event_id_for(frame.camera_id, frame.frame_seq, model),
@@ -50,6 +57,7 @@ def build_events(
                 width=frame.width,
                 height=frame.height,
                 faces=found,
+                embedder=embedder,
             )
         )
         start = end

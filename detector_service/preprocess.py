@@ -6,7 +6,7 @@ resizing, so the pool's threads run truly in parallel.
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -20,16 +20,19 @@ class DecodeError(ValueError):
 
 @dataclass(frozen=True)
 class Placed:
-    """Where one frame landed in the batch: its scale and its true size."""
+    """Where one frame landed in the batch: its scale and its true size (and, when asked to keep it,
+    the full-size decoded image, for cutting faces out at full resolution)."""
 
     scale: float
     width: int
     height: int
+    image: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 class Preprocessor:
-    def __init__(self, input_hw: tuple[int, int], threads: int) -> None:
+    def __init__(self, input_hw: tuple[int, int], threads: int, keep_images: bool = False) -> None:
         self.input_hw = input_hw
+        self.keep_images = keep_images
         self._pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="decode")
 
     def run(self, frames: list[Frame]) -> tuple[np.ndarray, list[Placed | DecodeError]]:
@@ -43,9 +46,11 @@ class Preprocessor:
 
     def _place(self, frame: Frame, canvas: np.ndarray) -> Placed | DecodeError:
         try:
-            return letterbox_into(decode_jpeg(frame), canvas)
+            image = decode_jpeg(frame)
+            placed = letterbox_into(image, canvas)
         except DecodeError as exc:
             return exc
+        return replace(placed, image=image) if self.keep_images else placed
 
 
 def decode_jpeg(frame: Frame) -> np.ndarray:

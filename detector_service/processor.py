@@ -19,10 +19,12 @@ import cv2
 import numpy as np
 
 from facestream.detector_service import preprocess_gpu
+from facestream.detector_service.embedder import Embedder
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import build_events
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.models.base import FaceModel, Thresholds
+from facestream.detector_service.postprocess import to_frames
 from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError
@@ -66,21 +68,27 @@ class FrameProcessor:
         stats: Stats,
         decode: str = "auto",
         gpu_decoder: GpuDecodeSettings | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.engine = engine
         self.model = model
         self.thresholds = thresholds
         self.stats = stats
+        self.embedder = embedder
         self.preprocessor = self._preprocessor(decode, decode_threads, gpu_decoder)
         # One batch per stage at a time: batch N+1 decodes while batch N infers (on the engine's thread).
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decode-batch")
 
     def _preprocessor(self, decode: str, threads: int, gpu_decoder: GpuDecodeSettings | None):
-        """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise."""
+        """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise.
+        Embeddings are cut from the full-size frames, which only CPU decoding keeps for now."""
+        keep = self.embedder is not None
         if decode == "cpu" or (decode == "auto" and not self.engine.on_gpu):
             self.stats.decoder = "cpu"
-            return Preprocessor(self.engine.input_hw, threads)
+            return Preprocessor(self.engine.input_hw, threads, keep_images=keep)
         missing = preprocess_gpu.available() if self.engine.on_gpu else "inference does not run on a GPU"
+        if missing is None and keep:
+            missing = "--embedder aligns faces from full-size frames on the host; aligning on the GPU is not built yet"
         if missing is None:
             self.stats.decoder = "gpu"
             return self._gpu_preprocessor(gpu_decoder or GpuDecodeSettings())
@@ -88,7 +96,7 @@ class FrameProcessor:
             raise ConfigError(f"GPU decoding was asked for but cannot run: {missing}")
         log.warning("FALLBACK: JPEG decoding runs on %d CPU threads, not on the GPU: %s", threads, missing)
         self.stats.decoder, self.stats.decode_fallback = "cpu", True
-        return Preprocessor(self.engine.input_hw, threads)
+        return Preprocessor(self.engine.input_hw, threads, keep_images=keep)
 
     def _gpu_preprocessor(self, settings: GpuDecodeSettings):
         """nvImageCodec as asked; if the default set-up (the hardware decoder) cannot be made on this
@@ -104,7 +112,8 @@ class FrameProcessor:
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw
-        return f"{ref.name} v{ref.version} on {self.engine.provider}, input {width}x{height}"
+        embeds = f"; embeddings {self.embedder.describe()}" if self.embedder is not None else ""
+        return f"{ref.name} v{ref.version} on {self.engine.provider}, input {width}x{height}{embeds}"
 
     def begin(self, frames: list[Frame], tags: list) -> Pending:
         decoding = self._decoding.submit(self._decode, frames)
@@ -130,17 +139,31 @@ class FrameProcessor:
         t0 = time.perf_counter()
         placed = inferred.placed
         outcomes = [Outcome(pending.tags[i], error=p) for i, p in enumerate(placed) if isinstance(p, DecodeError)]
+        embed_s = 0.0
         if inferred.outputs is not None:
             detections = self.model.to_detections(inferred.outputs, self.engine.input_hw, self.thresholds)
             good = inferred.good
+            faces, counts = to_frames(detections, [placed[i] for i in good])
+            embeddings = None
+            if self.embedder is not None:
+                t1 = time.perf_counter()
+                image_of = np.repeat(np.arange(len(good)), counts)
+                embeddings = self.embedder.embed(self.embedder.crops([placed[i].image for i in good], faces, image_of))
+                embed_s = time.perf_counter() - t1
             events = build_events(
-                [pending.frames[i] for i in good], detections, [placed[i] for i in good], self.model.ref
+                [pending.frames[i] for i in good],
+                faces,
+                counts,
+                self.model.ref,
+                embeddings,
+                None if self.embedder is None else self.embedder.ref,
             )
             outcomes += [Outcome(pending.tags[i], event=event) for i, event in zip(good, events)]
         self.stats.batches += 1
         self.stats.decode_wait_s += inferred.decode_wait_s  # decoding that the pipeline did not hide
         self.stats.infer_s += inferred.infer_s
-        self.stats.postprocess_s += time.perf_counter() - t0
+        self.stats.embed_s += embed_s
+        self.stats.postprocess_s += time.perf_counter() - t0 - embed_s
         return outcomes
 
     def warm_up(self) -> float:
@@ -158,11 +181,14 @@ class FrameProcessor:
         failed = next((p for p in placed if isinstance(p, DecodeError)), None)
         if failed is not None:
             raise ConfigError(f"the JPEG decoder ({self.stats.decoder}) cannot decode a plain JPEG at start: {failed}")
-        for bucket in self.engine.buckets:
-            self.engine.run(np.zeros((bucket, height, width, 3), dtype=np.uint8))
+        for engine in (self.engine, *(() if self.embedder is None else (self.embedder.engine,))):
+            for bucket in engine.buckets:
+                engine.run(np.zeros((bucket, *engine.input_hw, 3), dtype=np.uint8))
         return time.perf_counter() - t0
 
     def close(self) -> None:
         self._decoding.shutdown(wait=True)
         self.engine.close()
+        if self.embedder is not None:
+            self.embedder.close()
         self.preprocessor.close()

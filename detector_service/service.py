@@ -10,6 +10,7 @@ from facestream.detector_service import metrics, models
 from facestream.detector_service.batcher import Batcher
 from facestream.detector_service.config import DetectorConfig
 from facestream.detector_service.consumer import GroupMember
+from facestream.detector_service.embedder import Embedder
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import Publisher
 from facestream.detector_service.models.base import Thresholds
@@ -47,6 +48,9 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
     )
     if random_weights:
         log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
+    embedder = None
+    if config.embedder != "none":  # on the device the detector got, with its fallbacks already said
+        embedder = Embedder(config.embedder, engine.provider, config.ort_threads, landmarks=model.landmarks)
     processor = FrameProcessor(
         engine,
         model,
@@ -55,6 +59,7 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
         stats,
         config.decode,
         config.gpu_decode_settings,
+        embedder,
     )
     log.info("warm-up of the decoder and buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
     return processor

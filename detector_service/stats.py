@@ -9,8 +9,9 @@ log = logging.getLogger(__name__)
 # The measured stages, by the one name the stats line, the metrics (stage label) and the result files
 # use; each is a ``<name>_s`` field of Stats. decode: JPEG decoding + letterboxing, busy in its own
 # thread (mostly hidden behind inference); decode_wait: the part inference waited for; infer:
-# inference with its host copies; postprocess: outputs to boxes and events.
-STAGES = ("decode", "decode_wait", "infer", "postprocess")
+# inference with its host copies; embed: aligning and embedding the faces (--embedder); postprocess:
+# outputs to boxes and events.
+STAGES = ("decode", "decode_wait", "infer", "embed", "postprocess")
 
 
 @dataclass
@@ -26,6 +27,7 @@ class Stats:
     batches: int = 0
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
+    embed_s: float = 0.0
     infer_s: float = 0.0
     postprocess_s: float = 0.0
     started: float = field(default_factory=time.monotonic)

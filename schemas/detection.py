@@ -24,16 +24,22 @@ class ModelRef:
         return {"name": self.name, "version": self.version, "weights_sha256": self.weights_sha256}
 
 
+EMBEDDING_MAX_BYTES = 4096  # 2,048 float16 values; SFace's 128 take 256 bytes
+
+
 @dataclass(frozen=True, slots=True)
 class Face:
     box: tuple[float, float, float, float]  # x0, y0, x1, y1 in original frame pixels
     score: float  # 0..1
     landmarks: tuple[tuple[float, float], ...] | None = None  # (x, y) pairs, model-specific order
+    embedding: bytes | None = None  # unit vector as little-endian float16 (the event's embedder made it)
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"box": list(self.box), "score": self.score}
         if self.landmarks is not None:
             out["landmarks"] = [list(p) for p in self.landmarks]
+        if self.embedding is not None:
+            out["embedding"] = self.embedding
         return out
 
 
@@ -48,9 +54,10 @@ class DetectionEvent:
     width: int
     height: int
     faces: tuple[Face, ...]
+    embedder: ModelRef | None = None  # which model made the faces' embeddings, when they have any
 
     def fields(self) -> dict[str, Any]:
-        return {
+        out = {
             "event_id": self.event_id,
             "camera_id": self.camera_id,
             "frame_seq": self.frame_seq,
@@ -61,6 +68,9 @@ class DetectionEvent:
             "height": self.height,
             "faces": [face.fields() for face in self.faces],
         }
+        if self.embedder is not None:
+            out["embedder"] = self.embedder.fields()
+        return out
 
 
 def event_id_for(camera_id: str, frame_seq: int, model: ModelRef) -> str:
@@ -69,13 +79,13 @@ def event_id_for(camera_id: str, frame_seq: int, model: ModelRef) -> str:
     return str(uuid.uuid5(_EVENT_NAMESPACE, name))
 
 
-def _model_from(value: Any) -> ModelRef:
+def _model_from(value: Any, where: str = "model") -> ModelRef:
     if not isinstance(value, dict):
-        raise f.SchemaError(_TYPE, "model", f"expected a map, got {type(value).__name__}")
+        raise f.SchemaError(_TYPE, where, f"expected a map, got {type(value).__name__}")
     return ModelRef(
-        name=f.text(_TYPE, value, "name", prefix="model."),
-        version=f.text(_TYPE, value, "version", prefix="model."),
-        weights_sha256=f.text(_TYPE, value, "weights_sha256", prefix="model."),
+        name=f.text(_TYPE, value, "name", prefix=f"{where}."),
+        version=f.text(_TYPE, value, "version", prefix=f"{where}."),
+        weights_sha256=f.text(_TYPE, value, "weights_sha256", prefix=f"{where}."),
     )
 
 
@@ -93,7 +103,16 @@ def _face_from(index: int, value: Any) -> Face:
     if value.get("landmarks") is not None:
         points = f.sequence(_TYPE, f"{where}.landmarks", value["landmarks"])
         landmarks = tuple(_floats(f"{where}.landmarks", p, 2) for p in points)
-    return Face(box=box, score=score, landmarks=landmarks)  # type: ignore[arg-type]
+    embedding = value.get("embedding")
+    if embedding is not None:
+        if not isinstance(embedding, (bytes, bytearray)) or not embedding or len(embedding) % 2:
+            raise f.SchemaError(_TYPE, f"{where}.embedding", "expected float16 bytes (a non-empty, even length)")
+        if len(embedding) > EMBEDDING_MAX_BYTES:
+            raise f.SchemaError(
+                _TYPE, f"{where}.embedding", f"at most {EMBEDDING_MAX_BYTES} bytes, got {len(embedding)}"
+            )
+        embedding = bytes(embedding)
+    return Face(box=box, score=score, landmarks=landmarks, embedding=embedding)  # type: ignore[arg-type]
 
 
 def _floats(where: str, value: Any, length: int) -> tuple[float, ...]:
@@ -106,7 +125,12 @@ def _floats(where: str, value: Any, length: int) -> tuple[float, ...]:
 
 
 def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
-    faces = f.sequence(_TYPE, "faces", f.present(_TYPE, fields, "faces"))
+    faces = tuple(
+        _face_from(i, face) for i, face in enumerate(f.sequence(_TYPE, "faces", f.present(_TYPE, fields, "faces")))
+    )
+    embedder = None if fields.get("embedder") is None else _model_from(fields["embedder"], "embedder")
+    if embedder is None and any(face.embedding is not None for face in faces):
+        raise f.SchemaError(_TYPE, "embedder", "missing, while faces carry embeddings")
     return DetectionEvent(
         event_id=f.text(_TYPE, fields, "event_id"),
         camera_id=f.text(_TYPE, fields, "camera_id"),
@@ -116,7 +140,8 @@ def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
         model=_model_from(f.present(_TYPE, fields, "model")),
         width=f.integer(_TYPE, fields, "width", minimum=1),
         height=f.integer(_TYPE, fields, "height", minimum=1),
-        faces=tuple(_face_from(i, face) for i, face in enumerate(faces)),
+        faces=faces,
+        embedder=embedder,
     )
 
 

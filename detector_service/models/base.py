@@ -93,6 +93,7 @@ class FaceModel(Protocol):
     """Built as ``Plugin(ref, metadata)`` from the ONNX file's metadata."""
 
     name: ClassVar[str]
+    landmarks: ClassVar[bool]  # whether it finds facial landmarks (which align faces for an embedder)
     default_thresholds: ClassVar[Thresholds]
     input_transform: ClassVar[InputTransform]
 

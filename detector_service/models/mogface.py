@@ -33,6 +33,7 @@ MODELSCOPE_SERVING = Thresholds(score_threshold=0.82, nms_iou=0.4)
 
 class MogFace:
     name: ClassVar[str] = "mogface"
+    landmarks: ClassVar[bool] = False
     default_thresholds: ClassVar[Thresholds] = MODELSCOPE_SERVING
     input_transform: ClassVar[InputTransform] = InputTransform(
         mean_bgr=tuple(MEAN_BGR.tolist()), scale_bgr=tuple((1.0 / (STD_BGR * 255.0)).tolist()), to_rgb=True

@@ -2,14 +2,18 @@
 
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
 from facestream.detector_service import models
+from facestream.detector_service.embedder import Embedder
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.preprocess import Preprocessor
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError
+from facestream.schemas import Frame
 
 
 @pytest.fixture(scope="module")
@@ -36,3 +40,24 @@ def test_a_cpu_engine_decodes_on_the_cpu_and_that_is_no_fallback(cpu_engine) -> 
 def test_gpu_decoding_asked_for_without_a_gpu_engine_is_an_error(cpu_engine) -> None:
     with pytest.raises(ConfigError, match="GPU decoding was asked for but cannot run"):
         processor(cpu_engine, "gpu")
+
+
+def test_faces_carry_embeddings_cut_from_their_full_size_frames(yunet_path: Path, sample_dir: Path) -> None:
+    plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
+    engine = Engine(yunet_path, (480, 640), batch=4, plugin=plugin, provider="cpu", threads=2)
+    embedder = Embedder("sface", "cpu", threads=2)
+    proc = FrameProcessor(engine, plugin, plugin.default_thresholds, 2, Stats("cpu", False), "auto", embedder=embedder)
+    frames = []
+    for seq, name in enumerate(["obama.jpg", "obama2.jpg", "biden.jpg"]):
+        data = (sample_dir / name).read_bytes()
+        height, width = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR).shape[:2]
+        frames.append(Frame("cam", seq, 0, width, height, data))
+    try:
+        events = [outcome.event for outcome in proc.finish(proc.begin(frames, [0, 1, 2]))]
+    finally:
+        proc.close()
+    assert all(event.embedder == embedder.ref and len(event.faces) == 1 for event in events)
+    vectors = [np.frombuffer(event.faces[0].embedding, "<f2").astype(np.float32) for event in events]
+    assert all(abs(float(np.linalg.norm(v)) - 1) < 1e-3 for v in vectors)
+    assert vectors[0] @ vectors[1] > 0.7 and vectors[0] @ vectors[2] < 0.3  # the same man, then another
+    assert proc.stats.embed_s > 0 and " embed " in proc.stats.line()

@@ -171,3 +171,16 @@ def test_a_backlog_goes_in_full_batches(topics: dict, produce_raw) -> None:
     summary = json.loads(next(line for line in reversed(log.splitlines()) if line.startswith("{")))
     assert summary["frames"] == 40
     assert summary["batches"] <= 10, f"{summary['batches']} batches for 40 waiting frames at batch 8"
+
+
+def test_embeddings_travel_in_the_events(bootstrap: str, topics: dict) -> None:
+    photos_to(topics["frames"], {"portraits": samples.portraits_dir()}, max_width=0)
+    log = run_service(detector_command(detector_config(topics, batch=4, embedder="sface")))
+    assert "embeddings sface v2021dec on cpu, aligned by landmarks" in log
+    events = sorted(
+        (unpack_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 4)), key=lambda e: e.frame_seq
+    )
+    by_name = dict(zip(sorted(p.name for p in samples.portraits_dir().iterdir()), events))
+    vectors = {name: np.frombuffer(e.faces[0].embedding, "<f2").astype(np.float32) for name, e in by_name.items()}
+    assert all(e.embedder.name == "sface" and len(e.faces[0].embedding) == 256 for e in events)
+    assert vectors["obama.jpg"] @ vectors["obama2.jpg"] > 0.7 and vectors["obama.jpg"] @ vectors["biden.jpg"] < 0.3

@@ -15,6 +15,7 @@ from facestream.schemas import (
 )
 
 MODEL = ModelRef("yunet", "2023mar", "8f23")
+SFACE = ModelRef("sface", "2021dec", "0ba9")
 FACES = (
     Face(box=(10.0, 20.0, 110.0, 150.0), score=0.93, landmarks=((30.0, 60.0), (80.0, 61.0))),
     Face(box=(300.0, 40.0, 340.0, 90.0), score=0.61),
@@ -43,6 +44,15 @@ def face(**changes) -> dict:
 
 def test_round_trip() -> None:
     assert unpack_detection(pack_detection(VALID)) == VALID
+
+
+def test_embeddings_round_trip_with_their_model() -> None:
+    vector = bytes(range(256))  # 128 float16 values
+    event = dataclasses.replace(
+        VALID, faces=(dataclasses.replace(FACES[0], embedding=vector), FACES[1]), embedder=SFACE
+    )
+    decoded = unpack_detection(pack_detection(event))
+    assert decoded == event and decoded.faces[0].embedding == vector and decoded.embedder == SFACE
 
 
 def test_event_ids_are_deterministic_and_distinct() -> None:
@@ -78,6 +88,11 @@ def test_unknown_fields_are_ignored_at_every_level() -> None:
         ({"faces": [face(box=[1, 2, math.nan, 4])]}, "faces[0].box", "finite"),
         ({"faces": [face(box=[1, 2, "3", 4])]}, "faces[0].box", "finite"),
         ({"faces": [face(score=1.5)]}, "faces[0].score", "0..1"),
+        ({"faces": [face(embedding=b"\x00\x3c")]}, "embedder", "missing, while faces carry embeddings"),
+        ({"embedder": SFACE.fields(), "faces": [face(embedding=b"abc")]}, "faces[0].embedding", "even length"),
+        ({"embedder": SFACE.fields(), "faces": [face(embedding=[1.0, 2.0])]}, "faces[0].embedding", "float16"),
+        ({"embedder": SFACE.fields(), "faces": [face(embedding=bytes(4098))]}, "faces[0].embedding", "at most"),
+        ({"embedder": {"name": "sface"}}, "embedder.version", "missing"),
         ({"faces": [{"box": [1, 2, 3, 4]}]}, "faces[0].score", "missing"),
         ({"faces": [face(landmarks=[[1, 2, 3]])]}, "faces[0].landmarks", "2 items"),
         ({"faces": [face(landmarks=5)]}, "faces[0].landmarks", "list"),
