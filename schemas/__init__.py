@@ -5,6 +5,7 @@ producers may add fields without breaking older consumers. See ``schemas/README.
 """
 
 from facestream.schemas._fields import SCHEMA_VERSION
+from facestream.schemas.alert import Alert, Sighting, alert_id_for, pack_alert, unpack_alert
 from facestream.schemas.detection import (
     DetectionEvent,
     Face,
@@ -15,24 +16,38 @@ from facestream.schemas.detection import (
 )
 from facestream.schemas.errors import SchemaError
 from facestream.schemas.frame import Frame, pack_frame, unpack_frame
+from facestream.schemas.gallery import GalleryEntry, pack_gallery_entry, person_id_for, unpack_gallery_entry
 
 FRAMES_TOPIC = "frames"
 DETECTIONS_TOPIC = "detections"
 DEAD_LETTER_TOPIC = "frames.dlq"
+ALERTS_TOPIC = "alerts"
+GALLERY_TOPIC = "faces.gallery"  # compacted: the last entry per person, a tombstone removes one
 
 __all__ = [
+    "ALERTS_TOPIC",
+    "Alert",
     "DEAD_LETTER_TOPIC",
     "DETECTIONS_TOPIC",
-    "FRAMES_TOPIC",
-    "SCHEMA_VERSION",
     "DetectionEvent",
+    "FRAMES_TOPIC",
     "Face",
     "Frame",
+    "GALLERY_TOPIC",
+    "GalleryEntry",
     "ModelRef",
+    "SCHEMA_VERSION",
     "SchemaError",
-    "unpack_detection",
-    "unpack_frame",
+    "Sighting",
+    "alert_id_for",
+    "event_id_for",
+    "pack_alert",
     "pack_detection",
     "pack_frame",
-    "event_id_for",
+    "pack_gallery_entry",
+    "person_id_for",
+    "unpack_alert",
+    "unpack_detection",
+    "unpack_frame",
+    "unpack_gallery_entry",
 ]

@@ -68,6 +68,18 @@ def blob(message_type: str, fields: dict[str, Any], name: str) -> bytes:
     return bytes(value)
 
 
+VECTOR_MAX_BYTES = 4096  # 2,048 float16 values; SFace's 128 take 256 bytes
+
+
+def float16_vector(message_type: str, name: str, value: Any) -> bytes:
+    """An embedding: little-endian float16 values as bytes, non-empty and at most VECTOR_MAX_BYTES."""
+    if not isinstance(value, (bytes, bytearray)) or not value or len(value) % 2:
+        raise SchemaError(message_type, name, "expected float16 bytes (a non-empty, even length)")
+    if len(value) > VECTOR_MAX_BYTES:
+        raise SchemaError(message_type, name, f"at most {VECTOR_MAX_BYTES} bytes, got {len(value)}")
+    return bytes(value)
+
+
 def number(message_type: str, name: str, value: Any) -> float:
     if type(value) is float and value - value == 0.0:  # the common case, checked first: a finite float
         return value

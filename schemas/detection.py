@@ -24,9 +24,6 @@ class ModelRef:
         return {"name": self.name, "version": self.version, "weights_sha256": self.weights_sha256}
 
 
-EMBEDDING_MAX_BYTES = 4096  # 2,048 float16 values; SFace's 128 take 256 bytes
-
-
 @dataclass(frozen=True, slots=True)
 class Face:
     box: tuple[float, float, float, float]  # x0, y0, x1, y1 in original frame pixels
@@ -79,13 +76,13 @@ def event_id_for(camera_id: str, frame_seq: int, model: ModelRef) -> str:
     return str(uuid.uuid5(_EVENT_NAMESPACE, name))
 
 
-def _model_from(value: Any, where: str = "model") -> ModelRef:
+def model_ref_from(value: Any, where: str = "model", message_type: str = _TYPE) -> ModelRef:
     if not isinstance(value, dict):
-        raise f.SchemaError(_TYPE, where, f"expected a map, got {type(value).__name__}")
+        raise f.SchemaError(message_type, where, f"expected a map, got {type(value).__name__}")
     return ModelRef(
-        name=f.text(_TYPE, value, "name", prefix=f"{where}."),
-        version=f.text(_TYPE, value, "version", prefix=f"{where}."),
-        weights_sha256=f.text(_TYPE, value, "weights_sha256", prefix=f"{where}."),
+        name=f.text(message_type, value, "name", prefix=f"{where}."),
+        version=f.text(message_type, value, "version", prefix=f"{where}."),
+        weights_sha256=f.text(message_type, value, "weights_sha256", prefix=f"{where}."),
     )
 
 
@@ -105,13 +102,7 @@ def _face_from(index: int, value: Any) -> Face:
         landmarks = tuple(_floats(f"{where}.landmarks", p, 2) for p in points)
     embedding = value.get("embedding")
     if embedding is not None:
-        if not isinstance(embedding, (bytes, bytearray)) or not embedding or len(embedding) % 2:
-            raise f.SchemaError(_TYPE, f"{where}.embedding", "expected float16 bytes (a non-empty, even length)")
-        if len(embedding) > EMBEDDING_MAX_BYTES:
-            raise f.SchemaError(
-                _TYPE, f"{where}.embedding", f"at most {EMBEDDING_MAX_BYTES} bytes, got {len(embedding)}"
-            )
-        embedding = bytes(embedding)
+        embedding = f.float16_vector(_TYPE, f"{where}.embedding", embedding)
     return Face(box=box, score=score, landmarks=landmarks, embedding=embedding)  # type: ignore[arg-type]
 
 
@@ -128,7 +119,7 @@ def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
     faces = tuple(
         _face_from(i, face) for i, face in enumerate(f.sequence(_TYPE, "faces", f.present(_TYPE, fields, "faces")))
     )
-    embedder = None if fields.get("embedder") is None else _model_from(fields["embedder"], "embedder")
+    embedder = None if fields.get("embedder") is None else model_ref_from(fields["embedder"], "embedder")
     if embedder is None and any(face.embedding is not None for face in faces):
         raise f.SchemaError(_TYPE, "embedder", "missing, while faces carry embeddings")
     return DetectionEvent(
@@ -137,7 +128,7 @@ def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
         frame_seq=f.integer(_TYPE, fields, "frame_seq"),
         capture_ts_ns=f.integer(_TYPE, fields, "capture_ts_ns"),
         detect_ts_ns=f.integer(_TYPE, fields, "detect_ts_ns"),
-        model=_model_from(f.present(_TYPE, fields, "model")),
+        model=model_ref_from(f.present(_TYPE, fields, "model")),
         width=f.integer(_TYPE, fields, "width", minimum=1),
         height=f.integer(_TYPE, fields, "height", minimum=1),
         faces=faces,

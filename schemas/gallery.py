@@ -1,0 +1,70 @@
+"""Gallery entry: one enrolled person, on the compacted topic ``faces.gallery``, key = person_id.
+
+A record with the same key replaces the person's entry; a record with no value (a tombstone) removes
+the person. Every reader of the topic from its start holds the same gallery."""
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from facestream.schemas import _fields as f
+from facestream.schemas.detection import ModelRef, model_ref_from
+
+_TYPE = "GalleryEntry"
+EMBEDDINGS_MAX = 32  # reference faces per person
+
+
+@dataclass(frozen=True, slots=True)
+class GalleryEntry:
+    person_id: str  # the record key
+    name: str  # as enrolled
+    embedder: ModelRef  # which model made the embeddings: only faces of the same embedder compare
+    embeddings: tuple[bytes, ...]  # unit vectors, little-endian float16, one per enrolled image
+    enrolled_ts_ns: int
+    images: tuple[str, ...]  # the enrolled images' file names, for people reading the gallery
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "person_id": self.person_id,
+            "name": self.name,
+            "embedder": self.embedder.fields(),
+            "embeddings": list(self.embeddings),
+            "enrolled_ts_ns": self.enrolled_ts_ns,
+            "images": list(self.images),
+        }
+
+
+def person_id_for(name: str) -> str:
+    """The key a name is enrolled under: lower case, runs of anything but letters and digits as '-'."""
+    person_id = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    if not person_id:
+        raise f.SchemaError(_TYPE, "name", f"needs at least one letter or digit, got {name!r}")
+    return person_id
+
+
+def entry_from_fields(fields: dict[str, Any]) -> GalleryEntry:
+    vectors = f.sequence(_TYPE, "embeddings", f.present(_TYPE, fields, "embeddings"))
+    if not 1 <= len(vectors) <= EMBEDDINGS_MAX:
+        raise f.SchemaError(_TYPE, "embeddings", f"1 to {EMBEDDINGS_MAX} of them, got {len(vectors)}")
+    images = f.sequence(_TYPE, "images", f.present(_TYPE, fields, "images"))
+    if not all(isinstance(name, str) for name in images):
+        raise f.SchemaError(_TYPE, "images", "expected a list of strings")
+    return GalleryEntry(
+        person_id=f.text(_TYPE, fields, "person_id"),
+        name=f.text(_TYPE, fields, "name"),
+        embedder=model_ref_from(f.present(_TYPE, fields, "embedder"), "embedder", _TYPE),
+        embeddings=tuple(f.float16_vector(_TYPE, f"embeddings[{i}]", v) for i, v in enumerate(vectors)),
+        enrolled_ts_ns=f.integer(_TYPE, fields, "enrolled_ts_ns"),
+        images=tuple(images),
+    )
+
+
+def pack_gallery_entry(entry: GalleryEntry) -> bytes:
+    """Validate and serialise; raises SchemaError exactly where ``unpack_gallery_entry`` would."""
+    fields = entry.fields()
+    entry_from_fields(fields)
+    return f.pack_map(fields)
+
+
+def unpack_gallery_entry(payload: bytes) -> GalleryEntry:
+    return entry_from_fields(f.unpack_map(_TYPE, payload))
