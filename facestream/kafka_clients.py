@@ -93,14 +93,27 @@ def check_reachable(bootstrap: str | None = None, timeout_s: float = 10.0) -> in
     return len(meta.brokers)
 
 
-def ensure_topics(topics: dict[str, int], bootstrap: str | None = None, timeout_s: float = 30.0) -> None:
-    """Create the topics that do not exist yet, with the given partition counts; keep the rest."""
+COMPACTED = {"cleanup.policy": "compact"}  # a topic that keeps the last record per key (a tombstone removes it)
+
+
+def ensure_topics(
+    topics: dict[str, int],
+    bootstrap: str | None = None,
+    timeout_s: float = 30.0,
+    configs: dict[str, dict[str, str]] | None = None,
+) -> None:
+    """Create the topics that do not exist yet, with the given partition counts (and topic configs,
+    e.g. ``COMPACTED``, by name); keep the rest."""
     from confluent_kafka import KafkaError
     from confluent_kafka.admin import NewTopic
 
     client = admin(bootstrap)
     existing = client.list_topics(timeout=timeout_s).topics
-    missing = [NewTopic(name, num_partitions=n) for name, n in topics.items() if name not in existing]
+    missing = [
+        NewTopic(name, num_partitions=n, config=(configs or {}).get(name, {}))
+        for name, n in topics.items()
+        if name not in existing
+    ]
     for name, future in client.create_topics(missing, operation_timeout=timeout_s).items() if missing else []:
         try:
             future.result()
@@ -145,5 +158,39 @@ def records(
                     return
                 if not msg.error():
                     yield msg
+    finally:
+        consumer.close()
+
+
+def read_to_end(topic: str, bootstrap: str | None = None, timeout_s: float = 30.0) -> list:
+    """Every record of ``topic`` up to its end as of the call, tombstones included (a compacted
+    topic's current state); BrokerError if that cannot be read within ``timeout_s``."""
+    import time
+
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap or bootstrap_servers(),
+            "group.id": "facestream-reader",  # never subscribes or commits: partitions are assigned by hand
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        partitions = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in partitions}
+        left = {p for p, end in ends.items() if end > 0}
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        records, deadline = [], time.monotonic() + timeout_s
+        while left:
+            if time.monotonic() > deadline:
+                raise BrokerError(f"could not read {topic} to its end within {timeout_s:.0f} s")
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            records.append(msg)
+            if msg.offset() >= ends[msg.partition()] - 1:
+                left.discard(msg.partition())
+        return records
     finally:
         consumer.close()

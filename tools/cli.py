@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "models": "facestream.detector_service.cli:models",
     "samples": "facestream.tools.samples:samples",
     "events": "facestream.tools.events:events",
+    "gallery": "facestream.tools.gallery:gallery",
     "demo": "facestream.tools.demo:demo",
     "export": "facestream.tools.export.cli:export",
 }

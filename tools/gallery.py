@@ -1,0 +1,129 @@
+"""``facestream gallery``: enrol, list and remove the people alerting knows, on the compacted topic
+``faces.gallery``. Enrolment runs the detector's own code and models on this machine: the same
+detection, alignment and embedding as the service, so enrolled faces compare with live ones."""
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from facestream.config import options
+from facestream.detector_service.config import DetectorConfig
+from facestream.errors import ConfigError
+from facestream.schemas import GALLERY_TOPIC
+
+topic_option = click.option("--topic", default=GALLERY_TOPIC, help="The gallery's compacted topic.")
+
+
+@click.group()
+def gallery() -> None:
+    """The people alerting knows: enrol them from photos, list them, remove them."""
+
+
+@gallery.command(
+    epilog="""\b
+Examples:
+  facestream gallery enroll --name "Barack Obama" obama.jpg obama2.jpg
+  facestream gallery enroll --name guard team-photo.jpg --largest   # several faces: take the largest
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--name", required=True, help="The person's name; enrolling it again replaces the entry.")
+@click.option("--largest", is_flag=True, help="In a photo with several faces, enrol the largest.")
+@topic_option
+@click.argument("images", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@options(DetectorConfig, only=("model", "provider"))
+def enroll(name: str, largest: bool, topic: str, images: tuple[Path, ...], model: str, provider: str) -> None:
+    """Detect, align and embed the face in each IMAGE and publish the person to the gallery."""
+    from facestream import kafka_clients
+    from facestream.detector_service.service import build_processor
+    from facestream.schemas import GalleryEntry, pack_gallery_entry, person_id_for
+
+    kafka_clients.check_reachable()
+    config = DetectorConfig(model=model, provider=provider, embedder="sface", decode="cpu", batch=len(images))
+    processor = build_processor(config)
+    try:
+        outcomes = processor.finish(processor.begin([photo_frame(i, path) for i, path in enumerate(images)], list(images)))
+    finally:
+        processor.close()
+    embeddings = []
+    for outcome in outcomes:
+        if outcome.error is not None:
+            raise ConfigError(f"{outcome.tag}: {outcome.error}")
+        faces = outcome.event.faces
+        if not faces:
+            raise ConfigError(f"{outcome.tag}: no face found; enrol a photo where the face is clear")
+        if len(faces) > 1 and not largest:
+            raise ConfigError(f"{outcome.tag}: {len(faces)} faces; pass --largest to enrol the largest one")
+        face = max(faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
+        embeddings.append(face.embedding)
+    entry = GalleryEntry(
+        person_id=person_id_for(name),
+        name=name,
+        embedder=outcomes[0].event.embedder,
+        embeddings=tuple(embeddings),
+        enrolled_ts_ns=time.time_ns(),
+        images=tuple(path.name for path in images),
+    )
+    _publish(topic, entry.person_id, pack_gallery_entry(entry))
+    click.echo(f"enrolled {name!r} as {entry.person_id} from {len(images)} photo(s)")
+
+
+@gallery.command("list", epilog="\b\nExamples:\n  facestream gallery list\n  facestream gallery list --json")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per person.")
+@topic_option
+def list_people(as_json: bool, topic: str) -> None:
+    """The people enrolled now."""
+    from facestream import gallery as store
+
+    for entry in store.load(topic=topic).entries():
+        enrolled = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.enrolled_ts_ns / 1e9))
+        summary = {"person_id": entry.person_id, "name": entry.name, "faces": len(entry.embeddings)}
+        if as_json:
+            click.echo(json.dumps({**summary, "images": list(entry.images), "enrolled": enrolled}))
+        else:
+            click.echo(f"{entry.person_id:<24} {entry.name:<24} {len(entry.embeddings)} face(s), enrolled {enrolled}")
+
+
+@gallery.command(epilog='\b\nExamples:\n  facestream gallery remove "Barack Obama"')
+@click.argument("name")
+@topic_option
+def remove(name: str, topic: str) -> None:
+    """Remove a person (by name or person id) from the gallery."""
+    from facestream import gallery as store
+    from facestream.schemas import person_id_for
+
+    person_id = person_id_for(name)
+    if person_id not in {entry.person_id for entry in store.load(topic=topic).entries()}:
+        raise ConfigError(f"{name!r} ({person_id}) is not in the gallery; `facestream gallery list` shows who is")
+    _publish(topic, person_id, None)
+    click.echo(f"removed {person_id}")
+
+
+def photo_frame(seq: int, path: Path):
+    """A photo as the detector takes frames: its JPEG bytes (other formats are encoded as JPEG)."""
+    import cv2
+    import numpy as np
+
+    from facestream.schemas import Frame
+
+    data = path.read_bytes()
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ConfigError(f"{path} is not a readable image")
+    if not data.startswith(b"\xff\xd8"):
+        data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+    return Frame(path.name, seq, time.time_ns(), image.shape[1], image.shape[0], data)
+
+
+def _publish(topic: str, person_id: str, value: bytes | None) -> None:
+    """Write one gallery record (an entry, or a tombstone) and wait for the broker to take it."""
+    from facestream import kafka_clients
+    from facestream.errors import BrokerError
+
+    kafka_clients.ensure_topics({topic: 1}, configs={topic: kafka_clients.COMPACTED})
+    producer = kafka_clients.producer("facestream-gallery")
+    kafka_clients.send(producer, topic, value, person_id.encode())
+    if producer.flush(30.0):
+        raise BrokerError(f"the broker did not acknowledge the gallery record for {person_id} within 30 s")
