@@ -44,7 +44,8 @@ def enroll(name: str, largest: bool, topic: str, images: tuple[Path, ...], model
     config = DetectorConfig(model=model, provider=provider, embedder="sface", decode="cpu", batch=len(images))
     processor = build_processor(config)
     try:
-        outcomes = processor.finish(processor.begin([photo_frame(i, path) for i, path in enumerate(images)], list(images)))
+        frames = [photo_frame(i, path) for i, path in enumerate(images)]
+        outcomes = processor.finish(processor.begin(frames, list(images)))
     finally:
         processor.close()
     embeddings = []
