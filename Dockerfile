@@ -5,6 +5,7 @@ COPY pyproject.toml README.md ./
 COPY facestream ./facestream
 COPY producers ./producers
 COPY detector_service ./detector_service
+COPY alerting ./alerting
 COPY schemas ./schemas
 COPY tools ./tools
 RUN pip install --no-cache-dir .

@@ -16,6 +16,7 @@ click types, and code that builds the object directly (tests, benchmarks) passes
 """
 
 import dataclasses
+import json
 import types
 import typing
 from collections.abc import Callable
@@ -118,6 +119,32 @@ def show_size(size: tuple[int, int]) -> str:
     return "x".join(map(str, size))
 
 
+def table_of(cls: type) -> Parse:
+    """A Parse for a JSON object (or a TOML table) of some of ``cls``'s settings: unknown keys and bad
+    values are errors naming them; the result is the dict of the settings given."""
+
+    def parse(text: str) -> dict:
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f'expected a JSON object, e.g. {{"name": 1}}: {exc}') from None
+        if not isinstance(values, dict):
+            raise ValueError(f"expected a JSON object, got {text!r}")
+        values = {key.replace("-", "_"): value for key, value in values.items()}
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ValueError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        try:
+            cls(**values)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return values
+
+    parse.__name__ = f"{cls.__name__} settings"
+    return parse
+
+
 def parsed(parse: Parse, metavar: str) -> click.ParamType:
     """A click type for an option outside any config object (e.g. a benchmark's) from a ``Parse``."""
     return _Parsed(parse, keep_text=False, metavar=metavar)
@@ -134,6 +161,8 @@ class _Parsed(click.ParamType):
         return self.metavar
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, dict):  # a TOML table, as a JSON object on the command line would give it
+            value = json.dumps(value)
         if not isinstance(value, str):
             return value
         try:

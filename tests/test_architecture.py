@@ -13,6 +13,7 @@ PACKAGES = {
     "facestream": "facestream",
     "producers": "facestream.producers",
     "detector_service": "facestream.detector_service",
+    "alerting": "facestream.alerting",
     "tools": "facestream.tools",
     "bench": "bench",
 }
@@ -20,7 +21,7 @@ PACKAGES = {
 FLOORS = [
     ["facestream.schemas"],  # the message contract
     ["facestream"],  # the base: errors, config, Kafka clients, assets, the local broker
-    ["facestream.producers", "facestream.detector_service"],  # the services, peers
+    ["facestream.producers", "facestream.detector_service", "facestream.alerting"],  # the services, peers
     ["facestream.tools"],  # the commands that combine services
     ["bench"],  # benchmarks, run from a checkout
 ]

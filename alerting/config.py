@@ -1,0 +1,111 @@
+"""The alerting service's configuration: its topics and group, which rules run, and the rules'
+settings for every camera or for one camera (``[alerting.cameras.<camera id>]`` in the config file),
+each checked where it is given (``facestream.config``)."""
+
+import json
+from dataclasses import dataclass, field
+
+from facestream.alerting.rules.crowd import CrowdSettings
+from facestream.alerting.rules.stranger import StrangerSettings
+from facestream.config import check, setting, table_of
+from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC
+
+RULES = ("stranger", "crowd")
+
+
+def parse_rules(text: str) -> tuple[str, ...]:
+    """``stranger,crowd`` -> the rules, each known."""
+    rules = tuple(r.strip() for r in text.split(",") if r.strip())
+    unknown = [r for r in rules if r not in RULES]
+    if unknown or not rules:
+        raise ValueError(f"rules are a comma-separated list of {', '.join(RULES)}, got {text!r}")
+    return rules
+
+
+@dataclass(frozen=True)
+class CameraOverrides:
+    """What one camera changes: its rules, and any rule settings."""
+
+    rules: str | None = setting(None, "The rules this camera runs (default: the service's).", parse=parse_rules)
+    stranger: dict | None = setting(
+        None, "Stranger settings for this camera.", parse=table_of(StrangerSettings), show=json.dumps
+    )
+    crowd: dict | None = setting(
+        None, "Crowd settings for this camera.", parse=table_of(CrowdSettings), show=json.dumps
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+def parse_cameras(text: str) -> dict:
+    """A JSON object (or TOML tables) of camera id -> CameraOverrides' fields, each checked."""
+    try:
+        cameras = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"expected a JSON object of camera id -> settings: {exc}") from None
+    if not isinstance(cameras, dict):
+        raise ValueError("expected a JSON object of camera id -> settings")
+    parse = table_of(CameraOverrides)
+    for camera, overrides in cameras.items():
+        try:
+            parse(json.dumps(overrides))
+        except ValueError as exc:
+            raise ValueError(f"camera {camera!r}: {exc}") from None
+    return cameras
+
+
+@dataclass(frozen=True)
+class CameraSettings:
+    """The rules and settings one camera runs with: the service's, with the camera's overrides."""
+
+    rules: tuple[str, ...]
+    stranger: StrangerSettings
+    crowd: CrowdSettings
+
+
+@dataclass(frozen=True)
+class AlertingConfig:
+    group: str = setting("facestream-alerting", "Faust app id and Kafka consumer group; workers share it.")
+    rules: str = setting("stranger,crowd", "The rules every camera runs (comma-separated).", parse=parse_rules)
+    detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the detection events come from.")
+    alerts_topic: str = setting(ALERTS_TOPIC, "Topic the alerts go to.")
+    gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic.")
+    stranger: dict | None = setting(
+        None,
+        'Stranger settings for every camera, as JSON (e.g. {"sightings": 2}) or the [alerting.stranger] table.',
+        parse=table_of(StrangerSettings),
+        show=json.dumps,
+        metavar="JSON",
+    )
+    crowd: dict | None = setting(
+        None,
+        'Crowd settings for every camera, as JSON (e.g. {"min_faces": 3}) or the [alerting.crowd] table.',
+        parse=table_of(CrowdSettings),
+        show=json.dumps,
+        metavar="JSON",
+    )
+    cameras: dict | None = setting(
+        None,
+        'Per camera: rules and settings, as JSON (e.g. {"gate": {"rules": "stranger"}}) or '
+        "[alerting.cameras.<camera id>] tables.",
+        parse=parse_cameras,
+        show=json.dumps,
+        metavar="JSON",
+    )
+    stats_interval: float = setting(10.0, "Seconds between stats lines (0: off).", minimum=0)
+    _resolved: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    def for_camera(self, camera_id: str) -> CameraSettings:
+        """The camera's settings (made once per camera)."""
+        if camera_id not in self._resolved:
+            own = (self.cameras or {}).get(camera_id, {})
+            self._resolved[camera_id] = CameraSettings(
+                rules=parse_rules(own.get("rules") or self.rules),
+                stranger=StrangerSettings(**{**(self.stranger or {}), **own.get("stranger", {})}),
+                crowd=CrowdSettings(**{**(self.crowd or {}), **own.get("crowd", {})}),
+            )
+        return self._resolved[camera_id]

@@ -1,0 +1,76 @@
+"""The crowd rule: many faces on one camera for a while become one alert.
+
+Over the frames of the last ``window_s`` seconds, when at least ``min_faces`` faces (each with a
+detection score of ``min_score`` or more) are in more than ``share`` of them (and there are at least
+``min_frames`` frames), the crowd holds: a ``new`` alert opens, repeats as ``update`` at most every
+``update_every_s`` seconds, and ends (``end``) once the crowd has not held for ``end_after_s``
+seconds. The alert's count is the most faces seen at once. All times are capture times.
+"""
+
+from dataclasses import dataclass
+
+from facestream.alerting.rules.state import as_sightings, seconds, sighting
+from facestream.config import check, setting
+from facestream.schemas import Alert, DetectionEvent, alert_id_for
+
+
+@dataclass(frozen=True)
+class CrowdSettings:
+    min_faces: int = setting(5, "Faces in one frame that make a crowd.", minimum=1)
+    min_score: float = setting(0.6, "Detection score a face needs to count.", minimum=0, maximum=1)
+    window_s: float = setting(5.0, "Seconds of capture time the crowd must hold over.", minimum=0)
+    share: float = setting(
+        0.5, "Share of the window's frames that must show the crowd (more than this).", minimum=0, maximum=1
+    )
+    min_frames: int = setting(3, "Frames the window needs before a crowd can hold.", minimum=1)
+    update_every_s: float = setting(2.0, "Seconds between updates while the crowd holds.", minimum=0)
+    end_after_s: float = setting(5.0, "Seconds after the crowd last held that the alert ends.", minimum=0)
+    evidence: int = setting(5, "Frames an alert carries (those with the most faces).", minimum=1, maximum=10)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+def step(state: dict, event: DetectionEvent, settings: CrowdSettings) -> list[Alert]:
+    """Update ``state`` (this rule's part of a camera's state, changed in place) with one new event;
+    return the alerts it causes."""
+    now = seconds(event)
+    faces = sum(face.score >= settings.min_score for face in event.faces)
+    frames = [f for f in state.get("frames", []) if now - f[0] <= settings.window_s] + [[now, faces]]
+    state["frames"] = frames
+    crowded = sum(count >= settings.min_faces for _, count in frames)
+    holds = len(frames) >= settings.min_frames and crowded > settings.share * len(frames)
+    crowd = state.get("open")
+    if holds:
+        record = None
+        if crowd is None:
+            crowd = state["open"] = {"first": event.event_id, "started": event.capture_ts_ns, "max": 0, "evidence": []}
+            record = "new"
+        elif now - crowd["updated"] >= settings.update_every_s:
+            record = "update"
+        crowd["held"] = now
+        crowd["max"] = max(crowd["max"], faces)
+        seen = sighting(event) + [faces]  # the face count last: evidence keeps the most crowded frames
+        crowd["evidence"] = sorted([*crowd["evidence"], seen], key=lambda s: -s[6])[: settings.evidence]
+        if record is None:
+            return []
+        crowd["updated"] = now
+        return [_alert(crowd, event, record)]
+    if crowd is not None and now - crowd["held"] >= settings.end_after_s:
+        state["open"] = None
+        return [_alert(crowd, event, "end", ended=True)]
+    return []
+
+
+def _alert(crowd: dict, event: DetectionEvent, state: str, ended: bool = False) -> Alert:
+    return Alert(
+        alert_id=alert_id_for(event.camera_id, "crowd", crowd["first"]),
+        kind="crowd",
+        state=state,
+        camera_id=event.camera_id,
+        started_ts_ns=crowd["started"],
+        updated_ts_ns=event.capture_ts_ns,
+        evidence=as_sightings([s[:6] for s in crowd["evidence"]]),
+        count=crowd["max"],
+        ended_ts_ns=event.capture_ts_ns if ended else None,
+    )

@@ -1,0 +1,41 @@
+"""What every rule shares: a camera's state as plain JSON-able data (it lives in a faust table), event
+time in seconds, duplicate events skipped, and sightings as alerts carry them."""
+
+from facestream.schemas import DetectionEvent, Face, Sighting
+
+NS = 1_000_000_000
+
+
+def seconds(event: DetectionEvent) -> float:
+    """Event time: the frame's capture time, never when the event arrived."""
+    return event.capture_ts_ns / NS
+
+
+def is_new(camera: dict, event: DetectionEvent) -> bool:
+    """True once per frame: an event at or before the last frame this camera's state has seen is a
+    duplicate (at-least-once delivery) or a replay, and must change nothing. Marks it seen."""
+    last = camera.get("last_seq")
+    if last is not None and event.frame_seq <= last:
+        return False
+    camera["last_seq"] = event.frame_seq
+    return True
+
+
+def sighting(event: DetectionEvent, face: Face | None = None, similarity: float | None = None) -> list:
+    """A sighting as table state: [event_id, frame_seq, capture_ts_ns, box or None, similarity or None, score]."""
+    return [
+        event.event_id,
+        event.frame_seq,
+        event.capture_ts_ns,
+        None if face is None else list(face.box),
+        None if similarity is None else round(similarity, 4),
+        0.0 if face is None else face.score,
+    ]
+
+
+def as_sightings(stored: list[list]) -> tuple[Sighting, ...]:
+    """Table sightings -> the evidence an alert carries."""
+    return tuple(
+        Sighting(event_id, seq, ts, None if box is None else tuple(box), similarity)
+        for event_id, seq, ts, box, similarity, _score in stored
+    )

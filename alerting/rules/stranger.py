@@ -1,0 +1,138 @@
+"""The stranger rule: an unknown face seen again and again on one camera becomes one alert.
+
+A face counts when its detection score and size pass the minimums and it carries an embedding. If
+its best cosine similarity to the gallery reaches ``match_threshold`` it is a known person and never
+alerts. Otherwise it joins the camera's stranger whose face it resembles most (``same_stranger`` or
+more), or starts a new one: one stranger is one alert, two strangers are two. A stranger seen in
+``sightings`` frames within ``window_s`` seconds opens an alert (``new``), which repeats as ``update``
+at most every ``update_every_s`` seconds while seen, and ends (``end``) after ``end_after_s`` seconds
+unseen. For ``cooldown_s`` after that, the same face does not open a new alert.
+All times are the frames' capture times.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from facestream.alerting.rules.state import NS, as_sightings, seconds, sighting
+from facestream.config import check, setting
+from facestream.gallery import as_vector
+from facestream.schemas import Alert, DetectionEvent, ModelRef, alert_id_for
+
+Match = Callable[[np.ndarray, ModelRef], tuple[str | None, float]]  # Gallery.best_match
+
+
+@dataclass(frozen=True)
+class StrangerSettings:
+    match_threshold: float = setting(
+        0.5, "Cosine similarity to the gallery at or above which a face is a known person.", minimum=-1, maximum=1
+    )
+    same_stranger: float = setting(
+        0.5, "Cosine similarity to a stranger's face at or above which a face is that stranger.", minimum=-1, maximum=1
+    )
+    min_score: float = setting(0.8, "Detection score a face needs to count.", minimum=0, maximum=1)
+    min_face_px: float = setting(40.0, "Shorter side of a face's box, in frame pixels, for it to count.", minimum=0)
+    sightings: int = setting(3, "Frames within window_s that open an alert.", minimum=1)
+    window_s: float = setting(5.0, "Seconds of capture time the sightings must fall in.", minimum=0)
+    update_every_s: float = setting(2.0, "Seconds between updates while the stranger is seen.", minimum=0)
+    end_after_s: float = setting(5.0, "Seconds unseen after which the alert ends.", minimum=0)
+    cooldown_s: float = setting(30.0, "Seconds after an end during which the same face opens no alert.", minimum=0)
+    evidence: int = setting(
+        5, "Sightings an alert carries (those with the highest detection scores).", minimum=1, maximum=10
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSettings) -> list[Alert]:
+    """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
+    new event; return the alerts it causes."""
+    now = seconds(event)
+    strangers: list[dict] = state.setdefault("strangers", [])
+    cooldown: list[dict] = [c for c in state.get("cooldown", []) if c["until"] > now]
+    alerts = []
+    if event.embedder is not None:
+        for index, face in enumerate(event.faces):
+            if face.embedding is None or not _counts(face, settings):
+                continue
+            vector = as_vector(face.embedding)
+            _person, similarity = match(vector, event.embedder)
+            if similarity >= settings.match_threshold:
+                continue  # a known person
+            stranger = _closest(strangers, vector, settings.same_stranger)
+            if stranger is None:
+                if _closest(cooldown, vector, settings.same_stranger) is not None:
+                    continue  # the stranger whose alert just ended: not again yet
+                # Named by the event and the face that first showed it: two strangers first seen in one
+                # frame are two alerts, and a replay names them the same again.
+                first = f"{event.event_id}#{index}"
+                stranger = {"vector": vector.tolist(), "first": first, "open": False, "count": 0, "seen": []}
+                strangers.append(stranger)
+            _sighted(stranger, vector, sighting(event, face, similarity), now, settings)
+            alert = _opened_or_updated(stranger, event, now, settings)
+            if alert is not None:
+                alerts.append(alert)
+    for stranger in list(strangers):
+        unseen = now - stranger["last"]
+        if stranger["open"] and unseen >= settings.end_after_s:
+            alerts.append(_alert(stranger, event, "end", ended=True))
+            cooldown.append({"vector": stranger["vector"], "until": now + settings.cooldown_s})
+            strangers.remove(stranger)
+        elif not stranger["open"] and unseen > settings.window_s:
+            strangers.remove(stranger)  # seen too seldom to alert: forget
+    state["cooldown"] = cooldown
+    return alerts
+
+
+def _counts(face, settings: StrangerSettings) -> bool:
+    x0, y0, x1, y1 = face.box
+    return face.score >= settings.min_score and min(x1 - x0, y1 - y0) >= settings.min_face_px
+
+
+def _closest(candidates: list[dict], vector: np.ndarray, threshold: float) -> dict | None:
+    if not candidates:
+        return None
+    similarities = np.array([c["vector"] for c in candidates], np.float32) @ vector
+    best = int(np.argmax(similarities))
+    return candidates[best] if similarities[best] >= threshold else None
+
+
+def _sighted(stranger: dict, vector: np.ndarray, seen: list, now: float, settings: StrangerSettings) -> None:
+    """Count the sighting, keep the window's ones and the best evidence, move the face towards it."""
+    stranger["count"] += 1
+    stranger["last"] = now
+    stranger.setdefault("started", seen[2])
+    recent = [s for s in stranger["seen"] if now - s[2] / NS <= settings.window_s]
+    stranger["seen"] = recent + [seen]
+    evidence = sorted([*stranger.get("evidence", []), seen], key=lambda s: -s[5])
+    stranger["evidence"] = evidence[: settings.evidence]
+    mean = np.asarray(stranger["vector"], np.float32) * (stranger["count"] - 1) + vector
+    stranger["vector"] = (mean / max(float(np.linalg.norm(mean)), 1e-12)).tolist()
+
+
+def _opened_or_updated(stranger: dict, event: DetectionEvent, now: float, settings: StrangerSettings) -> Alert | None:
+    if not stranger["open"]:
+        if len(stranger["seen"]) < settings.sightings:
+            return None
+        stranger["open"], stranger["updated"] = True, now
+        return _alert(stranger, event, "new")
+    if now - stranger["updated"] >= settings.update_every_s:
+        stranger["updated"] = now
+        return _alert(stranger, event, "update")
+    return None
+
+
+def _alert(stranger: dict, event: DetectionEvent, state: str, ended: bool = False) -> Alert:
+    return Alert(
+        alert_id=alert_id_for(event.camera_id, "stranger", stranger["first"]),
+        kind="stranger",
+        state=state,
+        camera_id=event.camera_id,
+        started_ts_ns=stranger["started"],
+        updated_ts_ns=event.capture_ts_ns,
+        evidence=as_sightings(stranger["evidence"]),
+        count=stranger["count"],
+        ended_ts_ns=event.capture_ts_ns if ended else None,
+    )

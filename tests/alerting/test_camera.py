@@ -1,0 +1,44 @@
+"""A camera's rules together: duplicates and replays change nothing, per-camera settings apply."""
+
+import copy
+
+import pytest
+from alert_helpers import enrolled, event, face, person
+
+from facestream.alerting.config import AlertingConfig
+from facestream.alerting.rules.camera import on_event
+from facestream.errors import ConfigError
+
+
+def test_replaying_events_gives_no_new_alerts_and_the_same_ids() -> None:
+    gallery, config = enrolled(), AlertingConfig()
+    events = [event(i, i * 0.5, face(person(2)), *[face()] * 5) for i in range(12)]
+    state: dict = {}
+    first = [a for e in events for a in on_event(state, e, gallery.best_match, config.for_camera("gate"))]
+    assert {a.kind for a in first} == {"stranger", "crowd"}
+    snapshot = copy.deepcopy(state)
+    again = [a for e in events for a in on_event(state, e, gallery.best_match, config.for_camera("gate"))]
+    assert again == [] and state == snapshot
+    fresh: dict = {}  # a worker rebuilding from nothing makes the same alerts under the same ids
+    redo = [a for e in events for a in on_event(fresh, e, gallery.best_match, config.for_camera("gate"))]
+    assert redo == first
+
+
+def test_per_camera_rules_and_settings() -> None:
+    config = AlertingConfig(
+        crowd={"min_faces": 2}, cameras={"gate": {"rules": "stranger", "stranger": {"sightings": 1}}}
+    )
+    gate, lobby = config.for_camera("gate"), config.for_camera("lobby")
+    assert gate.rules == ("stranger",) and gate.stranger.sightings == 1 and gate.crowd.min_faces == 2
+    assert lobby.rules == ("stranger", "crowd") and lobby.stranger.sightings == 3
+    alerts = on_event({}, event(0, 0.0, face(person(2)), face(), face()), enrolled().best_match, gate)
+    assert [a.kind for a in alerts] == ["stranger"]
+
+
+def test_a_misspelt_setting_is_an_error_naming_the_camera_and_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"--cameras: camera 'gate': --stranger: unknown setting\(s\) sightngs"):
+        AlertingConfig(cameras={"gate": {"stranger": {"sightngs": 1}}})
+    with pytest.raises(ConfigError, match="--crowd: --min-faces must be >= 1"):
+        AlertingConfig(crowd={"min_faces": 0})
+    with pytest.raises(ConfigError, match="--rules: rules are a comma-separated list of stranger, crowd"):
+        AlertingConfig(rules="stranger,fire")
