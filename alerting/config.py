@@ -3,11 +3,12 @@ settings for every camera or for one camera (``[alerting.cameras.<camera id>]`` 
 each checked where it is given (``facestream.config``)."""
 
 import json
+import sys
 from dataclasses import dataclass, field
 
 from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.stranger import StrangerSettings
-from facestream.config import check, setting, table_of
+from facestream.config import check, command_line, setting, table_of
 from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC
 
 RULES = ("stranger", "crowd")
@@ -109,3 +110,8 @@ class AlertingConfig:
                 crowd=CrowdSettings(**{**(self.crowd or {}), **own.get("crowd", {})}),
             )
         return self._resolved[camera_id]
+
+
+def alerting_command(config: AlertingConfig | None = None, **changes) -> list[str]:
+    """The command that runs an alerting worker with ``config`` (and ``changes``) in a child process."""
+    return [sys.executable, "-m", "facestream.alerting", *command_line(config or AlertingConfig(), **changes)]

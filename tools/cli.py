@@ -22,6 +22,8 @@ SUBCOMMANDS = {
     "events": "facestream.tools.events:events",
     "gallery": "facestream.tools.gallery:gallery",
     "demo": "facestream.tools.demo:demo",
+    "alerting": "facestream.alerting.cli:alerting",
+    "alerts": "facestream.tools.alerts:alerts",
     "export": "facestream.tools.export.cli:export",
 }
 

@@ -1,11 +1,9 @@
 """``facestream events``: print detection events as they arrive, one line each (or JSON)."""
 
-import json
-import time
-
 import click
 
 from facestream.schemas import DETECTIONS_TOPIC, DetectionEvent
+from facestream.tools.viewer import show, viewer_options
 
 
 def describe(event: DetectionEvent) -> str:
@@ -25,27 +23,9 @@ def describe(event: DetectionEvent) -> str:
     epilog="\b\nExamples:\n  facestream events\n  facestream events --from-beginning --json --max 10",
     context_settings={"show_default": True},
 )
-@click.option("--topic", default=DETECTIONS_TOPIC)
-@click.option("--from-beginning", is_flag=True, help="Start at the oldest retained event, not the newest.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per event instead of a summary line.")
-@click.option("--max", "max_events", type=click.IntRange(min=1), default=None, help="Stop after N events.")
-@click.option("--duration", type=click.FloatRange(min=0), default=None, help="Stop after this many seconds.")
-def events(topic: str, from_beginning: bool, as_json: bool, max_events: int | None, duration: float | None) -> None:
+@viewer_options(DETECTIONS_TOPIC, "events")
+def events(topic: str, from_beginning: bool, as_json: bool, max_count: int | None, duration: float | None) -> None:
     """Print detection events from Kafka as they arrive (Ctrl-C to stop)."""
-    from facestream import kafka_clients
-    from facestream.schemas import SchemaError, unpack_detection
+    from facestream.schemas import unpack_detection
 
-    kafka_clients.check_reachable()
-    seen, end = 0, None if duration is None else time.monotonic() + duration
-
-    def done() -> bool:
-        return (max_events is not None and seen >= max_events) or (end is not None and time.monotonic() >= end)
-
-    for msg in kafka_clients.records(topic, done, from_beginning):
-        try:
-            event = unpack_detection(msg.value())
-        except SchemaError as exc:
-            click.echo(f"unreadable event at {msg.topic()}/{msg.partition()}@{msg.offset()}: {exc}", err=True)
-            continue
-        seen += 1
-        click.echo(json.dumps(event.fields()) if as_json else describe(event))
+    show(topic, unpack_detection, describe, from_beginning, as_json, max_count, duration)

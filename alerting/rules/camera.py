@@ -6,11 +6,13 @@ from facestream.alerting.rules.state import is_new
 from facestream.schemas import Alert, DetectionEvent
 
 
-def on_event(camera: dict, event: DetectionEvent, match: stranger.Match, settings: CameraSettings) -> list[Alert]:
-    """Update ``camera`` (its JSON-able state, changed in place) with ``event``; return the alerts. A
-    duplicate or replayed event changes nothing and alerts nothing."""
+def on_event(
+    camera: dict, event: DetectionEvent, match: stranger.Match, settings: CameraSettings
+) -> list[Alert] | None:
+    """Update ``camera`` (its JSON-able state, changed in place) with ``event``; return the alerts, or
+    None for a duplicate or replayed event, which changes nothing."""
     if not is_new(camera, event):
-        return []
+        return None
     alerts = []
     if "stranger" in settings.rules:
         alerts += stranger.step(camera.setdefault("stranger", {}), event, match, settings.stranger)

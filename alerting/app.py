@@ -1,0 +1,99 @@
+"""The faust app that runs the rules: detection events in, alerts out, per-camera state in a table.
+
+The table ``cameras`` is keyed by camera id, like the detections topic, and has as many partitions:
+faust writes each camera's state to the changelog partition of the event being processed, so when a
+partition moves to another worker its cameras' state moves with it (rebuilt from the changelog).
+Workers of one app id are one consumer group: start more to share the partitions.
+"""
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+import faust
+
+from facestream.alerting.config import AlertingConfig
+from facestream.alerting.rules.camera import on_event
+from facestream.gallery import Gallery
+from facestream.schemas import SchemaError, pack_alert, unpack_detection
+
+log = logging.getLogger(__name__)
+TABLE = "cameras"
+
+
+def changelog_topic(config: AlertingConfig) -> str:
+    """The table's changelog, as faust names it (made before the workers start)."""
+    return f"{config.group}-{TABLE}-changelog"
+
+
+@dataclass
+class AlertingStats:
+    events: int = 0
+    duplicates: int = 0  # skipped: at or before the last frame seen on their camera
+    unreadable: int = 0
+    without_embeddings: int = 0  # events of cameras running the stranger rule that carry no embeddings
+    alerts: dict[str, int] = field(default_factory=dict)  # by kind and state, e.g. "stranger new"
+    started: float = field(default_factory=time.monotonic)
+
+    def line(self) -> str:
+        rate = self.events / max(time.monotonic() - self.started, 1e-9)
+        alerts = " ".join(f"{k}={v}" for k, v in sorted(self.alerts.items())) or "none"
+        return (
+            f"events {self.events} ({rate:.1f}/s) duplicates {self.duplicates} unreadable {self.unreadable} "
+            f"without embeddings {self.without_embeddings} | alerts {alerts}"
+        )
+
+
+def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gallery, stats: AlertingStats) -> faust.App:
+    app = faust.App(
+        config.group,
+        broker=f"kafka://{bootstrap}",
+        store="memory://",  # state is rebuilt from the changelog topic when partitions are assigned
+        web_enabled=False,
+        topic_partitions=partitions,
+        producer_acks=-1,
+    )
+    raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
+    detections = app.topic(config.detections_topic, **raw)
+    alerts_topic = app.topic(config.alerts_topic, **raw)
+    cameras = app.Table(TABLE, default=dict, partitions=partitions, key_type=str)
+    warned: set[str] = set()
+
+    @app.agent(detections)
+    async def alerting(stream):
+        async for value in stream:
+            try:
+                event = unpack_detection(value)
+            except SchemaError as exc:
+                stats.unreadable += 1
+                log.warning("skipping an unreadable detection event: %s", exc)
+                continue
+            stats.events += 1
+            settings = config.for_camera(event.camera_id)
+            if "stranger" in settings.rules and event.faces and event.embedder is None:
+                stats.without_embeddings += 1
+                if event.camera_id not in warned:
+                    warned.add(event.camera_id)
+                    log.warning(
+                        "events of camera %s carry no embeddings: the stranger rule needs the detector to run "
+                        "with --embedder sface",
+                        event.camera_id,
+                    )
+            camera = cameras[event.camera_id]
+            found = on_event(camera, event, gallery.best_match, settings)
+            if found is None:
+                stats.duplicates += 1
+                continue
+            cameras[event.camera_id] = camera
+            for alert in found:
+                key = f"{alert.kind} {alert.state}"
+                stats.alerts[key] = stats.alerts.get(key, 0) + 1
+                await alerts_topic.send(key=event.camera_id.encode(), value=pack_alert(alert))
+
+    if config.stats_interval:
+
+        @app.timer(config.stats_interval)
+        async def report() -> None:
+            log.info("%s", stats.line())
+
+    return app

@@ -1,0 +1,24 @@
+"""``facestream alerting``: run an alerting worker (start more to share the work)."""
+
+import click
+
+from facestream.alerting.config import AlertingConfig
+from facestream.config import options
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  facestream alerting                                  # stranger and crowd rules, every camera
+  facestream alerting --rules stranger
+  facestream alerting --crowd '{"min_faces": 3}'
+  facestream --config facestream.toml alerting         # [alerting], [alerting.cameras.gate], ...
+""",
+    context_settings={"show_default": True},
+)
+@options(AlertingConfig)
+def alerting(**values) -> None:
+    """Turn detection events into alerts (stranger, crowd) as a faust worker of one group."""
+    from facestream.alerting.worker import run
+
+    run(AlertingConfig(**values))

@@ -1,0 +1,50 @@
+"""Starting a worker: the topics made first (faust consumes nothing from a topic auto-created under
+it), the gallery loaded and followed, then the faust app until SIGINT/SIGTERM."""
+
+import logging
+
+from facestream import gallery, kafka_clients
+from facestream.alerting import app as alerting_app
+from facestream.alerting.config import AlertingConfig
+
+log = logging.getLogger(__name__)
+PARTITIONS = 4  # as the detector makes the detections topic; an existing topic's own count is used
+
+
+def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
+    import faust
+
+    bootstrap = bootstrap or kafka_clients.bootstrap_servers()
+    kafka_clients.check_reachable(bootstrap)
+    kafka_clients.ensure_topics({config.detections_topic: PARTITIONS}, bootstrap)
+    partitions = _partitions(config.detections_topic, bootstrap)
+    kafka_clients.ensure_topics(
+        {config.alerts_topic: partitions, alerting_app.changelog_topic(config): partitions, config.gallery_topic: 1},
+        bootstrap,
+        configs={
+            alerting_app.changelog_topic(config): kafka_clients.COMPACTED,
+            config.gallery_topic: kafka_clients.COMPACTED,
+        },
+    )
+    follower = gallery.Follower(bootstrap, config.gallery_topic).start()
+    log.info(
+        "alerting %s, rules %s: %s -> %s, gallery %s (%d people)",
+        config.group,
+        config.rules,
+        config.detections_topic,
+        config.alerts_topic,
+        config.gallery_topic,
+        len(follower.gallery.entries()),
+    )
+    stats = alerting_app.AlertingStats()
+    app = alerting_app.build(config, bootstrap, partitions, follower.gallery, stats)
+    try:
+        faust.Worker(app, loglevel=logging.getLogger().level or logging.INFO, quiet=True).execute_from_commandline()
+    finally:
+        follower.stop()
+        log.info("stopped: %s", stats.line())
+
+
+def _partitions(topic: str, bootstrap: str) -> int:
+    metadata = kafka_clients.admin(bootstrap).list_topics(topic, timeout=10)
+    return len(metadata.topics[topic].partitions)

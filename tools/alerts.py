@@ -1,0 +1,30 @@
+"""``facestream alerts``: print alerts as they arrive, one line each (or JSON)."""
+
+import click
+
+from facestream.schemas import ALERTS_TOPIC, Alert
+from facestream.tools.viewer import show, viewer_options
+
+
+def describe(alert: Alert) -> str:
+    since = (alert.updated_ts_ns - alert.started_ts_ns) / 1e9
+    best = alert.evidence[0] if alert.evidence else None
+    detail = f"{alert.count} sighting(s)" if alert.kind == "stranger" else f"up to {alert.count} faces"
+    if best is not None and best.similarity is not None:
+        detail += f", best gallery match {best.similarity:.2f}"
+    return (
+        f"{alert.camera_id:<10} {alert.kind:<8} {alert.state:<6} {alert.alert_id[:8]}  {detail}, "
+        f"{since:.1f} s since it started (frame {best.frame_seq if best else '-'})"
+    )
+
+
+@click.command(
+    epilog="\b\nExamples:\n  facestream alerts\n  facestream alerts --from-beginning --json --max 10",
+    context_settings={"show_default": True},
+)
+@viewer_options(ALERTS_TOPIC, "alerts")
+def alerts(topic: str, from_beginning: bool, as_json: bool, max_count: int | None, duration: float | None) -> None:
+    """Print alerts from Kafka as they arrive (Ctrl-C to stop)."""
+    from facestream.schemas import unpack_alert
+
+    show(topic, unpack_alert, describe, from_beginning, as_json, max_count, duration)
