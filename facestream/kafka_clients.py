@@ -57,9 +57,10 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
     )
 
 
-def viewer(topic: str, from_beginning: bool, bootstrap: str | None = None, on_assign=None, **config):
-    """A consumer that only watches ``topic``: a throwaway group of its own and no commits, so it never
-    takes partitions from the services' workers and leaves no trace. ``config`` adds librdkafka settings."""
+def viewer(topic: str | list[str], from_beginning: bool, bootstrap: str | None = None, on_assign=None, **config):
+    """A consumer that only watches ``topic`` (or several): a throwaway group of its own and no commits,
+    so it never takes partitions from the services' workers and leaves no trace. ``config`` adds
+    librdkafka settings."""
     import uuid
 
     from confluent_kafka import Consumer
@@ -73,10 +74,11 @@ def viewer(topic: str, from_beginning: bool, bootstrap: str | None = None, on_as
             **config,
         }
     )
+    topics = [topic] if isinstance(topic, str) else topic
     if on_assign is None:
-        consumer.subscribe([topic])
+        consumer.subscribe(topics)
     else:
-        consumer.subscribe([topic], on_assign=on_assign)
+        consumer.subscribe(topics, on_assign=on_assign)
     return consumer
 
 
@@ -136,7 +138,7 @@ def send(producer, topic: str, value: bytes, key: bytes | None = None, headers=N
 
 
 def records(
-    topic: str,
+    topic: str | list[str],
     until: Callable[[], bool],
     from_beginning: bool = True,
     bootstrap: str | None = None,

@@ -1,9 +1,11 @@
 """``facestream demo``: the whole path, live, on one machine.
 
-Starts the local Kafka broker, fetches YuNet and the sample photos, runs a detector and a
-producer streaming the photos as two cameras, and prints every detection event as it arrives.
-The detector and the producer are the same commands a deployment runs, in child processes;
-their logs go to files so the terminal shows the events.
+Starts the local Kafka broker, fetches the models and the sample photos, enrols one person of the
+photos in the gallery, runs a detector (with face embeddings), an alerting worker and a producer
+streaming the photos as two cameras, and prints every detection event and every alert as it arrives:
+on the portraits camera Obama is known and Biden appears as a stranger; the annotated camera, with two
+faces in most of its photos, runs the crowd rule. The services are the same commands a deployment
+runs, in child processes; their logs go to files so the terminal shows events and alerts.
 """
 
 import subprocess
@@ -14,6 +16,10 @@ import click
 
 from facestream import kafka_clients, paths
 
+# The annotated photos hold 2, 2 and 1 faces: a crowd of two, for the demo.
+CAMERAS = {"annotated": {"rules": "crowd", "crowd": {"min_faces": 2}}, "portraits": {"rules": "stranger"}}
+KNOWN = ("Barack Obama", "obama.jpg")
+
 
 @click.command(
     epilog="\b\nExamples:\n  facestream demo\n  facestream demo --duration 0 --fps 5   # until Ctrl-C",
@@ -23,46 +29,51 @@ from facestream import kafka_clients, paths
 @click.option("--fps", type=click.FloatRange(min=0.1), default=2.0, help="Frames per second per camera.")
 @click.option("--batch", type=click.IntRange(min=1), default=4)
 def demo(duration: float, fps: float, batch: int) -> None:
-    """Stream real face photos as two cameras through Kafka and print the detections live."""
+    """Stream real face photos as two cameras through Kafka; print detections and alerts live."""
     from facestream import samples
-    from facestream.detector_service.config import detector_command
+    from facestream.alerting.config import AlertingConfig, alerting_command
+    from facestream.detector_service.config import DetectorConfig, detector_command
     from facestream.producers.config import producer_command
-    from facestream.tools.events import describe
+    from facestream.schemas import GALLERY_TOPIC
+    from facestream.tools.gallery import enrol
 
     _ensure_broker()
-    click.echo("fetching the model and the sample photos (first time only) ...", err=True)
-    from facestream.detector_service.models import resolve
-
-    resolve("yunet")
+    click.echo("fetching the models and the sample photos (first time only) ...", err=True)
     cameras = {"portraits": samples.portraits_dir(), "annotated": samples.annotated_dir()}
+    detector = DetectorConfig(group="facestream-demo", batch=batch, max_wait_ms=100.0, embedder="sface")
+    name, photo = KNOWN
+    enrol(name, [samples.fetch() / photo], GALLERY_TOPIC, detector)
+    click.echo(f"enrolled {name} from {photo}: the other people in the photos are strangers", err=True)
     log_dir = paths.home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     started_ns = time.time_ns()
-    detector = _spawn("detector", log_dir, detector_command(group="facestream-demo", batch=batch, max_wait_ms=100.0))
-    producer = _spawn("producer", log_dir, producer_command(list(cameras.items()), fps=fps, loop=True))
+    children = [
+        _spawn("detector", log_dir, detector_command(detector)),
+        _spawn(
+            "alerting", log_dir, alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS))
+        ),
+        _spawn("producer", log_dir, producer_command(list(cameras.items()), fps=fps, loop=True)),
+    ]
     click.echo(f"streaming {len(cameras)} cameras at {fps:g} fps; logs in {log_dir}; Ctrl-C stops", err=True)
     counts: dict[str, int] = {}
-    faces: dict[str, int] = {}
     try:
-        for event in _events_since(started_ns, duration, [detector, producer]):
-            click.echo(describe(event))
-            counts[event.camera_id] = counts.get(event.camera_id, 0) + 1
-            faces[event.camera_id] = faces.get(event.camera_id, 0) + len(event.faces)
+        for line, kind in _since(started_ns, duration, children):
+            click.echo(line)
+            counts[kind] = counts.get(kind, 0) + 1
     except KeyboardInterrupt:
         pass
     finally:
-        for proc in (producer, detector):
+        for proc in reversed(children):
             _stop(proc)
-    for camera in cameras:
-        click.echo(f"{camera}: {counts.get(camera, 0)} events, {faces.get(camera, 0)} faces", err=True)
-    if not counts:
+    click.echo(", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing arrived", err=True)
+    if not any(kind.startswith("events") for kind in counts):
         raise click.ClickException(f"no detection events arrived; see the logs in {log_dir}")
     click.echo("Kafka keeps running; `facestream kafka stop` stops it.", err=True)
 
 
 def _ensure_broker() -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP names one) and create the demo's topics."""
-    from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
+    from facestream.schemas import ALERTS_TOPIC, DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
     if kafka_clients.external_bootstrap():
         kafka_clients.check_reachable()
@@ -70,7 +81,7 @@ def _ensure_broker() -> None:
         from facestream.broker import LocalBroker
 
         LocalBroker().start()
-    kafka_clients.ensure_topics({FRAMES_TOPIC: 4, DETECTIONS_TOPIC: 4, DEAD_LETTER_TOPIC: 1})
+    kafka_clients.ensure_topics({FRAMES_TOPIC: 4, DETECTIONS_TOPIC: 4, DEAD_LETTER_TOPIC: 1, ALERTS_TOPIC: 4})
 
 
 def _spawn(name: str, log_dir: Path, cmd: list[str]) -> subprocess.Popen:
@@ -78,9 +89,12 @@ def _spawn(name: str, log_dir: Path, cmd: list[str]) -> subprocess.Popen:
     return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
-def _events_since(started_ns: int, duration: float, children: list[subprocess.Popen]):
-    """Detection events made after ``started_ns``, until ``duration`` passes or a child dies."""
-    from facestream.schemas import DETECTIONS_TOPIC, unpack_detection
+def _since(started_ns: int, duration: float, children: list[subprocess.Popen]):
+    """(line to print, what it counts as) for each detection event and alert made after
+    ``started_ns``, until ``duration`` passes or a child dies."""
+    from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, unpack_alert, unpack_detection
+    from facestream.tools.alerts import describe as describe_alert
+    from facestream.tools.events import describe as describe_event
 
     end = time.monotonic() + duration if duration else None
 
@@ -90,10 +104,15 @@ def _events_since(started_ns: int, duration: float, children: list[subprocess.Po
                 raise click.ClickException(f"{' '.join(child.args[:3])} exited with code {child.returncode}")
         return end is not None and time.monotonic() >= end
 
-    for msg in kafka_clients.records(DETECTIONS_TOPIC, done):
+    for msg in kafka_clients.records([DETECTIONS_TOPIC, ALERTS_TOPIC], done):
+        if msg.topic() == ALERTS_TOPIC:
+            alert = unpack_alert(msg.value())
+            if alert.updated_ts_ns >= started_ns:
+                yield f"ALERT {describe_alert(alert)}", f"alerts ({alert.kind} {alert.state})"
+            continue
         event = unpack_detection(msg.value())
         if event.detect_ts_ns >= started_ns:
-            yield event
+            yield describe_event(event), f"events ({event.camera_id})"
 
 
 def _stop(proc: subprocess.Popen) -> None:

@@ -36,16 +36,24 @@ Examples:
 @options(DetectorConfig, only=("model", "provider"))
 def enroll(name: str, largest: bool, topic: str, images: tuple[Path, ...], model: str, provider: str) -> None:
     """Detect, align and embed the face in each IMAGE and publish the person to the gallery."""
+    person_id = enrol(name, list(images), topic, DetectorConfig(model=model, provider=provider), largest)
+    click.echo(f"enrolled {name!r} as {person_id} from {len(images)} photo(s)")
+
+
+def enrol(name: str, images: list[Path], topic: str, detector: DetectorConfig, largest: bool = False) -> str:
+    """Enrol ``name`` from ``images`` with ``detector``'s model on this machine; return the person id.
+    ConfigError for an image with no face, or with several unless ``largest``."""
+    from dataclasses import replace
+
     from facestream import kafka_clients
     from facestream.detector_service.service import build_processor
     from facestream.schemas import GalleryEntry, pack_gallery_entry, person_id_for
 
     kafka_clients.check_reachable()
-    config = DetectorConfig(model=model, provider=provider, embedder="sface", decode="cpu", batch=len(images))
-    processor = build_processor(config)
+    processor = build_processor(replace(detector, embedder="sface", decode="cpu", batch=len(images)))
     try:
         frames = [photo_frame(i, path) for i, path in enumerate(images)]
-        outcomes = processor.finish(processor.begin(frames, list(images)))
+        outcomes = processor.finish(processor.begin(frames, images))
     finally:
         processor.close()
     embeddings = []
@@ -68,7 +76,7 @@ def enroll(name: str, largest: bool, topic: str, images: tuple[Path, ...], model
         images=tuple(path.name for path in images),
     )
     _publish(topic, entry.person_id, pack_gallery_entry(entry))
-    click.echo(f"enrolled {name!r} as {entry.person_id} from {len(images)} photo(s)")
+    return entry.person_id
 
 
 @gallery.command("list", epilog="\b\nExamples:\n  facestream gallery list\n  facestream gallery list --json")

@@ -49,7 +49,7 @@ def step(state: dict, event: DetectionEvent, settings: CrowdSettings) -> list[Al
         elif now - crowd["updated"] >= settings.update_every_s:
             record = "update"
         crowd["held"] = now
-        crowd["max"] = max(crowd["max"], faces)
+        crowd["max"] = max(crowd["max"], *(count for _, count in frames))
         seen = sighting(event) + [faces]  # the face count last: evidence keeps the most crowded frames
         crowd["evidence"] = sorted([*crowd["evidence"], seen], key=lambda s: -s[6])[: settings.evidence]
         if record is None:

@@ -53,6 +53,16 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
     strangers: list[dict] = state.setdefault("strangers", [])
     cooldown: list[dict] = [c for c in state.get("cooldown", []) if c["until"] > now]
     alerts = []
+    # Ends first: a stranger unseen for end_after_s is gone, even if this very frame shows the face
+    # again (that is a new visit, subject to the cooldown).
+    for stranger in list(strangers):
+        unseen = now - stranger["last"]
+        if stranger["open"] and unseen >= settings.end_after_s:
+            alerts.append(_alert(stranger, event, "end", ended=True))
+            cooldown.append({"vector": stranger["vector"], "until": now + settings.cooldown_s})
+            strangers.remove(stranger)
+        elif not stranger["open"] and unseen > settings.window_s:
+            strangers.remove(stranger)  # seen too seldom to alert: forget
     if event.embedder is not None:
         for index, face in enumerate(event.faces):
             if face.embedding is None or not _counts(face, settings):
@@ -74,14 +84,6 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
             alert = _opened_or_updated(stranger, event, now, settings)
             if alert is not None:
                 alerts.append(alert)
-    for stranger in list(strangers):
-        unseen = now - stranger["last"]
-        if stranger["open"] and unseen >= settings.end_after_s:
-            alerts.append(_alert(stranger, event, "end", ended=True))
-            cooldown.append({"vector": stranger["vector"], "until": now + settings.cooldown_s})
-            strangers.remove(stranger)
-        elif not stranger["open"] and unseen > settings.window_s:
-            strangers.remove(stranger)  # seen too seldom to alert: forget
     state["cooldown"] = cooldown
     return alerts
 

@@ -68,3 +68,10 @@ def test_a_match_threshold_from_settings(gallery) -> None:
     events = [event(i, i * 0.5, face(close / (close @ close) ** 0.5)) for i in range(3)]
     assert run(events, gallery)[0] == []  # 0.6 >= 0.5: the enrolled person
     assert run(events, gallery, dataclasses.replace(SETTINGS, match_threshold=0.7))[0] != []
+
+
+def test_a_stranger_back_after_a_long_gap_ends_the_old_alert_first(gallery) -> None:
+    # No events in between (the camera was off): the next frame, showing the face again, ends the alert.
+    visits = [event(i, i * 0.5, face(person(2))) for i in range(3)] + [event(3, 60.0, face(person(2)))]
+    alerts, _ = run(visits, gallery)
+    assert [a.state for a in alerts] == ["new", "end"] and alerts[1].count == 3
