@@ -216,3 +216,12 @@ def command_line(config: Any, **changes: Any) -> list[str]:
         else:
             args += [name, meta.show(value)]
     return args
+
+
+def settings_table(cls: type) -> str:
+    """A Markdown table of ``cls``'s settings (name, default, meaning), as the docs show them."""
+    rows = ["| setting | default | meaning |", "|---|---|---|"]
+    for f, meta, _kind, _optional in _settings(cls):
+        default = "-" if f.default is None else meta.show(f.default)
+        rows.append(f"| `{f.name.replace('_', '-')}` | {default} | {meta.help} |")
+    return "\n".join(rows)

@@ -33,7 +33,7 @@ class StrangerSettings:
     )
     min_score: float = setting(0.8, "Detection score a face needs to count.", minimum=0, maximum=1)
     min_face_px: float = setting(40.0, "Shorter side of a face's box, in frame pixels, for it to count.", minimum=0)
-    sightings: int = setting(3, "Frames within window_s that open an alert.", minimum=1)
+    sightings: int = setting(3, "Frames within window-s that open an alert.", minimum=1)
     window_s: float = setting(5.0, "Seconds of capture time the sightings must fall in.", minimum=0)
     update_every_s: float = setting(2.0, "Seconds between updates while the stranger is seen.", minimum=0)
     end_after_s: float = setting(5.0, "Seconds unseen after which the alert ends.", minimum=0)
