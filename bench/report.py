@@ -30,6 +30,24 @@ def detector_backlog(result: dict) -> list[str]:
     ]
 
 
+def _numbers(values: list[float]) -> str:
+    return ", ".join(f"{v:.0f}" for v in values)
+
+
+def alerting(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    rows = "; ".join(
+        f"{r['workers']} worker(s) **{r['events_per_s']:.0f} events/s** (runs: {_numbers(r['runs'])})"
+        for r in result["rows"]
+    )
+    return [
+        f"**Alerting, {m['cores']} cores, local broker** (`{result['command']}`): a backlog of {s['events']} "
+        f"detection events from {s['cameras']} cameras, {s['faces']} faces each with real SFace embeddings "
+        f"(one enrolled person), drained by workers of a fresh group (stranger and crowd rules): {rows}. "
+        f"Broker, workers and nothing else share the cores. Source: `bench/results/{result['_file']}`."
+    ]
+
+
 def engine(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     baselines = [b for b in ("eager", "compile") if f"torch_{b}_ms_per_img" in result["rows"][0]]
@@ -211,6 +229,7 @@ def decode(result: dict) -> list[str]:
 
 
 RENDERERS = {
+    "alerting": alerting,
     "decode": decode,
     "e2e": e2e,
     "kafka": kafka,
