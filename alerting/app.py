@@ -15,10 +15,11 @@ import faust
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event
 from facestream.gallery import Gallery
-from facestream.schemas import SchemaError, pack_alert, unpack_detection
+from facestream.schemas import DetectionEvent, SchemaError, pack_alert, unpack_detection
 
 log = logging.getLogger(__name__)
 TABLE = "cameras"
+BATCH, BATCH_WAIT_S = 500, 0.02  # events per batch at most, and the longest a batch waits to fill
 
 
 def changelog_topic(config: AlertingConfig) -> str:
@@ -52,43 +53,45 @@ def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gall
         web_enabled=False,
         topic_partitions=partitions,
         producer_acks=-1,
+        # A worker that dies without leaving the group loses its partitions to the others after this
+        # many seconds (faust's default is 60).
+        broker_session_timeout=10.0,
+        broker_heartbeat_interval=3.0,
     )
     raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
     detections = app.topic(config.detections_topic, **raw)
     alerts_topic = app.topic(config.alerts_topic, **raw)
-    cameras = app.Table(TABLE, default=dict, partitions=partitions, key_type=str)
+    cameras = app.Table(TABLE, default=dict, partitions=partitions, key_type=str, use_partitioner=True)
     warned: set[str] = set()
 
     @app.agent(detections)
     async def alerting(stream):
-        async for value in stream:
-            try:
-                event = unpack_detection(value)
-            except SchemaError as exc:
-                stats.unreadable += 1
-                log.warning("skipping an unreadable detection event: %s", exc)
-                continue
-            stats.events += 1
-            settings = config.for_camera(event.camera_id)
-            if "stranger" in settings.rules and event.faces and event.embedder is None:
-                stats.without_embeddings += 1
-                if event.camera_id not in warned:
-                    warned.add(event.camera_id)
-                    log.warning(
-                        "events of camera %s carry no embeddings: the stranger rule needs the detector to run "
-                        "with --embedder sface",
-                        event.camera_id,
-                    )
-            camera = cameras[event.camera_id]
-            found = on_event(camera, event, gallery.best_match, settings)
-            if found is None:
-                stats.duplicates += 1
-                continue
-            cameras[event.camera_id] = camera
+        # Events in batches: each camera's state is written once per batch, not once per event. The
+        # table places a camera's state by hashing its id as the producers place its events
+        # (use_partitioner), so that holds whichever event of the batch is being acknowledged.
+        async for values in stream.take(BATCH, within=BATCH_WAIT_S):
+            touched: dict[str, dict] = {}
+            found = []
+            for value in values:
+                event = _readable(value, stats)
+                if event is None:
+                    continue
+                settings = config.for_camera(event.camera_id)
+                _check_embeddings(event, settings, warned, stats)
+                camera = touched.get(event.camera_id)
+                if camera is None:
+                    camera = touched[event.camera_id] = cameras[event.camera_id]
+                alerts = on_event(camera, event, gallery.best_match, settings)
+                if alerts is None:
+                    stats.duplicates += 1
+                    continue
+                found += alerts
+            for camera_id, camera in touched.items():
+                cameras[camera_id] = camera
             for alert in found:
                 key = f"{alert.kind} {alert.state}"
                 stats.alerts[key] = stats.alerts.get(key, 0) + 1
-                await alerts_topic.send(key=event.camera_id.encode(), value=pack_alert(alert))
+                await alerts_topic.send(key=alert.camera_id.encode(), value=pack_alert(alert))
 
     if config.stats_interval:
 
@@ -97,3 +100,27 @@ def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gall
             log.info("%s", stats.line())
 
     return app
+
+
+def _readable(value: bytes, stats: AlertingStats) -> DetectionEvent | None:
+    try:
+        event = unpack_detection(value)
+    except SchemaError as exc:
+        stats.unreadable += 1
+        log.warning("skipping an unreadable detection event: %s", exc)
+        return None
+    stats.events += 1
+    return event
+
+
+def _check_embeddings(event: DetectionEvent, settings, warned: set[str], stats: AlertingStats) -> None:
+    """Say so, once per camera, when the stranger rule gets faces without embeddings."""
+    if "stranger" in settings.rules and event.faces and event.embedder is None:
+        stats.without_embeddings += 1
+        if event.camera_id not in warned:
+            warned.add(event.camera_id)
+            log.warning(
+                "events of camera %s carry no embeddings: the stranger rule needs the detector to run with "
+                "--embedder sface",
+                event.camera_id,
+            )

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import save, settings_of
-from bench.machine import describe
+from bench.machine import cpu_seconds, describe
 from facestream import kafka_clients, samples
 from facestream.alerting.config import AlertingConfig, alerting_command
+from facestream.broker.local import LocalBroker
 from facestream.detector_service.config import DetectorConfig
 from facestream.schemas import (
     DetectionEvent,
@@ -62,9 +63,13 @@ def run(cfg: AlertingBenchConfig, command: str) -> dict:
     print(f"{cfg.events} events written in {time.perf_counter() - started:.1f} s", flush=True)
     rows = []
     for workers in cfg.workers:
-        rates = [_drain(cfg, topic, gallery, workers, f"bench-{tag}-{workers}w-{i}") for i in range(cfg.runs)]
-        rows.append({"workers": workers, "events_per_s": sorted(rates)[len(rates) // 2], "runs": rates})
-        print(f"{workers} worker(s): {rows[-1]['events_per_s']:.0f} events/s (runs {rates})", flush=True)
+        runs = [_drain(cfg, topic, gallery, workers, f"bench-{tag}-{workers}w-{i}") for i in range(cfg.runs)]
+        rates = [r["events_per_s"] for r in runs]
+        median = sorted(runs, key=lambda r: r["events_per_s"])[len(runs) // 2]
+        rows.append({"workers": workers, **median, "runs": rates})
+        print(
+            f"{workers} worker(s): {median['events_per_s']:.0f} events/s, cores {median['cores_busy']} (runs {rates})"
+        )
     result = {
         "benchmark": "alerting",
         "command": command,
@@ -119,8 +124,9 @@ def _events(cfg: AlertingBenchConfig, known: bytes, strangers: list[bytes], embe
             )
 
 
-def _drain(cfg: AlertingBenchConfig, topic: str, gallery: str, workers: int, group: str) -> float:
-    """Events per second while ``workers`` workers of a new group drain the backlog."""
+def _drain(cfg: AlertingBenchConfig, topic: str, gallery: str, workers: int, group: str) -> dict:
+    """Events per second while ``workers`` workers of a new group drain the backlog, and the cores
+    each worker and the broker kept busy meanwhile."""
     config = AlertingConfig(
         group=group, detections_topic=topic, alerts_topic=f"{group}.alerts", gallery_topic=gallery, stats_interval=1.0
     )
@@ -129,28 +135,33 @@ def _drain(cfg: AlertingBenchConfig, topic: str, gallery: str, workers: int, gro
         subprocess.Popen(alerting_command(config), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for _ in range(workers)
     ]
+    broker = LocalBroker().status().pid
+    pids = {**{f"worker-{i}": p.pid for i, p in enumerate(procs)}, **({"broker": broker} if broker else {})}
     counts = [0] * workers
-    samples_: list[tuple[float, int]] = []
+    first: tuple[float, int, dict[str, float]] | None = None  # (time, events, CPU seconds) once draining
+    last = first
     try:
         deadline = time.monotonic() + 600
         while sum(counts) < total and time.monotonic() < deadline:
-            ready, _, _ = select.select([p.stdout for p in procs], [], [], 1.0)
-            for i, proc in enumerate(procs):
-                if proc.stdout in ready:
-                    line = proc.stdout.readline()
-                    match = STATS.search(line)
-                    if match:
-                        counts[i] = int(match.group(1))
-                        samples_.append((time.monotonic(), sum(counts)))
             if any(p.poll() is not None for p in procs):
                 raise RuntimeError("an alerting worker exited during the benchmark")
+            ready, _, _ = select.select([p.stdout for p in procs], [], [], 1.0)
+            for i, proc in enumerate(procs):
+                match = STATS.search(proc.stdout.readline()) if proc.stdout in ready else None
+                if match:
+                    counts[i] = int(match.group(1))
+                    if sum(counts):
+                        last = (time.monotonic(), sum(counts), {n: sum(cpu_seconds(p)[:2]) for n, p in pids.items()})
+                        first = first or last
     finally:
         for proc in procs:
             proc.terminate()
         for proc in procs:
             proc.wait(timeout=60)
-    draining = [(t, n) for t, n in samples_ if 0 < n]
-    if sum(counts) < total or len(draining) < 2:
+    if sum(counts) < total or first is None or last is first:
         raise RuntimeError(f"the workers processed {sum(counts)} of {total} events")
-    (t_first, n_first), (t_last, n_last) = draining[0], draining[-1]
-    return round((n_last - n_first) / max(t_last - t_first, 1e-9), 1)
+    elapsed = last[0] - first[0]
+    return {
+        "events_per_s": round((last[1] - first[1]) / elapsed, 1),
+        "cores_busy": {name: round((last[2][name] - first[2][name]) / elapsed, 2) for name in pids},
+    }

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from bench import RESULTS, save, settings_of
-from bench.machine import describe
+from bench.machine import cpu_seconds, describe
 from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
 from facestream.detector_service import models
@@ -240,17 +240,10 @@ class _CpuMeter:
         return {name: round((now[name] - self._before[name]) / elapsed, 2) for name in now}
 
     def _read(self) -> dict[str, float]:
-        seconds = {name: sum(_cpu_seconds(pid)[:2]) for name, pid in self._pids.items()}
+        seconds = {name: sum(cpu_seconds(pid)[:2]) for name, pid in self._pids.items()}
         # This process: the reader thread in its own time, the producers (waited for) in its children's.
-        own_user, own_system, children_user, children_system = _cpu_seconds(os.getpid())
+        own_user, own_system, children_user, children_system = cpu_seconds(os.getpid())
         return {**seconds, "reader": own_user + own_system, "producers": children_user + children_system}
-
-
-def _cpu_seconds(pid: int) -> tuple[float, float, float, float]:
-    """(user, system, waited-for children's user, their system) CPU seconds of a live process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return tuple(int(v) / tick for v in fields[11:15])  # type: ignore[return-value]
 
 
 class _Reader:

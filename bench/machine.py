@@ -4,6 +4,7 @@ import os
 import platform
 import sys
 from importlib import metadata
+from pathlib import Path
 
 
 def describe() -> dict:
@@ -87,3 +88,10 @@ def source_digest() -> str:
         for path in sorted((root / package).rglob("*.py")):
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def cpu_seconds(pid: int) -> tuple[float, float, float, float]:
+    """(user, system, waited-for children's user, their system) CPU seconds of a live process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return tuple(int(v) / tick for v in fields[11:15])  # type: ignore[return-value]

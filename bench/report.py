@@ -37,14 +37,15 @@ def _numbers(values: list[float]) -> str:
 def alerting(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     rows = "; ".join(
-        f"{r['workers']} worker(s) **{r['events_per_s']:.0f} events/s** (runs: {_numbers(r['runs'])})"
+        f"{r['workers']} worker(s) **{r['events_per_s']:.0f} events/s** (runs: {_numbers(r['runs'])}; cores busy "
+        f"{', '.join(f'{k} {v:g}' for k, v in r['cores_busy'].items())})"
         for r in result["rows"]
     )
     return [
         f"**Alerting, {m['cores']} cores, local broker** (`{result['command']}`): a backlog of {s['events']} "
         f"detection events from {s['cameras']} cameras, {s['faces']} faces each with real SFace embeddings "
         f"(one enrolled person), drained by workers of a fresh group (stranger and crowd rules): {rows}. "
-        f"Broker, workers and nothing else share the cores. Source: `bench/results/{result['_file']}`."
+        f"Source: `bench/results/{result['_file']}`."
     ]
 
 

@@ -42,7 +42,9 @@ def admin(bootstrap: str | None = None, quiet: bool = False):
 
 def producer(client_id: str, bootstrap: str | None = None, **config):
     """An idempotent producer (acks=all, no duplicates from its own retries) that takes frame-sized
-    records; ``config`` adds or overrides librdkafka settings."""
+    records and puts a key on the partition Java clients, Kafka Streams and faust put it on (murmur2;
+    librdkafka's own default hashes differently), so the alerting service's tables can find a
+    camera's partition from its id; ``config`` adds or overrides librdkafka settings."""
     from confluent_kafka import Producer
 
     return Producer(
@@ -52,6 +54,7 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
             "enable.idempotence": True,
             "linger.ms": 5,
             "message.max.bytes": MAX_MESSAGE_BYTES,
+            "partitioner": "murmur2_random",
             **config,
         }
     )

@@ -4,7 +4,8 @@ Over the frames of the last ``window_s`` seconds, when at least ``min_faces`` fa
 detection score of ``min_score`` or more) are in more than ``share`` of them (and there are at least
 ``min_frames`` frames), the crowd holds: a ``new`` alert opens, repeats as ``update`` at most every
 ``update_every_s`` seconds, and ends (``end``) once the crowd has not held for ``end_after_s``
-seconds. The alert's count is the most faces seen at once. All times are capture times.
+seconds. The alert's count is the most faces seen at once. All times are capture times; the window
+is counted in quarter seconds.
 """
 
 from dataclasses import dataclass
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from facestream.alerting.rules.state import as_sightings, seconds, sighting
 from facestream.config import check, setting
 from facestream.schemas import Alert, DetectionEvent, alert_id_for
+
+SLOTS_PER_S = 4  # the window's resolution
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,16 @@ def step(state: dict, event: DetectionEvent, settings: CrowdSettings) -> list[Al
     return the alerts it causes."""
     now = seconds(event)
     faces = sum(face.score >= settings.min_score for face in event.faces)
-    frames = [f for f in state.get("frames", []) if now - f[0] <= settings.window_s] + [[now, faces]]
-    state["frames"] = frames
-    crowded = sum(count >= settings.min_faces for _, count in frames)
-    holds = len(frames) >= settings.min_frames and crowded > settings.share * len(frames)
+    # The window in quarter seconds: [slot, frames, crowded frames, most faces] each, so the state
+    # stays a few entries at any frame rate (it is serialised on every event).
+    slot, oldest = int(now * SLOTS_PER_S), int((now - settings.window_s) * SLOTS_PER_S)
+    slots = [s for s in state.get("slots", []) if s[0] >= oldest]
+    if not slots or slots[-1][0] != slot:
+        slots.append([slot, 0, 0, 0])
+    slots[-1][1:] = [slots[-1][1] + 1, slots[-1][2] + (faces >= settings.min_faces), max(slots[-1][3], faces)]
+    state["slots"] = slots
+    frames, crowded = sum(s[1] for s in slots), sum(s[2] for s in slots)
+    holds = frames >= settings.min_frames and crowded > settings.share * frames
     crowd = state.get("open")
     if holds:
         record = None
@@ -49,7 +58,7 @@ def step(state: dict, event: DetectionEvent, settings: CrowdSettings) -> list[Al
         elif now - crowd["updated"] >= settings.update_every_s:
             record = "update"
         crowd["held"] = now
-        crowd["max"] = max(crowd["max"], *(count for _, count in frames))
+        crowd["max"] = max(crowd["max"], *(s[3] for s in slots))
         seen = sighting(event) + [faces]  # the face count last: evidence keeps the most crowded frames
         crowd["evidence"] = sorted([*crowd["evidence"], seen], key=lambda s: -s[6])[: settings.evidence]
         if record is None:

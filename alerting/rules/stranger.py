@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facestream.alerting.rules.state import NS, as_sightings, seconds, sighting
+from facestream.alerting.rules.state import as_sightings, pack_vector, seconds, sighting, unpack_vector
 from facestream.config import check, setting
 from facestream.gallery import as_vector
 from facestream.schemas import Alert, DetectionEvent, ModelRef, alert_id_for
@@ -78,7 +78,7 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
                 # Named by the event and the face that first showed it: two strangers first seen in one
                 # frame are two alerts, and a replay names them the same again.
                 first = f"{event.event_id}#{index}"
-                stranger = {"vector": vector.tolist(), "first": first, "open": False, "count": 0, "seen": []}
+                stranger = {"vector": pack_vector(vector), "first": first, "open": False, "count": 0, "seen": []}
                 strangers.append(stranger)
             _sighted(stranger, vector, sighting(event, face, similarity), now, settings)
             alert = _opened_or_updated(stranger, event, now, settings)
@@ -96,22 +96,24 @@ def _counts(face, settings: StrangerSettings) -> bool:
 def _closest(candidates: list[dict], vector: np.ndarray, threshold: float) -> dict | None:
     if not candidates:
         return None
-    similarities = np.array([c["vector"] for c in candidates], np.float32) @ vector
+    similarities = np.stack([unpack_vector(c["vector"]) for c in candidates]) @ vector
     best = int(np.argmax(similarities))
     return candidates[best] if similarities[best] >= threshold else None
 
 
 def _sighted(stranger: dict, vector: np.ndarray, seen: list, now: float, settings: StrangerSettings) -> None:
-    """Count the sighting, keep the window's ones and the best evidence, move the face towards it."""
+    """Count the sighting, keep the window's latest capture times (no more than an alert needs) and
+    the best evidence, and move the stranger's face towards this one."""
     stranger["count"] += 1
     stranger["last"] = now
     stranger.setdefault("started", seen[2])
-    recent = [s for s in stranger["seen"] if now - s[2] / NS <= settings.window_s]
-    stranger["seen"] = recent + [seen]
-    evidence = sorted([*stranger.get("evidence", []), seen], key=lambda s: -s[5])
-    stranger["evidence"] = evidence[: settings.evidence]
-    mean = np.asarray(stranger["vector"], np.float32) * (stranger["count"] - 1) + vector
-    stranger["vector"] = (mean / max(float(np.linalg.norm(mean)), 1e-12)).tolist()
+    recent = [t for t in stranger["seen"] if now - t <= settings.window_s]
+    stranger["seen"] = (recent + [now])[-settings.sightings :]
+    if len(stranger.get("evidence", [])) < settings.evidence or seen[5] > stranger["evidence"][-1][5]:
+        evidence = sorted([*stranger.get("evidence", []), seen], key=lambda s: -s[5])
+        stranger["evidence"] = evidence[: settings.evidence]
+    mean = unpack_vector(stranger["vector"]) * (stranger["count"] - 1) + vector
+    stranger["vector"] = pack_vector(mean / max(float(np.linalg.norm(mean)), 1e-12))
 
 
 def _opened_or_updated(stranger: dict, event: DetectionEvent, now: float, settings: StrangerSettings) -> Alert | None:

@@ -17,6 +17,7 @@ from kafka_helpers import detector_config, photos_to, read_topic, run_service
 from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.detector_service.config import detector_command
+from facestream.producers.config import ProducerConfig, producer_command
 from facestream.schemas import Alert, unpack_alert
 from facestream.tools.cli import cli
 
@@ -61,7 +62,8 @@ def detect(names: dict) -> str:
     return run_service(detector_command(config))
 
 
-def alerting(names: dict, **changes) -> subprocess.Popen:
+def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
+    """An alerting worker on the test's topics, its output in ``log``."""
     config = AlertingConfig(
         group=names["alerting"],
         detections_topic=names["detections"],
@@ -70,28 +72,44 @@ def alerting(names: dict, **changes) -> subprocess.Popen:
         stats_interval=1.0,
         **changes,
     )
-    return subprocess.Popen(alerting_command(config), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(log, "wb") as out:  # the child keeps its own handle
+        return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
 
 
-def alerts_until(bootstrap: str, names: dict, worker: subprocess.Popen, done, timeout_s: float = 60.0) -> list[Alert]:
-    """The alerts on the topic until ``done(alerts)`` holds (then 2 s more for any extra), then the worker stops."""
-    alerts, deadline = [], time.monotonic() + timeout_s
+def wait_for(bootstrap: str, names: dict, done, timeout_s: float = 60.0) -> list[Alert]:
+    """The alerts on the topic once ``done(alerts)`` holds (and 2 s more, for any extra)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alerts = [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
+        if done(alerts) or time.monotonic() > deadline:
+            break
+    time.sleep(2.0)
+    return [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
+
+
+def stop(worker: subprocess.Popen, log: Path) -> None:
+    """SIGTERM, as an orchestrator stops a worker: it must stop cleanly."""
+    worker.send_signal(signal.SIGTERM)
+    worker.wait(timeout=30)
+    assert worker.returncode in (0, -signal.SIGTERM), log.read_text(errors="replace")[-3000:]
+
+
+def alerts_until(
+    bootstrap: str, names: dict, worker: subprocess.Popen, log: Path, done, timeout_s: float = 60.0
+) -> list[Alert]:
+    """The alerts once ``done(alerts)`` holds; then the worker stops."""
     try:
-        while time.monotonic() < deadline and worker.poll() is None:
-            alerts = [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
-            if done(alerts):
-                time.sleep(2.0)
-                alerts = [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
-                break
+        return wait_for(bootstrap, names, done, timeout_s)
     finally:
-        worker.send_signal(signal.SIGTERM)
-        output = worker.communicate(timeout=30)[0]
-    assert worker.returncode in (0, -signal.SIGTERM), output[-3000:]
-    return alerts
+        stop(worker, log)
 
 
 def states(alerts: list[Alert], camera: str, kind: str) -> list[str]:
     return [a.state for a in alerts if a.camera_id == camera and a.kind == kind]
+
+
+def ended(camera: str, kind: str):
+    return lambda alerts: "end" in states(alerts, camera, kind)
 
 
 def test_one_stranger_alert_for_the_stranger_only(
@@ -102,8 +120,8 @@ def test_one_stranger_alert_for_the_stranger_only(
     stranger = scene(tmp_path / "stranger", [(sample_dir / "biden.jpg", 6)], 12)
     photos_to(names["frames"], {"porch": known, "gate": stranger}, fps=FPS, max_width=0)
     detect(names)
-    worker = alerting(names, rules="stranger")
-    alerts = alerts_until(bootstrap, names, worker, lambda found: "end" in states(found, "gate", "stranger"))
+    worker = alerting(names, tmp_path / "alerting.log", rules="stranger")
+    alerts = alerts_until(bootstrap, names, worker, tmp_path / "alerting.log", ended("gate", "stranger"))
     assert states(alerts, "porch", "stranger") == []
     gate = [a for a in alerts if a.camera_id == "gate"]
     assert [a.state for a in gate][0] == "new" and [a.state for a in gate][-1] == "end"
@@ -117,8 +135,8 @@ def test_a_crowd_held_on_a_camera_opens_one_alert_that_ends(
     footage = scene(tmp_path / "hall", [(sample_dir / "breakingbad.jpg", 8)], 24)  # 12 s of an empty hall
     photos_to(names["frames"], {"hall": footage}, fps=FPS, max_width=0)
     detect(names)
-    worker = alerting(names, rules="crowd", crowd={"min_faces": 2})
-    alerts = alerts_until(bootstrap, names, worker, lambda found: "end" in states(found, "hall", "crowd"))
+    worker = alerting(names, tmp_path / "alerting.log", rules="crowd", crowd={"min_faces": 2})
+    alerts = alerts_until(bootstrap, names, worker, tmp_path / "alerting.log", ended("hall", "crowd"))
     crowd = [a for a in alerts if a.kind == "crowd"]
     assert crowd[0].state == "new" and crowd[-1].state == "end" and len({a.alert_id for a in crowd}) == 1
     assert crowd[-1].count == 2 and crowd[-1].ended_ts_ns > crowd[0].started_ts_ns
@@ -133,7 +151,80 @@ def test_replayed_events_make_no_new_alerts(names: dict, bootstrap: str, sample_
     for record in events:  # the same events again, as at-least-once delivery may bring them
         producer.produce(names["detections"], key=record.key(), value=record.value())
     assert producer.flush(30) == 0
-    worker = alerting(names, rules="stranger")
-    alerts = alerts_until(bootstrap, names, worker, lambda found: "end" in states(found, "gate", "stranger"))
+    worker = alerting(names, tmp_path / "alerting.log", rules="stranger")
+    alerts = alerts_until(bootstrap, names, worker, tmp_path / "alerting.log", ended("gate", "stranger"))
     assert [a.state for a in alerts][0] == "new" and [a.state for a in alerts].count("new") == 1
     assert [a.state for a in alerts].count("end") == 1 and len({a.alert_id for a in alerts}) == 1
+
+
+def test_enrolling_the_stranger_while_his_camera_streams_stops_his_alerts(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "alerting.log"
+    worker = alerting(names, log, rules="stranger")
+    detector = subprocess.Popen(
+        detector_command(
+            detector_config(
+                {k: names[k] for k in ("frames", "detections", "dlq", "group")},
+                embedder="sface",
+                batch=2,
+                max_wait_ms=20.0,
+                stop_after_idle=8.0,
+            )
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    camera = scene(tmp_path / "gate", [(sample_dir / "biden.jpg", 1)], 0)
+    config = ProducerConfig(fps=FPS, loop=True, max_frames=80, max_width=0, topic=names["frames"])
+    producer = subprocess.Popen(producer_command([("gate", camera)], config), stdout=subprocess.DEVNULL)
+    try:
+        wait_for(bootstrap, names, lambda found: "new" in states(found, "gate", "stranger"))
+        enrolled_ns = time.time_ns()
+        enrol(names, "Joe Biden", sample_dir / "biden.jpg")
+        alerts = wait_for(bootstrap, names, ended("gate", "stranger"))
+    finally:
+        producer.terminate()
+        detector.terminate()
+        producer.wait(30), detector.wait(60)
+        stop(worker, log)
+    assert states(alerts, "gate", "stranger")[0] == "new" and states(alerts, "gate", "stranger")[-1] == "end"
+    assert len({a.alert_id for a in alerts}) == 1
+    # The gallery reaches the worker within moments: frames captured 2 s after the enrolment are his.
+    late = [a for a in alerts if a.state != "end" and a.updated_ts_ns > enrolled_ns + 2_000_000_000]
+    assert late == []
+
+
+def test_a_worker_killed_and_started_again_keeps_its_cameras_state(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    # Live footage: the stranger's alert opens under the first worker, which is then killed (no
+    # goodbye); the next worker of the group takes the camera's state from the table's changelog and
+    # ends the same alert, instead of opening another under a new id.
+    camera = scene(tmp_path / "gate", [(sample_dir / "biden.jpg", 16)], 24)
+    detector = subprocess.Popen(
+        detector_command(
+            detector_config(
+                {k: names[k] for k in ("frames", "detections", "dlq", "group")},
+                embedder="sface",
+                batch=2,
+                max_wait_ms=20.0,
+                stop_after_idle=8.0,
+            )
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    config = ProducerConfig(fps=FPS, max_width=0, topic=names["frames"])
+    producer = subprocess.Popen(producer_command([("gate", camera)], config), stdout=subprocess.DEVNULL)
+    first = alerting(names, tmp_path / "first.log", rules="stranger")
+    try:
+        wait_for(bootstrap, names, lambda found: "update" in states(found, "gate", "stranger"))
+        first.kill()
+        first.wait(30)
+        second = alerting(names, tmp_path / "second.log", rules="stranger")
+        alerts = alerts_until(bootstrap, names, second, tmp_path / "second.log", ended("gate", "stranger"), 120.0)
+    finally:
+        producer.wait(60), detector.wait(60)
+    assert states(alerts, "gate", "stranger")[0] == "new" and states(alerts, "gate", "stranger")[-1] == "end"
+    assert states(alerts, "gate", "stranger").count("new") == 1 and len({a.alert_id for a in alerts}) == 1
