@@ -172,7 +172,7 @@ def read_to_end(topic: str, bootstrap: str | None = None, timeout_s: float = 30.
     topic's current state); BrokerError if that cannot be read within ``timeout_s``."""
     import time
 
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
     consumer = Consumer(
         {
@@ -181,12 +181,24 @@ def read_to_end(topic: str, bootstrap: str | None = None, timeout_s: float = 30.
             "enable.auto.commit": False,
         }
     )
+    deadline = time.monotonic() + timeout_s
+
+    def end_of(partition: int) -> int:
+        """The partition's high watermark, waiting out a leader election (a topic made moments ago)."""
+        while True:
+            try:
+                return consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s)[1]
+            except KafkaException as exc:
+                if not exc.args[0].retriable() or time.monotonic() > deadline:
+                    raise BrokerError(f"cannot read where {topic}[{partition}] ends: {exc.args[0].str()}") from None
+                time.sleep(0.2)
+
     try:
         partitions = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in partitions}
+        ends = {p: end_of(p) for p in partitions}
         left = {p for p, end in ends.items() if end > 0}
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
-        records, deadline = [], time.monotonic() + timeout_s
+        records = []
         while left:
             if time.monotonic() > deadline:
                 raise BrokerError(f"could not read {topic} to its end within {timeout_s:.0f} s")
