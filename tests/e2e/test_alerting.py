@@ -112,6 +112,11 @@ def ended(camera: str, kind: str):
     return lambda alerts: "end" in states(alerts, camera, kind)
 
 
+def reached(state: str, cameras: list[str]):
+    """Whether every camera's stranger alert has been in ``state``."""
+    return lambda alerts: all(state in states(alerts, camera, "stranger") for camera in cameras)
+
+
 def test_one_stranger_alert_for_the_stranger_only(
     names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
 ) -> None:
@@ -228,3 +233,41 @@ def test_a_worker_killed_and_started_again_keeps_its_cameras_state(
         producer.wait(60), detector.wait(60)
     assert states(alerts, "gate", "stranger")[0] == "new" and states(alerts, "gate", "stranger")[-1] == "end"
     assert states(alerts, "gate", "stranger").count("new") == 1 and len({a.alert_id for a in alerts}) == 1
+
+
+def test_two_workers_one_killed_the_other_takes_its_cameras_with_their_state(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    # gate-0 and gate-7 hash to the two partitions of the detections topic (murmur2, as every
+    # facestream producer places keys), so each worker of two holds one of them; the one killed held one.
+    footage = scene(tmp_path / "footage", [(sample_dir / "biden.jpg", 16)], 24)
+    cameras = [("gate-0", footage), ("gate-7", footage)]
+    detector = subprocess.Popen(
+        detector_command(
+            detector_config(
+                {k: names[k] for k in ("frames", "detections", "dlq", "group")},
+                embedder="sface",
+                batch=4,
+                max_wait_ms=20.0,
+                stop_after_idle=8.0,
+            )
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    workers = [alerting(names, tmp_path / f"worker-{i}.log", rules="stranger") for i in range(2)]
+    time.sleep(10)  # both in the group before the footage starts
+    config = ProducerConfig(fps=FPS, max_width=0, topic=names["frames"])
+    producer = subprocess.Popen(producer_command(cameras, config), stdout=subprocess.DEVNULL)
+    try:
+        wait_for(bootstrap, names, reached("update", [c for c, _ in cameras]))
+        workers[0].kill()
+        workers[0].wait(30)
+        ended_everywhere = reached("end", [c for c, _ in cameras])
+        alerts = alerts_until(bootstrap, names, workers[1], tmp_path / "worker-1.log", ended_everywhere, 120.0)
+    finally:
+        producer.wait(60), detector.wait(60)
+    for camera, _ in cameras:
+        seen = states(alerts, camera, "stranger")
+        assert seen[0] == "new" and seen[-1] == "end" and seen.count("new") == 1, (camera, seen)
+        assert len({a.alert_id for a in alerts if a.camera_id == camera}) == 1
