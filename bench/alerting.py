@@ -7,6 +7,7 @@ The rate is taken from the workers' own stats lines (once a second) over the dra
 the group join do not count; each run uses a fresh group and a fresh alerts topic.
 """
 
+import json
 import re
 import select
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from bench import save, settings_of
 from bench.machine import cpu_seconds, describe
-from facestream import kafka_clients, samples
+from facestream import kafka_clients, paths, samples
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.broker.local import LocalBroker
 from facestream.detector_service.config import DetectorConfig
@@ -83,7 +84,20 @@ def run(cfg: AlertingBenchConfig, command: str) -> dict:
 
 
 def _embeddings() -> tuple[bytes, list[bytes], ModelRef]:
-    """SFace embeddings of the portraits as the detector makes them: Obama's (to enrol) and Biden's."""
+    """SFace embeddings of the portraits as the detector makes them: Obama's (to enrol) and Biden's.
+    Made once per FACESTREAM_HOME and kept in its bench folder, so a machine that has the file (the
+    GPU machine, carried in) needs neither the models nor the photos."""
+    cache = paths.home() / "bench" / "alerting-embeddings.json"
+    if cache.exists():
+        saved = json.loads(cache.read_text())
+        return bytes.fromhex(saved["known"]), [bytes.fromhex(saved["stranger"])], ModelRef(**saved["embedder"])
+    known, strangers, embedder = _detected_embeddings()
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"known": known.hex(), "stranger": strangers[0].hex(), "embedder": embedder.fields()}))
+    return known, strangers, embedder
+
+
+def _detected_embeddings() -> tuple[bytes, list[bytes], ModelRef]:
     from facestream.detector_service.service import build_processor
     from facestream.tools.gallery import photo_frame
 
