@@ -3,8 +3,9 @@ alerts, on the local broker, with real SFace embeddings of the sample photos.
 
 A backlog of events is written first (``cameras`` cameras at 30 fps, ``faces`` faces each: one
 enrolled person, the others strangers), then ``workers`` alerting workers of a fresh group drain it.
-The rate is taken from the workers' own stats lines (once a second) over the drain, so start-up and
-the group join do not count; each run uses a fresh group and a fresh alerts topic.
+The rate is taken from the workers' own stats lines (once a second) from when every worker has
+events (the group has settled) to the end, so start-up and joins do not count; each run uses a fresh
+group and a fresh alerts topic. A topic's partitions bound how many workers share it.
 """
 
 import json
@@ -41,6 +42,7 @@ class AlertingBenchConfig:
     events: int
     cameras: int
     faces: int
+    partitions: int  # of the detections topic: the most workers that can share it
     workers: tuple[int, ...]
     runs: int
     out: Path
@@ -52,7 +54,9 @@ def run(cfg: AlertingBenchConfig, command: str) -> dict:
     tag = uuid.uuid4().hex[:8]
     topic, gallery = f"bench-{tag}.detections", f"bench-{tag}.gallery"
     known, strangers, embedder = _embeddings()
-    kafka_clients.ensure_topics({topic: 4, gallery: 1}, bootstrap, configs={gallery: kafka_clients.COMPACTED})
+    kafka_clients.ensure_topics(
+        {topic: cfg.partitions, gallery: 1}, bootstrap, configs={gallery: kafka_clients.COMPACTED}
+    )
     producer = kafka_clients.producer("bench-alerting", bootstrap)
     entry = GalleryEntry("known", "Known", embedder, (known,), time.time_ns(), ("obama.jpg",))
     kafka_clients.send(producer, gallery, pack_gallery_entry(entry), b"known")
@@ -62,7 +66,15 @@ def run(cfg: AlertingBenchConfig, command: str) -> dict:
         producer.poll(0)
     producer.flush(60)
     print(f"{cfg.events} events written in {time.perf_counter() - started:.1f} s", flush=True)
-    rows = []
+    rows: list[dict] = []
+    result = {
+        "benchmark": "alerting",
+        "command": command,
+        "machine": describe(),
+        "settings": settings_of(cfg),
+        "rows": rows,
+        "complete": False,
+    }
     for workers in cfg.workers:
         runs = [_drain(cfg, topic, gallery, workers, f"bench-{tag}-{workers}w-{i}") for i in range(cfg.runs)]
         rates = [r["events_per_s"] for r in runs]
@@ -164,7 +176,7 @@ def _drain(cfg: AlertingBenchConfig, topic: str, gallery: str, workers: int, gro
                 match = STATS.search(proc.stdout.readline()) if proc.stdout in ready else None
                 if match:
                     counts[i] = int(match.group(1))
-                    if sum(counts):
+                    if all(counts):  # every worker has its partitions: the group is settled
                         last = (time.monotonic(), sum(counts), {n: sum(cpu_seconds(p)[:2]) for n, p in pids.items()})
                         first = first or last
     finally:

@@ -315,14 +315,17 @@ Examples (this machine, local broker running):
 @click.option("--events", type=click.IntRange(min=100), default=60000, help="Detection events in the backlog.")
 @click.option("--cameras", type=click.IntRange(min=1), default=100, help="Cameras they come from, at 30 fps each.")
 @click.option("--faces", type=click.IntRange(min=0), default=2, help="Faces per event: one enrolled, the rest not.")
+@click.option("--partitions", type=click.IntRange(min=1), default=4, help="Partitions of the detections topic.")
 @click.option("--workers", default="1,2", callback=_batches, help="Alerting workers in the group, one run each.")
 @click.option("--runs", type=click.IntRange(min=1), default=3, help="Runs per worker count; the median is reported.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "alerting-cpu.json")
-def alerting(events: int, cameras: int, faces: int, workers: tuple[int, ...], runs: int, out: Path) -> None:
+def alerting(
+    events: int, cameras: int, faces: int, partitions: int, workers: tuple[int, ...], runs: int, out: Path
+) -> None:
     """Events per second alerting workers drain from a backlog, with real embeddings and a gallery."""
     from bench.alerting import AlertingBenchConfig, run
 
-    run(AlertingBenchConfig(events, cameras, faces, workers, runs, out), _command("alerting"))
+    run(AlertingBenchConfig(events, cameras, faces, partitions, workers, runs, out), _command("alerting"))
 
 
 @bench.command(
