@@ -83,13 +83,8 @@ def run(cfg: AlertingBenchConfig, command: str) -> dict:
         print(
             f"{workers} worker(s): {median['events_per_s']:.0f} events/s, cores {median['cores_busy']} (runs {rates})"
         )
-    result = {
-        "benchmark": "alerting",
-        "command": command,
-        "machine": describe(),
-        "settings": settings_of(cfg),
-        "rows": rows,
-    }
+        save(result, cfg.out)  # what is measured survives a run stopped at a time limit
+    result["complete"] = True
     save(result, cfg.out)
     print(f"-> {cfg.out}")
     return result
