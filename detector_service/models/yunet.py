@@ -11,17 +11,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from facestream import assets
 from facestream.assets import PackagedFile
 from facestream.detector_service import graph_rewrite
 from facestream.detector_service.models.base import (
-    META_MODEL,
-    META_VERSION,
-    META_WEIGHTS,
     Detections,
     InputSpec,
     InputTransform,
     Thresholds,
+    fetch_patched,
+    save_stamped,
 )
 from facestream.detector_service.postprocess import select
 from facestream.schemas import ModelRef
@@ -127,12 +125,7 @@ class YuNet:
 
 def fetch(models_dir: Path) -> Path:
     """Download, verify and patch the zoo's file (once); return the patched model's path."""
-    target = models_dir / PATCHED_NAME
-    if target.exists():
-        return target
-    original = assets.fetch([WEIGHTS], models_dir / "original")[WEIGHTS.member]
-    patch_for_batching(original, target)
-    return target
+    return fetch_patched(WEIGHTS, PATCHED_NAME, models_dir, patch_for_batching)
 
 
 def patch_for_batching(source: Path, target: Path) -> None:
@@ -162,14 +155,4 @@ def patch_for_batching(source: Path, target: Path) -> None:
             dim.ClearField("dim_value")
             dim.ClearField("dim_param")
     del graph.value_info[:]
-    for key, value in {
-        META_MODEL: YuNet.name,
-        META_VERSION: VERSION,
-        META_WEIGHTS: assets.sha256_of(source),
-    }.items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
-    onnx.checker.check_model(model)
-    partial = target.with_suffix(".partial")
-    onnx.save(model, str(partial))
-    partial.replace(target)
+    save_stamped(model, target, YuNet.name, VERSION, source)

@@ -53,13 +53,21 @@ def enrol(names: dict, name: str, photo: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def detect(names: dict) -> str:
+def live_detector(names: dict, batch: int) -> subprocess.Popen:
+    """A detector with embeddings following the footage as it comes, until 8 s without frames."""
     config = detector_config(
-        {"frames": names["frames"], "detections": names["detections"], "dlq": names["dlq"], "group": names["group"]},
-        embedder="sface",
-        batch=4,
+        _detector_topics(names), embedder="sface", batch=batch, max_wait_ms=20.0, stop_after_idle=8.0
     )
-    return run_service(detector_command(config))
+    return subprocess.Popen(detector_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def detect(names: dict) -> str:
+    """A detector with embeddings over the footage already sent."""
+    return run_service(detector_command(detector_config(_detector_topics(names), embedder="sface", batch=4)))
+
+
+def _detector_topics(names: dict) -> dict:
+    return {k: names[k] for k in ("frames", "detections", "dlq", "group")}
 
 
 def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
@@ -167,19 +175,7 @@ def test_enrolling_the_stranger_while_his_camera_streams_stops_his_alerts(
 ) -> None:
     log = tmp_path / "alerting.log"
     worker = alerting(names, log, rules="stranger")
-    detector = subprocess.Popen(
-        detector_command(
-            detector_config(
-                {k: names[k] for k in ("frames", "detections", "dlq", "group")},
-                embedder="sface",
-                batch=2,
-                max_wait_ms=20.0,
-                stop_after_idle=8.0,
-            )
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    detector = live_detector(names, batch=2)
     camera = scene(tmp_path / "gate", [(sample_dir / "biden.jpg", 1)], 0)
     config = ProducerConfig(fps=FPS, loop=True, max_frames=80, max_width=0, topic=names["frames"])
     producer = subprocess.Popen(producer_command([("gate", camera)], config), stdout=subprocess.DEVNULL)
@@ -207,19 +203,7 @@ def test_a_worker_killed_and_started_again_keeps_its_cameras_state(
     # goodbye); the next worker of the group takes the camera's state from the table's changelog and
     # ends the same alert, instead of opening another under a new id.
     camera = scene(tmp_path / "gate", [(sample_dir / "biden.jpg", 16)], 24)
-    detector = subprocess.Popen(
-        detector_command(
-            detector_config(
-                {k: names[k] for k in ("frames", "detections", "dlq", "group")},
-                embedder="sface",
-                batch=2,
-                max_wait_ms=20.0,
-                stop_after_idle=8.0,
-            )
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    detector = live_detector(names, batch=2)
     config = ProducerConfig(fps=FPS, max_width=0, topic=names["frames"])
     producer = subprocess.Popen(producer_command([("gate", camera)], config), stdout=subprocess.DEVNULL)
     first = alerting(names, tmp_path / "first.log", rules="stranger")
@@ -242,19 +226,7 @@ def test_two_workers_one_killed_the_other_takes_its_cameras_with_their_state(
     # facestream producer places keys), so each worker of two holds one of them; the one killed held one.
     footage = scene(tmp_path / "footage", [(sample_dir / "biden.jpg", 16)], 24)
     cameras = [("gate-0", footage), ("gate-7", footage)]
-    detector = subprocess.Popen(
-        detector_command(
-            detector_config(
-                {k: names[k] for k in ("frames", "detections", "dlq", "group")},
-                embedder="sface",
-                batch=4,
-                max_wait_ms=20.0,
-                stop_after_idle=8.0,
-            )
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    detector = live_detector(names, batch=4)
     workers = [alerting(names, tmp_path / f"worker-{i}.log", rules="stranger") for i in range(2)]
     time.sleep(10)  # both in the group before the footage starts
     config = ProducerConfig(fps=FPS, max_width=0, topic=names["frames"])
