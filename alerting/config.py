@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.stranger import StrangerSettings
-from facestream.config import check, command_line, setting, table_of
+from facestream.config import check, command_line, json_object, setting, table_of
 from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC
 
 RULES = ("stranger", "crowd")
@@ -41,12 +41,7 @@ class CameraOverrides:
 
 def parse_cameras(text: str) -> dict:
     """A JSON object (or TOML tables) of camera id -> CameraOverrides' fields, each checked."""
-    try:
-        cameras = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"expected a JSON object of camera id -> settings: {exc}") from None
-    if not isinstance(cameras, dict):
-        raise ValueError("expected a JSON object of camera id -> settings")
+    cameras = json_object(text)
     parse = table_of(CameraOverrides)
     for camera, overrides in cameras.items():
         try:

@@ -119,18 +119,23 @@ def show_size(size: tuple[int, int]) -> str:
     return "x".join(map(str, size))
 
 
+def json_object(text: str) -> dict:
+    """A JSON object's text (or a TOML table, which options receive as such) -> a dict; ValueError else."""
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f'expected a JSON object, e.g. {{"name": 1}}: {exc}') from None
+    if not isinstance(values, dict):
+        raise ValueError(f"expected a JSON object, got {text!r}")
+    return values
+
+
 def table_of(cls: type) -> Parse:
     """A Parse for a JSON object (or a TOML table) of some of ``cls``'s settings: unknown keys and bad
     values are errors naming them; the result is the dict of the settings given."""
 
     def parse(text: str) -> dict:
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f'expected a JSON object, e.g. {{"name": 1}}: {exc}') from None
-        if not isinstance(values, dict):
-            raise ValueError(f"expected a JSON object, got {text!r}")
-        values = {key.replace("-", "_"): value for key, value in values.items()}
+        values = {key.replace("-", "_"): value for key, value in json_object(text).items()}
         known = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(values) - set(known))
         if unknown:
