@@ -57,6 +57,10 @@ def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gall
         # many seconds (faust's default is 60).
         broker_session_timeout=10.0,
         broker_heartbeat_interval=3.0,
+        # No standby copies of the table: a worker taking over a partition rebuilds its cameras' state
+        # from the changelog (a few hundred bytes per camera). With standbys, the one promoted after a
+        # worker died sometimes waited for changelog records that never came, and stalled the partition.
+        table_standby_replicas=0,
     )
     raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
     detections = app.topic(config.detections_topic, **raw)

@@ -188,8 +188,8 @@ def read_to_end(topic: str, bootstrap: str | None = None, timeout_s: float = 30.
         while True:
             try:
                 return consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout_s)[1]
-            except KafkaException as exc:
-                if not exc.args[0].retriable() or time.monotonic() > deadline:
+            except KafkaException as exc:  # e.g. NOT_LEADER_FOR_PARTITION, which librdkafka does not call retriable
+                if time.monotonic() > deadline:
                     raise BrokerError(f"cannot read where {topic}[{partition}] ends: {exc.args[0].str()}") from None
                 time.sleep(0.2)
 
