@@ -10,9 +10,9 @@ is counted in quarter seconds.
 
 from dataclasses import dataclass
 
-from facestream.alerting.rules.state import as_sightings, seconds, sighting
+from facestream.alerting.rules.state import alert, seconds, sighting
 from facestream.config import check, setting
-from facestream.schemas import Alert, DetectionEvent, alert_id_for
+from facestream.schemas import Alert, DetectionEvent
 
 SLOTS_PER_S = 4  # the window's resolution
 
@@ -64,22 +64,8 @@ def step(state: dict, event: DetectionEvent, settings: CrowdSettings) -> list[Al
         if record is None:
             return []
         crowd["updated"] = now
-        return [_alert(crowd, event, record)]
+        return [alert("crowd", crowd, event, record, crowd["max"])]
     if crowd is not None and now - crowd["held"] >= settings.end_after_s:
         state["open"] = None
-        return [_alert(crowd, event, "end", ended=True)]
+        return [alert("crowd", crowd, event, "end", crowd["max"])]
     return []
-
-
-def _alert(crowd: dict, event: DetectionEvent, state: str, ended: bool = False) -> Alert:
-    return Alert(
-        alert_id=alert_id_for(event.camera_id, "crowd", crowd["first"]),
-        kind="crowd",
-        state=state,
-        camera_id=event.camera_id,
-        started_ts_ns=crowd["started"],
-        updated_ts_ns=event.capture_ts_ns,
-        evidence=as_sightings([s[:6] for s in crowd["evidence"]]),
-        count=crowd["max"],
-        ended_ts_ns=event.capture_ts_ns if ended else None,
-    )

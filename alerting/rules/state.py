@@ -5,7 +5,7 @@ import base64
 
 import numpy as np
 
-from facestream.schemas import DetectionEvent, Face, Sighting
+from facestream.schemas import Alert, DetectionEvent, Face, Sighting, alert_id_for
 
 NS = 1_000_000_000
 
@@ -47,9 +47,20 @@ def sighting(event: DetectionEvent, face: Face | None = None, similarity: float 
     ]
 
 
-def as_sightings(stored: list[list]) -> tuple[Sighting, ...]:
-    """Table sightings -> the evidence an alert carries."""
-    return tuple(
-        Sighting(event_id, seq, ts, None if box is None else tuple(box), similarity)
-        for event_id, seq, ts, box, similarity, _score in stored
+def alert(kind: str, tracked: dict, event: DetectionEvent, record: str, count: int) -> Alert:
+    """One record (``new``, ``update`` or ``end``) of the alert ``tracked`` holds (its first event or
+    face, its start and its evidence, as ``sighting`` made them), as of ``event``."""
+    return Alert(
+        alert_id=alert_id_for(event.camera_id, kind, tracked["first"]),
+        kind=kind,
+        state=record,
+        camera_id=event.camera_id,
+        started_ts_ns=tracked["started"],
+        updated_ts_ns=event.capture_ts_ns,
+        # A stored sighting is [event_id, frame_seq, capture_ts_ns, box, similarity, score, ...].
+        evidence=tuple(
+            Sighting(s[0], s[1], s[2], None if s[3] is None else tuple(s[3]), s[4]) for s in tracked["evidence"]
+        ),
+        count=count,
+        ended_ts_ns=event.capture_ts_ns if record == "end" else None,
     )

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facestream.alerting.rules.state import as_sightings, pack_vector, seconds, sighting, unpack_vector
+from facestream.alerting.rules.state import alert, pack_vector, seconds, sighting, unpack_vector
 from facestream.config import check, setting
 from facestream.gallery import as_vector
-from facestream.schemas import Alert, DetectionEvent, ModelRef, alert_id_for
+from facestream.schemas import Alert, DetectionEvent, ModelRef
 
 Match = Callable[[np.ndarray, ModelRef], tuple[str | None, float]]  # Gallery.best_match
 
@@ -58,7 +58,7 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
     for stranger in list(strangers):
         unseen = now - stranger["last"]
         if stranger["open"] and unseen >= settings.end_after_s:
-            alerts.append(_alert(stranger, event, "end", ended=True))
+            alerts.append(alert("stranger", stranger, event, "end", stranger["count"]))
             cooldown.append({"vector": stranger["vector"], "until": now + settings.cooldown_s})
             strangers.remove(stranger)
         elif not stranger["open"] and unseen > settings.window_s:
@@ -81,9 +81,9 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
                 stranger = {"vector": pack_vector(vector), "first": first, "open": False, "count": 0, "seen": []}
                 strangers.append(stranger)
             _sighted(stranger, vector, sighting(event, face, similarity), now, settings)
-            alert = _opened_or_updated(stranger, event, now, settings)
-            if alert is not None:
-                alerts.append(alert)
+            record = _opened_or_updated(stranger, event, now, settings)
+            if record is not None:
+                alerts.append(record)
     state["cooldown"] = cooldown
     return alerts
 
@@ -121,22 +121,8 @@ def _opened_or_updated(stranger: dict, event: DetectionEvent, now: float, settin
         if len(stranger["seen"]) < settings.sightings:
             return None
         stranger["open"], stranger["updated"] = True, now
-        return _alert(stranger, event, "new")
+        return alert("stranger", stranger, event, "new", stranger["count"])
     if now - stranger["updated"] >= settings.update_every_s:
         stranger["updated"] = now
-        return _alert(stranger, event, "update")
+        return alert("stranger", stranger, event, "update", stranger["count"])
     return None
-
-
-def _alert(stranger: dict, event: DetectionEvent, state: str, ended: bool = False) -> Alert:
-    return Alert(
-        alert_id=alert_id_for(event.camera_id, "stranger", stranger["first"]),
-        kind="stranger",
-        state=state,
-        camera_id=event.camera_id,
-        started_ts_ns=stranger["started"],
-        updated_ts_ns=event.capture_ts_ns,
-        evidence=as_sightings(stranger["evidence"]),
-        count=stranger["count"],
-        ended_ts_ns=event.capture_ts_ns if ended else None,
-    )
