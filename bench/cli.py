@@ -8,7 +8,7 @@ import click
 
 from bench import RESULTS
 from facestream.config import parse_size, parsed
-from facestream.detector_service.config import DECODE_CHOICES, PROVIDER_CHOICES
+from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES, PROVIDER_CHOICES
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
 
 
@@ -302,6 +302,43 @@ def decode(
         out=out,
     )
     run(cfg, _command("decode"))
+
+
+@bench.command(
+    epilog="""\b
+Examples (on the GPU machine):
+  python -m bench embedding --model yunet --batch 256 --frames 4096 --faces 1,2,4,6
+  python -m bench embedding --provider cpu --precision fp32 --batch 8 --frames 32 --faces 1,4 --repeats 1  # dry run
+""",
+    context_settings={"show_default": True},
+)
+@click.option(
+    "--model", default="yunet", help="The detector: yunet, mogface (random weights, exported here) or a path."
+)
+@click.option("--embedder", type=click.Choice([e for e in EMBEDDER_CHOICES if e != "none"]), default="sface")
+@click.option("--batch", type=int, default=256, help="Frames per detector batch.")
+@click.option("--frames", type=int, default=4096, help="Frames per pipeline repeat.")
+@click.option("--faces", default="1,2,4,6", callback=_batches, help="Faces per frame, one comparison each.")
+@click.option("--precision", type=click.Choice(["fp16", "fp32"]), default="fp16")
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cuda")
+@click.option("--height", type=int, default=480)
+@click.option("--width", type=int, default=640)
+@click.option(
+    "--decode", type=click.Choice(DECODE_CHOICES), default="auto", help="Where JPEGs are decoded, as for detect."
+)
+@click.option("--decode-threads", type=int, default=8)
+@click.option("--gpu-decoder", default=DEFAULT_GPU_DECODER, help="nvImageCodec's set-up, as for detect.")
+@click.option("--repeats", type=int, default=3)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
+def embedding(out: Path | None, faces: tuple[int, ...], **options) -> None:
+    """Embeddings' cost: the embedder alone per batch of faces, and the detector pipeline's frames/s
+    with and without them at 1 to 6 faces per frame, side by side."""
+    from bench.embedding import EmbeddingBenchConfig, run
+
+    name = (
+        f"embedding-{options['embedder']}-{_name(options['model'])}-{options['precision']}-{options['provider']}.json"
+    )
+    run(EmbeddingBenchConfig(faces=faces, out=out or RESULTS / name, **options), _command("embedding"))
 
 
 @bench.command(

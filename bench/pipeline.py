@@ -22,6 +22,7 @@ from bench.engine import _model_file, _progress
 from bench.machine import describe
 from facestream import samples
 from facestream.detector_service import models
+from facestream.detector_service.embedder import Embedder
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.processor import FrameProcessor
@@ -45,6 +46,7 @@ class PipelineBenchConfig:
     workers: int  # detector processes sharing the device
     repeats: int
     out: Path
+    embedder: str = "none"  # as detect --embedder takes it
 
 
 def jpeg_corpus(width: int, count: int) -> list[Frame]:
@@ -107,6 +109,7 @@ def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
     stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
+    embedder = None if cfg.embedder == "none" else Embedder(cfg.embedder, engine.provider, landmarks=plugin.landmarks)
     processor = FrameProcessor(
         engine,
         plugin,
@@ -115,6 +118,7 @@ def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
         stats,
         cfg.decode,
         GpuDecodeSettings.parse(cfg.gpu_decoder),
+        embedder,
     )
     processor.warm_up()
     return processor
@@ -194,13 +198,20 @@ def _engine_only(engine: Engine, batch: int, count: int) -> float:
 
 
 def _pipeline(processor: FrameProcessor, batches: list[list[Frame]]) -> float:
+    """Frames/s through ``processor``, as the service drives it (batch N+1 begun before batch N is finished)."""
+    return run_batches(processor, batches)[0]
+
+
+def run_batches(processor: FrameProcessor, batches: list[list[Frame]]) -> tuple[float, int]:
+    """(frames/s, faces found) for ``batches`` through ``processor``, every event serialised."""
     start = time.perf_counter()
-    pending, done = None, 0
+    pending, done, faces = None, 0, 0
     for frames in batches + [None]:
         following = processor.begin(frames, list(range(len(frames)))) if frames else None
         if pending is not None:
             for outcome in processor.finish(pending):
                 pack_detection(outcome.event)
                 done += 1
+                faces += len(outcome.event.faces)
         pending = following
-    return done / (time.perf_counter() - start)
+    return done / (time.perf_counter() - start), faces

@@ -1,13 +1,15 @@
 """Faces -> identity embeddings: the detector's second model, on the same execution provider as the
 first, one inference for all the faces of a batch (in chunks of the largest bucket).
 
-Each face is cut from its full-size frame, aligned by its 5 landmarks (``align``), and embedded; the
-embeddings leave L2-normalised, so the similarity of two faces is the dot product of theirs. A
+Each face is cut from its full-size frame (on the host, or on the GPU from the decoded batch), aligned
+by its 5 landmarks (``align``), and embedded; the embeddings leave L2-normalised, so the similarity of
+two faces is the dot product of theirs. A
 detector without landmarks (MogFace) gets box crops instead, which cannot undo a tilted head: its
 embeddings are less reliable, and the service says so at start.
 """
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,8 @@ from facestream.schemas import ModelRef
 
 log = logging.getLogger(__name__)
 
+# (images, image_of, matrices, size) -> crops: where the faces' pixels are cut, host or device
+Warp = Callable[[list, np.ndarray, np.ndarray, int], object]
 FETCHABLE = {"sface": sface.fetch}  # embedders facestream downloads by name: name -> fetch(models_dir) -> path
 FACES_PER_INFERENCE = 64  # the largest bucket: a batch with more faces runs in chunks of this many
 
@@ -48,18 +52,14 @@ class Embedder:
         how = "aligned by landmarks" if self.landmarks else "box crops"
         return f"{self.ref.name} v{self.ref.version} on {self.engine.provider}, {how}"
 
-    def crops(self, images: list[np.ndarray], faces: Detections, image_of: np.ndarray) -> np.ndarray:
-        """(F, 112, 112, 3) uint8 BGR: each face of ``faces`` (frame pixels) cut from its image."""
-        out = np.empty((len(faces), sface.SIZE, sface.SIZE, 3), np.uint8)
-        for i, image in enumerate(image_of.tolist()):
-            if self.landmarks and faces.landmarks is not None:
-                out[i] = align.aligned(images[image], faces.landmarks[i], sface.TEMPLATE, sface.SIZE)
-            else:
-                out[i] = align.box_crop(images[image], faces.boxes[i], sface.SIZE)
-        return out
+    def crops(self, images: list, faces: Detections, image_of: np.ndarray, warp: Warp = align.warp):
+        """(F, 112, 112, 3) uint8 BGR: each face of ``faces`` (frame pixels) cut from its image by ``warp``
+        (``align.warp`` for host images; on the GPU path, ``align_gpu.GpuWarper`` for device ones)."""
+        matrices = align.face_matrices(faces, sface.TEMPLATE, sface.SIZE, use_landmarks=self.landmarks)
+        return warp(images, image_of, matrices, sface.SIZE)
 
-    def embed(self, crops: np.ndarray) -> np.ndarray:
-        """(F, 128) float32, each of unit length."""
+    def embed(self, crops) -> np.ndarray:
+        """(F, 128) float32, each of unit length, for host or (on a GPU engine) device crops."""
         parts = [
             self.engine.run(crops[start : start + FACES_PER_INFERENCE])["fc1"]
             for start in range(0, len(crops), FACES_PER_INFERENCE)

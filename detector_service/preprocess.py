@@ -21,18 +21,19 @@ class DecodeError(ValueError):
 @dataclass(frozen=True)
 class Placed:
     """Where one frame landed in the batch: its scale and its true size (and, when asked to keep it,
-    the full-size decoded image, for cutting faces out at full resolution)."""
+    the full-size decoded image, for cutting faces out at full resolution: a host array here, an
+    nvImageCodec Image in device memory on the GPU path)."""
 
     scale: float
     width: int
     height: int
-    image: np.ndarray | None = field(default=None, compare=False, repr=False)
+    image: object = field(default=None, compare=False, repr=False)
 
 
 class Preprocessor:
-    def __init__(self, input_hw: tuple[int, int], threads: int, keep_images: bool = False) -> None:
+    def __init__(self, input_hw: tuple[int, int], threads: int, keep_frames: bool = False) -> None:
         self.input_hw = input_hw
-        self.keep_images = keep_images
+        self.keep_frames = keep_frames
         self._pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="decode")
 
     def run(self, frames: list[Frame]) -> tuple[np.ndarray, list[Placed | DecodeError]]:
@@ -50,7 +51,7 @@ class Preprocessor:
             placed = letterbox_into(image, canvas)
         except DecodeError as exc:
             return exc
-        return replace(placed, image=image) if self.keep_images else placed
+        return replace(placed, image=image) if self.keep_frames else placed
 
 
 def decode_jpeg(frame: Frame) -> np.ndarray:

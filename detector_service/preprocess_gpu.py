@@ -9,6 +9,8 @@ INTER_LINEAR / INTER_AREA), image at the top-left, zeros elsewhere, BGR out. Nee
 extra (nvidia-nvimgcodec, cupy).
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from facestream.detector_service import nvimgcodec_extensions
@@ -86,7 +88,11 @@ def available() -> str | None:
 
 class GpuPreprocessor:
     def __init__(
-        self, input_hw: tuple[int, int], device_id: int = 0, settings: GpuDecodeSettings | None = None
+        self,
+        input_hw: tuple[int, int],
+        device_id: int = 0,
+        settings: GpuDecodeSettings | None = None,
+        keep_frames: bool = False,
     ) -> None:
         missing = available()
         if missing is not None:
@@ -96,6 +102,7 @@ class GpuPreprocessor:
 
         self.input_hw = input_hw
         self.settings = settings or GpuDecodeSettings()
+        self.keep_frames = keep_frames
         self._cp = cp
         self._device = cp.cuda.Device(device_id)
         options = {}  # only what differs from nvImageCodec's defaults
@@ -118,11 +125,16 @@ class GpuPreprocessor:
                 _STREAMS[device_id] = cp.cuda.Stream(non_blocking=True)
             self._stream = _STREAMS[device_id]
             self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
-        self._kept: dict[int, list] = {}  # with keep_images: per chunk index, the Images decoded into last
+        # With keep_images: per (generation, chunk index), the Images decoded into last. Frames handed out
+        # with their batch (keep_frames) stay in use until the caller finishes that batch, while the next
+        # one decodes: two generations alternate, so a batch's Images are reused only two batches later.
+        self._kept: dict[tuple[int, int], list] = {}
+        self._generation = 0
 
     def _decode(self, index: int, chunk: list[bytes]) -> list:
         """One nvImageCodec call for chunk ``index``; into that chunk's kept Images when asked and there are enough."""
-        kept = self._kept.get(index, [])
+        key = (self._generation, index)
+        kept = self._kept.get(key, [])
         if not self.settings.keep_images or len(kept) < len(chunk):
             images = self._decoder.decode(chunk, params=self._params, cuda_stream=self._stream.ptr)
         else:
@@ -131,13 +143,18 @@ class GpuPreprocessor:
             )
         # A frame that failed leaves no Image: a chunk is kept only with one per frame.
         if self.settings.keep_images and len(images) > len(kept) and all(i is not None for i in images):
-            self._kept[index] = list(images)
+            self._kept[key] = list(images)
         return images
 
     def run(self, frames: list[Frame]):
-        """(CuPy uint8 (N, H, W, 3) BGR batch, Placed or DecodeError per frame); ready when returned."""
+        """(CuPy uint8 (N, H, W, 3) BGR batch, Placed or DecodeError per frame); ready when returned.
+
+        With ``keep_frames`` each Placed holds its decoded Image (RGB, on the device), valid until the
+        batch after next is decoded: the processor never has more than two batches under way."""
         cp = self._cp
         height, width = self.input_hw
+        if self.keep_frames:
+            self._generation ^= 1
         with self._device, self._stream:
             images = []
             for index, start in enumerate(range(0, len(frames), DECODE_CHUNK)):
@@ -145,10 +162,12 @@ class GpuPreprocessor:
             placed, table = [], np.zeros((5, len(frames)), dtype=np.int64)  # src ptr, h, w, fit h, fit w
             for i, (frame, image) in enumerate(zip(frames, images)):
                 outcome = _place(frame, image, height, width)
-                placed.append(outcome)
                 if isinstance(outcome, Placed):
                     fit_w, fit_h = fitted(image.width, image.height, outcome.scale)
+                    if self.keep_frames:
+                        outcome = replace(outcome, image=image)
                     table[:, i] = (image.__cuda_array_interface__["data"][0], image.height, image.width, fit_h, fit_w)
+                placed.append(outcome)
             batch = cp.empty((len(frames), height, width, 3), dtype=cp.uint8)
             args = cp.asarray(table[0].astype(np.uint64)), *(cp.asarray(row.astype(np.int32)) for row in table[1:])
             total = batch.size // 3
@@ -157,7 +176,7 @@ class GpuPreprocessor:
                 (_THREADS,),
                 (*args, batch, np.int32(height), np.int32(width), np.int64(total)),
             )
-            self._stream.synchronize()  # the decoded images are freed after this; the batch is complete
+            self._stream.synchronize()  # the batch is complete; Images no Placed keeps are freed after this
         return batch, placed
 
     def close(self) -> None:

@@ -4,10 +4,12 @@ Three stages run at once on consecutive batches: JPEG decoding and letterboxing 
 CUDA kernel when the engine runs on a GPU, else a thread pool), inference (one thread, so a GPU sees
 one batch at a time), and turning outputs into boxes plus event building (the caller's thread). ``begin`` hands a
 batch to the first two and returns at once; ``finish`` waits for its inference, then turns outputs into boxes
-back to frame pixels and builds one event per frame.
+back to frame pixels, embeds the faces (with an embedder: cut from the full-size frames where they
+were decoded, host or device) and builds one event per frame.
 The service calls ``begin`` for batch N+1 before ``finish`` for batch N, so batch N+1 decodes and
 infers while batch N is turned into events and while the consumer polls; OpenCV and ONNX Runtime
-release the GIL. ``bench pipeline`` drives the same two calls without Kafka.
+release the GIL. Callers never have more than two batches under way (the GPU decoder reuses a batch's
+frames two batches later). ``bench pipeline`` drives the same two calls without Kafka.
 """
 
 import logging
@@ -18,8 +20,9 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from facestream.detector_service import preprocess_gpu
-from facestream.detector_service.embedder import Embedder
+from facestream.detector_service import align, preprocess_gpu
+from facestream.detector_service.align_gpu import GpuWarper
+from facestream.detector_service.embedder import Embedder, Warp
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import build_events
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
@@ -81,34 +84,39 @@ class FrameProcessor:
 
     def _preprocessor(self, decode: str, threads: int, gpu_decoder: GpuDecodeSettings | None):
         """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise.
-        Embeddings are cut from the full-size frames, which only CPU decoding keeps for now."""
+        With an embedder, the full-size frames stay where they were decoded and faces are cut there."""
         keep = self.embedder is not None
+        self.warp: Warp = align.warp
         if decode == "cpu" or (decode == "auto" and not self.engine.on_gpu):
             self.stats.decoder = "cpu"
-            return Preprocessor(self.engine.input_hw, threads, keep_images=keep)
+            return Preprocessor(self.engine.input_hw, threads, keep_frames=keep)
         missing = preprocess_gpu.available() if self.engine.on_gpu else "inference does not run on a GPU"
-        if missing is None and keep:
-            missing = "--embedder aligns faces from full-size frames on the host; aligning on the GPU is not built yet"
+        if missing is None and keep and not self.embedder.engine.on_gpu:
+            missing = "the embedder does not run on the GPU, so faces are cut on the host from host frames"
         if missing is None:
             self.stats.decoder = "gpu"
-            return self._gpu_preprocessor(gpu_decoder or GpuDecodeSettings())
+            if keep:
+                self.warp = GpuWarper()
+            return self._gpu_preprocessor(gpu_decoder or GpuDecodeSettings(), keep)
         if decode == "gpu":
             raise ConfigError(f"GPU decoding was asked for but cannot run: {missing}")
         log.warning("FALLBACK: JPEG decoding runs on %d CPU threads, not on the GPU: %s", threads, missing)
         self.stats.decoder, self.stats.decode_fallback = "cpu", True
-        return Preprocessor(self.engine.input_hw, threads, keep_images=keep)
+        return Preprocessor(self.engine.input_hw, threads, keep_frames=keep)
 
-    def _gpu_preprocessor(self, settings: GpuDecodeSettings):
+    def _gpu_preprocessor(self, settings: GpuDecodeSettings, keep_frames: bool):
         """nvImageCodec as asked; if the default set-up (the hardware decoder) cannot be made on this
         GPU, every backend instead, loudly. A set-up asked for by name never falls back."""
         try:
-            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=settings)
+            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=settings, keep_frames=keep_frames)
         except ConfigError as exc:
             if settings != GpuDecodeSettings():
                 raise
             log.warning("FALLBACK: %s; decoding with every nvImageCodec backend instead", exc)
             self.stats.decode_fallback = True
-            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=GpuDecodeSettings.parse("all"))
+            return preprocess_gpu.GpuPreprocessor(
+                self.engine.input_hw, settings=GpuDecodeSettings.parse("all"), keep_frames=keep_frames
+            )
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw
@@ -148,7 +156,8 @@ class FrameProcessor:
             if self.embedder is not None:
                 t1 = time.perf_counter()
                 image_of = np.repeat(np.arange(len(good)), counts)
-                embeddings = self.embedder.embed(self.embedder.crops([placed[i].image for i in good], faces, image_of))
+                crops = self.embedder.crops([placed[i].image for i in good], faces, image_of, self.warp)
+                embeddings = self.embedder.embed(crops)
                 embed_s = time.perf_counter() - t1
             events = build_events(
                 [pending.frames[i] for i in good],

@@ -1,0 +1,107 @@
+"""Faces cut and embedded on the GPU, from the frames nvImageCodec decoded, against the host path.
+
+Like test_preprocess_gpu.py these need a CUDA GPU with the ``gpu`` extra and run on the GPU machine
+(bench/README.md says how); elsewhere there is nothing to run.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from facestream.detector_service import align, models, preprocess_gpu
+from facestream.detector_service.embedder import Embedder
+from facestream.detector_service.engine import Engine
+from facestream.detector_service.models import sface
+from facestream.detector_service.processor import FrameProcessor
+from facestream.detector_service.stats import Stats
+from facestream.schemas import Frame
+
+pytestmark = pytest.mark.skipif(preprocess_gpu.available() is not None, reason="needs CuPy and nvImageCodec (GPU)")
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Frame]:
+    from bench.embedding import tiled_corpus
+
+    return tiled_corpus(3, 640, 480, 8)  # three faces a frame, the four portraits turning
+
+
+def test_the_gpu_warp_matches_the_host_warp_on_the_same_frames(corpus: list[Frame]) -> None:
+    import cupy as cp
+
+    from facestream.detector_service.align_gpu import GpuWarper
+
+    decoder = preprocess_gpu.GpuPreprocessor((480, 640), keep_frames=True)
+    _, placed = decoder.run(corpus[:4])
+    images = [p.image for p in placed]
+    host = [cp.asarray(image).get()[..., ::-1].copy() for image in images]  # nvImageCodec's RGB -> BGR
+    rng = np.random.default_rng(1)
+    # Faces anywhere, some partly outside their frame (black there, on both paths), turned and scaled.
+    angles, scales = rng.uniform(-0.6, 0.6, 40), rng.uniform(0.4, 2.5, 40)
+    turns = np.stack([[[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]] for a in angles]) * scales[:, None, None]
+    spots = rng.uniform([-60, -60], [580, 420], (40, 2))
+    landmarks = np.einsum("fij,kj->fki", turns, sface.TEMPLATE) + spots[:, None, :]
+    matrices = align.similarity_transforms(landmarks, sface.TEMPLATE)
+    image_of = np.arange(40) % len(images)
+    on_device = GpuWarper()(images, image_of, matrices, sface.SIZE).get()
+    on_host = align.warp(host, image_of, matrices, sface.SIZE)
+    diff = np.abs(on_device.astype(np.int16) - on_host.astype(np.int16))
+    # OpenCV interpolates in fixed point (1/32 pixel), the kernel in float: off by a grey level at edges.
+    assert diff.mean() < 0.3 and np.percentile(diff, 99.9) <= 2, (diff.mean(), diff.max())
+    decoder.close()
+
+
+def gpu_processor(yunet_path: Path, batch: int) -> FrameProcessor:
+    plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
+    engine = Engine(yunet_path, (480, 640), batch=batch, plugin=plugin, provider="cuda", buckets=(batch,))
+    embedder = Embedder("sface", engine.provider)
+    processor = FrameProcessor(
+        engine, plugin, plugin.default_thresholds, 4, Stats(engine.provider, False), "auto", embedder=embedder
+    )
+    processor.warm_up()
+    return processor
+
+
+def embeddings(events) -> np.ndarray:
+    return np.stack([np.frombuffer(f.embedding, "<f2").astype(np.float32) for e in events for f in e.faces])
+
+
+def test_faces_are_embedded_on_the_gpu_as_on_the_host(yunet_path: Path, corpus: list[Frame]) -> None:
+    processor = gpu_processor(yunet_path, batch=8)
+    try:
+        assert processor.stats.decoder == "gpu" and not processor.stats.decode_fallback
+        events = [o.event for o in processor.finish(processor.begin(corpus, list(range(len(corpus)))))]
+    finally:
+        processor.close()
+    plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
+    engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cpu", threads=4)
+    host = FrameProcessor(
+        engine, plugin, plugin.default_thresholds, 4, Stats("cpu", False), "cpu", embedder=Embedder("sface", "cpu")
+    )
+    try:
+        expected = [o.event for o in host.finish(host.begin(corpus, list(range(len(corpus)))))]
+    finally:
+        host.close()
+    assert [len(e.faces) for e in events] == [len(e.faces) for e in expected] == [3] * len(corpus)
+    # Two JPEG decoders, FP32 on two devices, float16 on the wire: the same identities.
+    cosines = (embeddings(events) * embeddings(expected)).sum(axis=1)
+    assert cosines.min() > 0.99, cosines
+
+
+def test_frames_kept_for_faces_survive_the_next_batch_decoding(yunet_path: Path, corpus: list[Frame]) -> None:
+    # The service's order: batch N+1 begun before batch N finishes; kept Images alternate between two sets.
+    processor = gpu_processor(yunet_path, batch=4)
+    batches = [corpus[:4], corpus[4:], corpus[:4][::-1], corpus[4:][::-1]]
+    try:
+        alone = [embeddings([o.event for o in processor.finish(processor.begin(b, list(range(4))))]) for b in batches]
+        pipelined, pending = [], None
+        for frames in batches + [None]:
+            following = processor.begin(frames, list(range(4))) if frames else None
+            if pending is not None:
+                pipelined.append(embeddings([o.event for o in processor.finish(pending)]))
+            pending = following
+    finally:
+        processor.close()
+    for got, expected in zip(pipelined, alone):
+        np.testing.assert_allclose(got, expected, atol=2e-3)
