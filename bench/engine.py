@@ -141,12 +141,12 @@ def _fp16_copy(path: Path) -> Path:
     """The model's float16 copy (made once, with ``facestream export fp16``'s converter)."""
     import onnx
 
-    from facestream.tools.export.fp16 import convert
+    from facestream.detector_service.models.base import float16
 
     target = paths.home() / "bench" / f"{path.stem}-fp16.onnx"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        onnx.save(convert(onnx.load(str(path))), str(target))
+        onnx.save(float16(onnx.load(str(path))), str(target))
     return target
 
 

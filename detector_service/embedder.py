@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from facestream import paths
-from facestream.detector_service import align, models
+from facestream.detector_service import align, models, runtime
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.models import sface
 from facestream.detector_service.models.base import META_VERSION, META_WEIGHTS, Detections
@@ -26,21 +26,43 @@ log = logging.getLogger(__name__)
 # (images, image_of, matrices, size) -> crops: where the faces' pixels are cut, host or device
 Warp = Callable[[list, np.ndarray, np.ndarray, int], object]
 FETCHABLE = {"sface": sface.fetch}  # embedders facestream downloads by name: name -> fetch(models_dir) -> path
-FACES_PER_INFERENCE = 64  # the largest bucket: a batch with more faces runs in chunks of this many
+FACES_PER_INFERENCE = 256  # the largest bucket: a batch with more faces runs in chunks of this many
+# Static batch sizes on a GPU (each its own session and CUDA graph): a detector batch brings anything
+# from a few faces to hundreds, and padding 65 faces up to 256 would waste most of an inference.
+BUCKETS = (1, 4, 16, 32, 64, 128, FACES_PER_INFERENCE)
+# CUDA provider options over the engine's defaults for the float16 embedder. On the H200 (ORT 1.31.1)
+# float16 SFace aborted the process with NHWC kernels (prefer_nhwc), cuDNN's frontend found no plan
+# for its first convolution with fuse_conv_bias, and the exhaustive algorithm search with the other
+# two off still aborted; with all three changed it runs.
+CUDA_OPTIONS = (("prefer_nhwc", "0"), ("fuse_conv_bias", "0"), ("cudnn_conv_algo_search", "HEURISTIC"))
 
 
-def fetch(name: str) -> Path:
-    """The embedder model file, downloaded, verified and patched once."""
-    return FETCHABLE[name](paths.models_dir())
+def fetch(name: str, fp16: bool = False) -> Path:
+    """The embedder model file (or its float16 copy), downloaded, verified and patched once."""
+    return FETCHABLE[name](paths.models_dir(), fp16)
 
 
 class Embedder:
+    """One embedding model on one provider: float16 on a GPU, float32 on the CPU (where float16 only
+    costs time). Both give the same ``ref`` (the original weights' digest): their vectors agree within
+    1e-3 cosine, so a gallery enrolled on a CPU matches faces embedded on a GPU."""
+
     def __init__(self, name: str, provider: str, threads: int = 0, landmarks: bool = True) -> None:
-        path = fetch(name)
+        self.precision = "fp32" if runtime.select(provider).names[0] == "cpu" else "fp16"
+        path = fetch(name, fp16=self.precision == "fp16")
         metadata = models.read_metadata(path)
         self.ref = ModelRef(name, metadata[META_VERSION], metadata[META_WEIGHTS])
         self.plugin = sface.SFace(self.ref)
-        self.engine = Engine(path, (sface.SIZE, sface.SIZE), FACES_PER_INFERENCE, self.plugin, provider, threads)
+        self.engine = Engine(
+            path,
+            (sface.SIZE, sface.SIZE),
+            FACES_PER_INFERENCE,
+            self.plugin,
+            provider,
+            threads,
+            buckets=BUCKETS,
+            cuda_options=CUDA_OPTIONS if self.precision == "fp16" else (),
+        )
         self.landmarks = landmarks
         if not landmarks:
             log.warning(
@@ -50,7 +72,7 @@ class Embedder:
 
     def describe(self) -> str:
         how = "aligned by landmarks" if self.landmarks else "box crops"
-        return f"{self.ref.name} v{self.ref.version} on {self.engine.provider}, {how}"
+        return f"{self.ref.name} v{self.ref.version} {self.precision} on {self.engine.provider}, {how}"
 
     def crops(self, images: list, faces: Detections, image_of: np.ndarray, warp: Warp = align.warp):
         """(F, 112, 112, 3) uint8 BGR: each face of ``faces`` (frame pixels) cut from its image by ``warp``

@@ -105,7 +105,9 @@ class Engine:
         # the chosen graph is adapted; output shapes come from one plain run of it at batch 1, since
         # the graphed sessions need their output buffers before their first run (the capture).
         started = time.perf_counter()
-        probe_plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=(1, *self.input_hw, 3))
+        probe_plan = SessionPlan(
+            input_name=graph_rewrite.IMAGE_INPUT, input_shape=(1, *self.input_hw, 3), cuda_options=cuda_options
+        )
         base = load_graph(self.path, self.plugin, adapt=False)
         probe, self.provider, self.fallbacks = runtime.open_session(
             self.path, selection, probe_plan, graph=base.SerializeToString()

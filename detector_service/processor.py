@@ -26,7 +26,7 @@ from facestream.detector_service.embedder import Embedder, Warp
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import build_events
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
-from facestream.detector_service.models.base import FaceModel, Thresholds
+from facestream.detector_service.models.base import Detections, FaceModel, Thresholds
 from facestream.detector_service.postprocess import to_frames
 from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.detector_service.stats import Stats
@@ -42,7 +42,7 @@ class Pending:
 
     frames: list[Frame]
     tags: list
-    future: Future  # of _Inferred
+    future: Future  # of _Found with an embedder (a stage of its own), else of _Inferred
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,18 @@ class _Inferred:
     outputs: dict[str, np.ndarray] | None
     decode_wait_s: float  # inference thread idle, waiting for decoding
     infer_s: float
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A batch's faces in frame pixels and, with an embedder, their embeddings."""
+
+    inferred: _Inferred
+    faces: Detections | None  # None when no frame of the batch decoded
+    counts: np.ndarray  # faces per decoded frame
+    embeddings: np.ndarray | None
+    boxes_s: float
+    embed_s: float
 
 
 @dataclass(frozen=True)
@@ -125,7 +137,11 @@ class FrameProcessor:
 
     def begin(self, frames: list[Frame], tags: list) -> Pending:
         decoding = self._decoding.submit(self._decode, frames)
-        return Pending(frames, tags, self.engine.thread.submit(self._infer, decoding))
+        inferring = self.engine.thread.submit(self._infer, decoding)
+        if self.embedder is None:
+            return Pending(frames, tags, inferring)
+        # Boxes and embeddings of batch N on the embedder's thread, while the caller builds batch N-1's events.
+        return Pending(frames, tags, self.embedder.engine.thread.submit(self._find, inferring))
 
     def _decode(self, frames: list[Frame]):
         t0 = time.perf_counter()
@@ -142,37 +158,45 @@ class FrameProcessor:
         outputs = self.engine.run(batch[good] if len(good) < len(placed) else batch) if good else None
         return _Inferred(placed, good, outputs, t1 - t0, time.perf_counter() - t1)
 
-    def finish(self, pending: Pending) -> list[Outcome]:
-        inferred: _Inferred = pending.future.result()
+    def _find(self, inferring: Future) -> _Found:
+        """Boxes back in frame pixels, then each face cut from its full-size frame and embedded."""
+        inferred: _Inferred = inferring.result()
+        if inferred.outputs is None:
+            return _Found(inferred, None, np.zeros(0, np.int64), None, 0.0, 0.0)
         t0 = time.perf_counter()
-        placed = inferred.placed
+        placed, good = inferred.placed, inferred.good
+        detections = self.model.to_detections(inferred.outputs, self.engine.input_hw, self.thresholds)
+        faces, counts = to_frames(detections, [placed[i] for i in good])
+        t1 = time.perf_counter()
+        embeddings = None
+        if self.embedder is not None:
+            image_of = np.repeat(np.arange(len(good)), counts)
+            embeddings = self.embedder.embed(
+                self.embedder.crops([placed[i].image for i in good], faces, image_of, self.warp)
+            )
+        return _Found(inferred, faces, counts, embeddings, t1 - t0, time.perf_counter() - t1)
+
+    def finish(self, pending: Pending) -> list[Outcome]:
+        found: _Found = pending.future.result() if self.embedder is not None else self._find(pending.future)
+        t0 = time.perf_counter()
+        inferred, placed = found.inferred, found.inferred.placed
         outcomes = [Outcome(pending.tags[i], error=p) for i, p in enumerate(placed) if isinstance(p, DecodeError)]
-        embed_s = 0.0
-        if inferred.outputs is not None:
-            detections = self.model.to_detections(inferred.outputs, self.engine.input_hw, self.thresholds)
+        if found.faces is not None:
             good = inferred.good
-            faces, counts = to_frames(detections, [placed[i] for i in good])
-            embeddings = None
-            if self.embedder is not None:
-                t1 = time.perf_counter()
-                image_of = np.repeat(np.arange(len(good)), counts)
-                crops = self.embedder.crops([placed[i].image for i in good], faces, image_of, self.warp)
-                embeddings = self.embedder.embed(crops)
-                embed_s = time.perf_counter() - t1
             events = build_events(
                 [pending.frames[i] for i in good],
-                faces,
-                counts,
+                found.faces,
+                found.counts,
                 self.model.ref,
-                embeddings,
+                found.embeddings,
                 None if self.embedder is None else self.embedder.ref,
             )
             outcomes += [Outcome(pending.tags[i], event=event) for i, event in zip(good, events)]
         self.stats.batches += 1
         self.stats.decode_wait_s += inferred.decode_wait_s  # decoding that the pipeline did not hide
         self.stats.infer_s += inferred.infer_s
-        self.stats.embed_s += embed_s
-        self.stats.postprocess_s += time.perf_counter() - t0 - embed_s
+        self.stats.embed_s += found.embed_s
+        self.stats.postprocess_s += found.boxes_s + time.perf_counter() - t0
         return outcomes
 
     def warm_up(self) -> float:

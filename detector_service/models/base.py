@@ -26,6 +26,7 @@ META_VERSION = "facestream.version"
 META_WEIGHTS = "facestream.weights_sha256"
 META_INPUT = "facestream.input_size"  # "WIDTHxHEIGHT" for a fixed-size file, or "dynamic"
 META_RANDOM = "facestream.random_weights"  # "true": exported with --random-init, for benchmarks only
+META_PRECISION = "facestream.precision"  # "fp16" for a float16 copy; float32 files may leave it out
 
 
 @dataclass(frozen=True)
@@ -130,12 +131,37 @@ def fetch_patched(
 def save_stamped(model, target: Path, name: str, version: str, source: Path) -> None:
     """Write a patched ModelProto with facestream's metadata (the plugin's name, the version, the
     original file's sha256), checked, and in place only once complete."""
-    import onnx
-
     for key, value in {META_MODEL: name, META_VERSION: version, META_WEIGHTS: assets.sha256_of(source)}.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
+    save_checked(model, target)
+
+
+def save_checked(model, target: Path) -> None:
+    """Write a ModelProto, checked first, and in place only once complete (a reader never sees half a file)."""
+    import onnx
+
     onnx.checker.check_model(model)
     partial = target.with_suffix(".partial")
     onnx.save(model, str(partial))
     partial.replace(target)
+
+
+def float16(model):
+    """A float16 copy of an ONNX ModelProto: weights and arithmetic in float16, its inputs and outputs
+    still float32 (nothing that feeds or reads it changes), its metadata kept and marked fp16."""
+    import warnings
+
+    from onnxconverter_common import float16 as converter
+
+    with warnings.catch_warnings():  # one warning per weight rounded to float16's range: callers check outputs
+        warnings.filterwarnings("ignore", message="the float32 number", category=UserWarning)
+        converted = converter.convert_float_to_float16(model, keep_io_types=True)
+    del converted.metadata_props[:]
+    for prop in model.metadata_props:
+        if prop.key != META_PRECISION:
+            entry = converted.metadata_props.add()
+            entry.key, entry.value = prop.key, prop.value
+    entry = converted.metadata_props.add()
+    entry.key, entry.value = META_PRECISION, "fp16"
+    return converted

@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from facestream.assets import PackagedFile
-from facestream.detector_service.models.base import InputTransform, fetch_patched, save_stamped
+from facestream.detector_service.models.base import InputTransform, fetch_patched, float16, save_checked, save_stamped
 from facestream.schemas import ModelRef
 
 WEIGHTS = PackagedFile(
@@ -23,6 +23,7 @@ WEIGHTS = PackagedFile(
 )
 VERSION = "2021dec"
 PATCHED_NAME = "sface-2021dec-dynamic.onnx"
+FP16_NAME = "sface-2021dec-dynamic-fp16.onnx"
 SIZE = 112  # the aligned crop's side
 DIMENSIONS = 128
 # Where FaceRecognizerSF puts the right eye, left eye, nose tip, right and left mouth corners in the
@@ -46,9 +47,19 @@ class SFace:
         """Nothing to add: the embedding leaves the device as it is (128 floats per face)."""
 
 
-def fetch(models_dir: Path) -> Path:
-    """Download, verify and patch the zoo's file (once); return the patched model's path."""
-    return fetch_patched(WEIGHTS, PATCHED_NAME, models_dir, patch_for_batching)
+def fetch(models_dir: Path, fp16: bool = False) -> Path:
+    """Download, verify and patch the zoo's file (once); return the patched model's path, or with
+    ``fp16`` its float16 copy's (made once): on a GPU it embeds several times as many faces a second,
+    and its vectors stay within 1e-3 cosine of float32's, so either matches a gallery made by the other."""
+    patched = fetch_patched(WEIGHTS, PATCHED_NAME, models_dir, patch_for_batching)
+    if not fp16:
+        return patched
+    target = models_dir / FP16_NAME
+    if not target.exists():
+        import onnx
+
+        save_checked(float16(onnx.load(str(patched))), target)
+    return target
 
 
 def patch_for_batching(source: Path, target: Path) -> None:

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from facestream import paths
+from facestream.detector_service import models
 from facestream.detector_service.embedder import Embedder
 from facestream.detector_service.models import sface, yunet
-from facestream.detector_service.models.base import Detections
+from facestream.detector_service.models.base import META_PRECISION, Detections
 
 PHOTOS = ["obama.jpg", "obama2.jpg", "obama3.jpg", "biden.jpg", "einstein.jpg", "breakingbad.jpg"]
 
@@ -84,3 +85,16 @@ def test_box_crops_for_a_detector_without_landmarks(faces) -> None:
     crop = embedder.crops([image], as_detections(row), np.array([0]))
     assert crop.shape == (1, sface.SIZE, sface.SIZE, 3) and crop.std() > 10
     assert "box crops" in embedder.describe()
+
+
+def test_the_float16_copy_embeds_as_float32_does(embedder: Embedder, faces) -> None:
+    """The copy a GPU embedder runs: the same identities, so a gallery enrolled on a CPU still matches."""
+    from facestream.detector_service.engine import Engine
+
+    path = sface.fetch(paths.models_dir(), fp16=True)
+    assert models.read_metadata(path)[META_PRECISION] == "fp16"
+    half = Engine(path, (sface.SIZE, sface.SIZE), 64, sface.SFace(embedder.ref), "cpu", threads=2)
+    crops = np.concatenate([embedder.crops([image], as_detections(row), np.array([0])) for _, image, row in faces])
+    full, vectors = embedder.embed(crops), half.run(crops)["fc1"]
+    cosines = (full * vectors).sum(axis=1) / np.linalg.norm(vectors, axis=1)
+    assert cosines.min() >= 1 - 1e-3, cosines

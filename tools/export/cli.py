@@ -139,9 +139,10 @@ def export_fp16(source: Path, out: Path, provider: str) -> None:
     """Convert a facestream model file to float16 and check it finds the same faces on real photos."""
     import onnx
 
+    from facestream.detector_service.models.base import float16
     from facestream.tools.export import fp16
 
-    onnx.save(fp16.convert(onnx.load(str(source))), str(out))
+    onnx.save(float16(onnx.load(str(source))), str(out))
     agreement = fp16.compare_on_photos(source, out, provider)
     click.echo(
         f"wrote {out}; on {agreement.images} real photos: float32 {agreement.faces_fp32} faces, float16 "

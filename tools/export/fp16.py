@@ -1,11 +1,10 @@
-"""Float16 copies of model files, and the check that they find the same faces as float32 on real photos.
+"""The check that a float16 copy of a detector (``models.base.float16``) finds the same faces as float32
+on real photos.
 
-Weights and arithmetic become float16; the graph's inputs and outputs stay float32, so nothing that
-feeds or reads the model changes. Faces are compared frame by frame: each float32 face must have a
+Faces are compared frame by frame: each float32 face must have a
 float16 face over it (IoU >= 0.9), and the scores must agree closely.
 """
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,23 +18,6 @@ from facestream.detector_service.postprocess import iou, to_frames
 from facestream.detector_service.preprocess import letterbox_into
 
 MATCH_IOU = 0.9
-
-
-def convert(model):
-    """A float16 copy of an ONNX ModelProto, float32 at its inputs and outputs."""
-    from onnxconverter_common import float16
-
-    with warnings.catch_warnings():  # one warning per weight rounded to float16's range: the check judges
-        warnings.filterwarnings("ignore", message="the float32 number", category=UserWarning)
-        converted = float16.convert_float_to_float16(model, keep_io_types=True)
-    del converted.metadata_props[:]
-    for prop in model.metadata_props:
-        entry = converted.metadata_props.add()
-        entry.key, entry.value = prop.key, "fp16" if prop.key == "facestream.precision" else prop.value
-    if not any(p.key == "facestream.precision" for p in converted.metadata_props):
-        entry = converted.metadata_props.add()
-        entry.key, entry.value = "facestream.precision", "fp16"
-    return converted
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,15 @@ import torch
 
 from facestream import __version__
 from facestream.detector_service.models import mogface as plugin
-from facestream.detector_service.models.base import META_INPUT, META_MODEL, META_RANDOM, META_VERSION, META_WEIGHTS
-from facestream.tools.export import fp16
+from facestream.detector_service.models.base import (
+    META_INPUT,
+    META_MODEL,
+    META_PRECISION,
+    META_RANDOM,
+    META_VERSION,
+    META_WEIGHTS,
+    float16,
+)
 from facestream.tools.export.mogface_net import MogFace
 
 OPSET = 17
@@ -56,14 +63,14 @@ def export(model: MogFace, out: Path, spec: ExportSpec, weights_sha256: str, ran
         )
         graph = onnx.load(str(raw))
     if spec.fp16:
-        graph = fp16.convert(graph)  # inputs and outputs stay float32
+        graph = float16(graph)  # inputs and outputs stay float32
     metadata = {
         META_MODEL: plugin.MogFace.name,
         META_VERSION: model.variant.name,
         META_WEIGHTS: weights_sha256,
         META_INPUT: "dynamic" if spec.dynamic_hw else f"{spec.width}x{spec.height}",
         META_RANDOM: "true" if random_weights else "false",
-        "facestream.precision": "fp16" if spec.fp16 else "fp32",
+        META_PRECISION: "fp16" if spec.fp16 else "fp32",
         "facestream.preprocess": json.dumps(
             {
                 "channel_order_in": "BGR",
