@@ -210,6 +210,7 @@ Examples (on the GPU machine):
     "nvImageCodec gives the interpreter up and takes it back twice per image; a shorter "
     "interval bounds its wait while the event-building thread holds it.",
 )
+@click.option("--embedder", type=click.Choice(EMBEDDER_CHOICES), default="none", help="As for detect.")
 @click.option("--repeats", type=int, default=3)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def pipeline(
@@ -225,6 +226,7 @@ def pipeline(
     gpu_decoder: str,
     workers: int,
     switch_interval_ms: float | None,
+    embedder: str,
     repeats: int,
     out: Path | None,
 ) -> None:
@@ -245,12 +247,14 @@ def pipeline(
         workers=workers,
         switch_interval_ms=switch_interval_ms,
         repeats=repeats,
+        embedder=embedder,
         out=out
         or RESULTS
         / f"pipeline-{_name(model)}-{precision}-{provider}"
         f"{f'-{workers}-workers' if workers > 1 else ''}"
         f"{'' if gpu_decoder == DEFAULT_GPU_DECODER else '-' + gpu_decoder.replace('/', '-')}"
-        f"{'' if switch_interval_ms is None else f'-switch-{switch_interval_ms:g}ms'}.json",
+        f"{'' if switch_interval_ms is None else f'-switch-{switch_interval_ms:g}ms'}"
+        f"{'' if embedder == 'none' else f'-{embedder}'}.json",
     )
     run(cfg, _command("pipeline"))
 

@@ -49,6 +49,27 @@ def alerting(result: dict) -> list[str]:
     ]
 
 
+def embedding(result: dict) -> list[str]:
+    s, m = result["settings"], result["machine"]
+    alone = "; ".join(
+        f"{r['batch']}: {r['engine_faces_per_s']:.0f} / {r['step_faces_per_s']:.0f}" for r in result["embedder_alone"]
+    )
+    rows = "; ".join(
+        f"{r['faces_per_frame']} face(s) ({r['faces_found_per_frame']:g} found): "
+        + ", ".join(f"{name} {fps:.0f}" for name, fps in r["frames_per_s"].items())
+        + f", **{100 * r['drop_fraction']:.1f}% fewer**"
+        for r in result["pipeline"]
+    )
+    return [
+        f"**Embeddings, {result['embedder']}, {s['model']} {s['precision'].upper()} batch {s['batch']}, one detector "
+        f"process, {m.get('gpu', 'no GPU')}** (`{result['command']}`). The embedder alone, faces/s by batch "
+        f"(engine replaying on device input / the detector's whole step: faces warped out of the decoded frames, "
+        f"one inference, vectors to the host): {alone}. The detector pipeline (JPEG bytes -> serialised events), "
+        f"frames/s without and with embeddings, the two alternating in each of {s['repeats']} repeats (medians), "
+        f"on frames of the sample portraits tiled 1 to 6 to a frame: {rows}. Source: `bench/results/{result['_file']}`."
+    ]
+
+
 def engine(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     baselines = [b for b in ("eager", "compile") if f"torch_{b}_ms_per_img" in result["rows"][0]]
@@ -118,7 +139,9 @@ def pipeline(result: dict) -> list[str]:
     split = {OLD_STAGE_NAMES.get(name, name): ms for name, ms in result["ms_per_frame"].items()}
     return [
         f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, "
-        f"{s.get('workers', 1)} detector process{'es' if s.get('workers', 1) > 1 else ''}, JPEG decoding on the "
+        f"{s.get('workers', 1)} detector process{'es' if s.get('workers', 1) > 1 else ''}, "
+        + (f"{s['embedder']} embeddings on, " if s.get("embedder", "none") != "none" else "")
+        + "JPEG decoding on the "
         f"{result.get('decoder', 'cpu').upper()}{_gpu_decoder(result)}"
         + (f", thread switch interval {s['switch_interval_ms']:g} ms" if s.get("switch_interval_ms") else "")
         + f", {m.get('gpu', '?')}** "
@@ -128,7 +151,9 @@ def pipeline(result: dict) -> list[str]:
         + (f"decoding busy {split['decode']} ms in its own thread, " if "decode" in split else "")
         + "waiting for decode "
         f"{split['decode_wait']} ms (the rest overlaps inference), inference with host copies "
-        f"{split['infer']} ms, boxes + events {split['postprocess']} ms. "
+        f"{split['infer']} ms, "
+        + (f"embeddings ({s['embedder']}) {split['embed']} ms, " if s.get("embedder", "none") != "none" else "")
+        + f"boxes + events {split['postprocess']} ms. "
         f"Source: `bench/results/{result['_file']}`."
     ]
 
@@ -233,6 +258,7 @@ RENDERERS = {
     "alerting": alerting,
     "decode": decode,
     "e2e": e2e,
+    "embedding": embedding,
     "kafka": kafka,
     "detector_backlog": detector_backlog,
     "engine": engine,
@@ -314,7 +340,11 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
         )
     # One detector process, or several sharing the GPU as replicas would: the best of them.
     yunet_runs = [
-        r for name, r in results.items() if name.startswith("pipeline-yunet-fp16-cuda") and "cpu-decode" not in name
+        r
+        for name, r in results.items()
+        if name.startswith("pipeline-yunet-fp16-cuda")
+        and "cpu-decode" not in name
+        and r["settings"].get("embedder", "none") == "none"
     ]
     if yunet_runs:
         best = max(yunet_runs, key=lambda r: r["pipeline_frames_per_s"])
@@ -327,6 +357,17 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             else None,
             best["pipeline_frames_per_s"] >= 10_000,
             best["_file"],
+        )
+    embeddings = results.get("embedding-sface-yunet-fp16-cuda.json")
+    if embeddings:
+        drops = [r["drop_fraction"] for r in embeddings["pipeline"]]
+        add(
+            "YuNet pipeline with SFace embeddings: <= 15% fewer frames/s at 1-6 faces per frame",
+            ", ".join(f"{100 * r['drop_fraction']:.0f}% at {r['faces_per_frame']}" for r in embeddings["pipeline"])
+            + " face(s) per frame (one detector process)",
+            max(drops) <= 0.15,
+            embeddings["_file"],
+            f"{100 * min(drops):.0f}-{100 * max(drops):.0f}% fewer",
         )
     gpu_e2e = [r for r in results.values() if r["benchmark"] == "e2e" and r["machine"].get("gpu")]
     for model, needed in (("mogface", 10), ("yunet", 300)):
