@@ -176,7 +176,7 @@ def test_a_backlog_goes_in_full_batches(topics: dict, produce_raw) -> None:
 def test_embeddings_travel_in_the_events(bootstrap: str, topics: dict) -> None:
     photos_to(topics["frames"], {"portraits": samples.portraits_dir()}, max_width=0)
     log = run_service(detector_command(detector_config(topics, batch=4, embedder="sface")))
-    assert "embeddings sface v2021dec on cpu, aligned by landmarks" in log
+    assert "embeddings sface v2021dec fp32 on cpu, aligned by landmarks" in log
     events = sorted(
         (unpack_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 4)), key=lambda e: e.frame_seq
     )
