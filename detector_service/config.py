@@ -56,6 +56,9 @@ class DetectorConfig:
         False, "Run a model exported with --random-init (benchmarks only; every stats line warns)."
     )
     metrics_port: int = setting(0, "Serve Prometheus metrics on this port (0: off).", minimum=0, maximum=65535)
+    metrics_host: str = setting(
+        "127.0.0.1", "Address the metrics endpoint listens on (0.0.0.0: every interface, e.g. in a container)."
+    )
     switch_interval_ms: float | None = setting(
         None,
         "Python's thread switch interval (default: Python's, 5 ms). GPU decoding gives the interpreter up and "

@@ -21,7 +21,9 @@ class GroupMember:
     def __init__(self, bootstrap: str, group: str, topic: str, client_id: str, publisher_flush) -> None:
         self.tracker = OffsetTracker()
         self.assigned: set[tuple[str, int]] = set()
-        self.first_assigned_at: float | None = None  # monotonic clock
+        # Monotonic clock of the latest assignment (None: never assigned): partitions handed over
+        # bring a backlog, so idleness counts from there.
+        self.assigned_at: float | None = None
         self._flush = publisher_flush
         self.consumer = Consumer(
             {
@@ -65,8 +67,8 @@ class GroupMember:
 
     def _on_assign(self, _consumer, partitions) -> None:
         self.assigned |= {(p.topic, p.partition) for p in partitions}
-        if self.first_assigned_at is None:
-            self.first_assigned_at = time.monotonic()
+        if partitions:
+            self.assigned_at = time.monotonic()
         log.info("assigned %s", _names(partitions))
 
     def _on_revoke(self, _consumer, partitions) -> None:

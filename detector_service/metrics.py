@@ -56,9 +56,9 @@ class StatsCollector:
         yield warning
 
 
-def serve(stats: Stats, model: str, port: int) -> None:
-    """Expose /metrics on ``port`` (all interfaces) from a daemon thread."""
+def serve(stats: Stats, model: str, port: int, host: str = "127.0.0.1") -> None:
+    """Expose /metrics on ``host``:``port`` from a daemon thread: this machine only unless told otherwise."""
     registry = CollectorRegistry()
     registry.register(StatsCollector(stats, model))
-    start_http_server(port, registry=registry)
-    log.info("metrics on http://0.0.0.0:%d/metrics", port)
+    start_http_server(port, addr=host, registry=registry)
+    log.info("metrics on http://%s:%d/metrics", host, port)

@@ -95,7 +95,7 @@ class DetectorService:
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)
         if cfg.metrics_port:
-            metrics.serve(self.stats, self.processor.describe(), cfg.metrics_port)
+            metrics.serve(self.stats, self.processor.describe(), cfg.metrics_port, cfg.metrics_host)
         log.info(
             "detector %s, batch %d, max wait %.0f ms, group %s: %s -> %s",
             self.processor.describe(),
@@ -138,8 +138,9 @@ class DetectorService:
             self._finish(pending)
 
     def _idle_for(self, last_frame: float) -> bool:
-        """Idle time counts from the last frame, but never from before the first assignment."""
-        limit, assigned_at = self.config.stop_after_idle, self.member.first_assigned_at
+        """Idle time counts from the last frame, but never from before the latest assignment (partitions
+        moved here bring frames that the next polls fetch)."""
+        limit, assigned_at = self.config.stop_after_idle, self.member.assigned_at
         if limit is None or assigned_at is None:
             return False
         return time.monotonic() - max(last_frame, assigned_at) >= limit

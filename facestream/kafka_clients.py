@@ -15,6 +15,9 @@ log = logging.getLogger(__name__)
 DEFAULT_LOCAL_PORT = 9092
 # Frames of large cameras exceed Kafka's 1 MB default; the local broker and our clients agree on this.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# Bytes a record needs beyond its key, value and header texts (record and batch framing, header
+# lengths): a value must leave this much of MAX_MESSAGE_BYTES free.
+RECORD_ROOM = 4096
 
 
 def local_port() -> int:

@@ -4,6 +4,7 @@ with its default, type and check, in one place (``facestream.config``)."""
 import sys
 from dataclasses import dataclass
 
+from facestream import kafka_clients
 from facestream.config import check, command_line, parse_size, setting, show_size
 from facestream.schemas import FRAMES_TOPIC
 
@@ -24,6 +25,12 @@ class ProducerConfig:
         metavar="WxH",
     )
     topic: str = setting(FRAMES_TOPIC, "Topic to publish frames to.")
+    max_frame_bytes: int = setting(
+        kafka_clients.MAX_MESSAGE_BYTES - kafka_clients.RECORD_ROOM,
+        "Refuse (and count, per camera) a frame whose record would be larger: Kafka would refuse it anyway.",
+        minimum=1024,
+        maximum=kafka_clients.MAX_MESSAGE_BYTES - kafka_clients.RECORD_ROOM,
+    )
     start_seq: int | None = setting(
         None, "First frame_seq of every camera (default: the clock in µs, so restarts never reuse one).", minimum=0
     )

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from confluent_kafka import Producer
+from confluent_kafka import KafkaException, Producer
 
 from facestream import kafka_clients
 from facestream.producers.config import ProducerConfig
@@ -35,6 +35,8 @@ class Camera:
     next_seq: int
     sent: int = 0
     late: int = 0
+    refused: int = 0  # frames never sent: over --max-frame-bytes, or refused by the client
+    failed: int = 0  # frames sent that the broker did not take
     due: float = 0.0
     done: bool = False
     _frames: Iterator[tuple[str | None, np.ndarray]] | None = field(default=None, repr=False)
@@ -58,16 +60,23 @@ class StreamStats:
     sent: int = 0
     acked: int = 0
     bytes: int = 0
-    errors: int = 0
+    errors: int = 0  # delivery errors
+    refused: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def line(self, cameras: list[Camera]) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        per_camera = " ".join(f"{c.camera_id}={c.sent}" + (f" ({c.late} late)" if c.late else "") for c in cameras)
+        per_camera = " ".join(f"{c.camera_id}={c.sent}" + _troubles(c) for c in cameras)
         return (
             f"sent {self.sent} frames ({self.sent / elapsed:.1f} fps), acked {self.acked}, "
-            f"{self.bytes / 1e6:.1f} MB, delivery errors {self.errors} | {per_camera}"
+            f"{self.bytes / 1e6:.1f} MB, delivery errors {self.errors}, refused {self.refused} | {per_camera}"
         )
+
+
+def _troubles(camera: Camera) -> str:
+    counts = {"late": camera.late, "refused": camera.refused, "failed": camera.failed}
+    said = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
+    return f" ({said})" if said else ""
 
 
 class Streamer:
@@ -141,22 +150,27 @@ class Streamer:
         data, width, height = self._encode(*read)
         frame = Frame(camera.camera_id, camera.next_seq, capture_ts_ns, width, height, data)
         payload = pack_frame(frame)
-        while True:
+        if len(payload) > self.config.max_frame_bytes:
+            self._refuse(camera, f"{len(payload):,} bytes, over --max-frame-bytes {self.config.max_frame_bytes:,}")
+        else:
             try:
-                producer.produce(
-                    self.config.topic, value=payload, key=camera.camera_id.encode(), on_delivery=self._delivered
+                kafka_clients.send(
+                    producer,
+                    self.config.topic,
+                    payload,
+                    camera.camera_id.encode(),
+                    on_delivery=self._on_delivery(camera, camera.next_seq),
                 )
-                break
-            except BufferError:  # local queue full: wait for the broker to catch up
-                producer.poll(0.1)
-        camera.next_seq += 1
-        camera.sent += 1
-        self.stats.sent += 1
-        self.stats.bytes += len(payload)
-        if self.config.max_frames is not None and camera.sent >= self.config.max_frames:
+                camera.sent += 1
+                self.stats.sent += 1
+                self.stats.bytes += len(payload)
+            except KafkaException as exc:  # refused by the client at once: this frame only
+                self._refuse(camera, str(exc.args[0]))
+        camera.next_seq += 1  # a refused frame leaves a gap in the camera's sequence, as a lost one would
+        if self.config.max_frames is not None and camera.sent + camera.refused >= self.config.max_frames:
             camera.done = True
         camera.due += self.period
-        if time.monotonic() - camera.due > max(self.period, 0.05):
+        if self.period and time.monotonic() - camera.due > max(self.period, 0.05):  # no pace, never late
             camera.late += 1
             camera.due = time.monotonic()
 
@@ -171,12 +185,28 @@ class Streamer:
             self._encoded[key] = encoded
         return self._encoded[key]
 
-    def _delivered(self, err, _msg) -> None:
-        if err is None:
-            self.stats.acked += 1
-        else:
+    def _refuse(self, camera: Camera, reason: str) -> None:
+        """Count a frame that cannot be sent; say so for the camera's first and every 100th, not for each."""
+        camera.refused += 1
+        self.stats.refused += 1
+        if camera.refused == 1 or camera.refused % 100 == 0:
+            log.error(
+                "camera %s: frame %d refused (%d so far): %s", camera.camera_id, camera.next_seq, camera.refused, reason
+            )
+
+    def _on_delivery(self, camera: Camera, seq: int):
+        def delivered(err, _msg) -> None:
+            if err is None:
+                self.stats.acked += 1
+                return
+            camera.failed += 1
             self.stats.errors += 1
-            log.error("frame delivery failed: %s", err)
+            if camera.failed == 1 or camera.failed % 100 == 0:
+                log.error(
+                    "camera %s: frame %d not delivered (%d so far): %s", camera.camera_id, seq, camera.failed, err
+                )
+
+        return delivered
 
     def _report(self, final: bool = False) -> None:
         line = self.stats.line(self.cameras)

@@ -4,6 +4,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -38,6 +39,17 @@ def scrape_until(port: int, needle: str, timeout_s: float = 60.0) -> str:
     raise AssertionError(f"{needle!r} not in the metrics within {timeout_s:.0f} s")
 
 
+def listening_on(port: int) -> list[str]:
+    """The IPv4 addresses a socket listens on at ``port`` (Linux's /proc/net/tcp: hex address:port, state 0A)."""
+    found = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if state == "0A" and int(hex_port, 16) == port:
+            found.append(".".join(str(int(address[i : i + 2], 16)) for i in (6, 4, 2, 0)))
+    return found
+
+
 def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet_path) -> None:
     port = free_port()
     detector = subprocess.Popen(
@@ -63,6 +75,7 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         )  # no GPU engine: CPU decoding is no fallback
         assert 'facestream_stage_seconds_total{stage="infer"}' in text
         assert 'facestream_stage_seconds_total{stage="decode"}' in text
+        assert listening_on(port) == ["127.0.0.1"]  # this machine only, unless --metrics-host says otherwise
     finally:
         detector.terminate()
         detector.wait(timeout=60)

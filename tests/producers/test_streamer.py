@@ -1,10 +1,13 @@
-"""The producer's pacing, seen through a real broker: cameras start out of step, spread over a period."""
+"""The producer seen through a real broker: cameras start out of step, spread over a period; a frame
+that cannot be sent costs its camera that frame, never the process or the other cameras."""
 
 from pathlib import Path
 
+import cv2
 import numpy as np
 from kafka_helpers import read_topic
 
+from facestream import kafka_clients
 from facestream.producers.config import ProducerConfig
 from facestream.producers.streamer import Streamer
 from facestream.schemas import unpack_frame
@@ -21,3 +24,43 @@ def test_cameras_start_spread_over_one_period(bootstrap: str, topics: dict, samp
     gaps = np.diff(starts)
     assert sorted(f.camera_id for f in frames) == [f"cam-{i}" for i in range(cameras)]
     assert gaps.min() > 25 and starts[-1] - starts[0] < 1000 / fps, gaps  # spread, all within one period
+
+
+def noise_jpeg(path: Path, width: int, height: int) -> Path:
+    """A JPEG of random pixels at quality 100: about 2.5 bytes a pixel, the largest a JPEG gets."""
+    image = np.random.default_rng(0).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    cv2.imwrite(str(path), image, [cv2.IMWRITE_JPEG_QUALITY, 100])
+    return path
+
+
+def test_a_frame_over_the_limit_is_refused_for_its_camera_only(
+    bootstrap: str, topics: dict, sample_dir: Path, tmp_path: Path, caplog
+) -> None:
+    # A real bug: an 18 MB JPEG made the client raise MSG_SIZE_TOO_LARGE out of produce(), and the
+    # process died with the healthy camera's stream.
+    big = noise_jpeg(tmp_path / "big.jpg", 4000, 3000)
+    assert big.stat().st_size > 16 * 1024 * 1024
+    config = ProducerConfig(fps=0.0, topic=topics["frames"], max_frames=3, loop=True, max_width=0, jpeg_quality=100)
+    streamer = Streamer([("big", str(big)), ("ok", str(sample_dir / "obama.jpg"))], config, bootstrap=bootstrap)
+    stats = streamer.run()
+    frames = [unpack_frame(r.value()) for r in read_topic(bootstrap, topics["frames"], 3)]
+    report = {"acked": stats.acked, "refused": stats.refused, "delivery errors": stats.errors}
+    assert report == {"acked": 3, "refused": 3, "delivery errors": 0}, report
+    assert {f.camera_id for f in frames} == {"ok"}
+    assert "camera big: frame" in caplog.text and "over --max-frame-bytes" in caplog.text
+    assert "big=0 (3 refused)" in stats.line(streamer.cameras)
+
+
+def test_a_frame_the_broker_refuses_is_named_by_camera_and_frame(
+    bootstrap: str, sample_dir: Path, tmp_path: Path, caplog
+) -> None:
+    # A topic with Kafka's default 1 MB limit: a 2.4 MB frame is refused by the broker, not the client.
+    topic = f"t-{tmp_path.name[-10:]}-1mb.frames"
+    kafka_clients.ensure_topics({topic: 1}, bootstrap, configs={topic: {"max.message.bytes": str(1024 * 1024)}})
+    big = noise_jpeg(tmp_path / "big.jpg", 1000, 1000)
+    config = ProducerConfig(fps=0.0, topic=topic, max_frames=2, loop=True, max_width=0, jpeg_quality=100, start_seq=7)
+    streamer = Streamer([("big", str(big)), ("ok", str(sample_dir / "obama.jpg"))], config, bootstrap=bootstrap)
+    stats = streamer.run()
+    assert (stats.acked, stats.errors) == (2, 2)
+    assert "camera big: frame 7 not delivered" in caplog.text and "MSG_SIZE_TOO_LARGE" in caplog.text
+    assert "big=2 (2 failed)" in stats.line(streamer.cameras)
