@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import faust
 
+from facestream import kafka_settings
+from facestream.alerting import kafka_auth
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event
 from facestream.gallery import Gallery
@@ -61,6 +63,7 @@ def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gall
         # from the changelog (a few hundred bytes per camera). With standbys, the one promoted after a
         # worker died sometimes waited for changelog records that never came, and stalled the partition.
         table_standby_replicas=0,
+        **kafka_auth.faust_options(kafka_settings.load()),  # TLS / SASL as every other client has them
     )
     raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
     detections = app.topic(config.detections_topic, **raw)

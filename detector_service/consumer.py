@@ -25,21 +25,24 @@ class GroupMember:
         # bring a backlog, so idleness counts from there.
         self.assigned_at: float | None = None
         self._flush = publisher_flush
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": group,
-                "client.id": client_id,
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "auto.offset.reset": "earliest",  # a new group starts from the oldest retained frame
-                "partition.assignment.strategy": "cooperative-sticky",
-                # Frames are large (tens of KB to MBs): fetch big chunks per partition and keep a deep
-                # local queue, or the consumer waits on round trips of ~1 MB (librdkafka's default).
-                "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
-                "max.partition.fetch.bytes": kafka_clients.MAX_MESSAGE_BYTES,
-                "queued.max.messages.kbytes": 256 * 1024,
-            }
+        self.consumer = kafka_clients.made(
+            Consumer,
+            kafka_clients.client_config(
+                bootstrap,
+                **{
+                    "group.id": group,
+                    "client.id": client_id,
+                    "enable.auto.commit": False,
+                    "enable.auto.offset.store": False,
+                    "auto.offset.reset": "earliest",  # a new group starts from the oldest retained frame
+                    "partition.assignment.strategy": "cooperative-sticky",
+                    # Frames are large (tens of KB to MBs): fetch big chunks per partition and keep a deep
+                    # local queue, or the consumer waits on round trips of ~1 MB (librdkafka's default).
+                    "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
+                    "max.partition.fetch.bytes": kafka_clients.MAX_MESSAGE_BYTES,
+                    "queued.max.messages.kbytes": 256 * 1024,
+                },
+            ),
         )
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)
 

@@ -4,12 +4,26 @@ one line on stderr and the exit code the error class carries (``facestream.error
 Every entry point uses it: the ``facestream`` hub and each service's ``python -m`` module.
 """
 
+import os
 import sys
 
 import click
 
 from facestream import logs
-from facestream.errors import FacestreamError
+from facestream.errors import ConfigError, FacestreamError
+
+
+def check_environment(command: click.Command | None, env_prefix: str) -> None:
+    """``<env_prefix>_<OPTION>`` variables must name an option of ``command``: a misspelt one (or one
+    for a setting that does not exist, like a SASL mechanism) is an error, never silently ignored."""
+    if command is None or isinstance(command, click.Group):
+        return
+    prefix = f"{env_prefix}_"
+    known = {f"{prefix}{p.name.upper()}" for p in command.params if isinstance(p, click.Option) and p.name}
+    unknown = sorted(key for key in os.environ if key.startswith(prefix) and key not in known)
+    if unknown:
+        valid = ", ".join(sorted(known))
+        raise ConfigError(f"unknown environment variable(s) {', '.join(unknown)} for `{command.name}`; valid: {valid}")
 
 
 def run(command: click.Command, env_prefix: str, setup_logging: bool = True) -> None:
@@ -17,6 +31,7 @@ def run(command: click.Command, env_prefix: str, setup_logging: bool = True) -> 
     if setup_logging:
         logs.setup()
     try:
+        check_environment(command, env_prefix)
         code = command.main(standalone_mode=False, auto_envvar_prefix=env_prefix)
     except click.exceptions.Abort:
         code = 130

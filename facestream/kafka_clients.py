@@ -2,13 +2,17 @@
 
 ``KAFKA_BOOTSTRAP`` names an existing cluster; without it, processes talk to the local broker
 that ``facestream kafka start`` runs on 127.0.0.1 (port ``FACESTREAM_KAFKA_PORT``, default 9092).
+Every client made here also takes the process's Kafka settings (TLS, SASL, ...: ``kafka_settings``);
+what a client sets for itself (e.g. the detector's manual commits) wins over them.
 """
 
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator
 
-from facestream.errors import BrokerError
+from facestream import kafka_settings
+from facestream.errors import BrokerError, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +37,28 @@ def bootstrap_servers() -> str:
     return external_bootstrap() or f"127.0.0.1:{local_port()}"
 
 
-def admin(bootstrap: str | None = None, quiet: bool = False):
+def client_config(bootstrap: str | None = None, **config) -> dict:
+    """librdkafka settings for one client: the address, the process's Kafka settings, then ``config``."""
+    return {"bootstrap.servers": bootstrap or bootstrap_servers(), **kafka_settings.load(), **config}
+
+
+def made(kind, config: dict):
+    """``kind(config)`` (a confluent-kafka client class); a setting librdkafka refuses is a ConfigError."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return kind(config)
+    except KafkaException as exc:
+        raise ConfigError(f"Kafka refused a client setting: {exc.args[0].str()}") from None
+
+
+def admin(bootstrap: str | None = None, quiet: bool = False, **config):
     """An admin client; ``quiet`` silences librdkafka's own connection-refused lines (for probes)."""
     from confluent_kafka.admin import AdminClient
 
-    config = {"bootstrap.servers": bootstrap or bootstrap_servers()}
     if quiet:
         config["log_level"] = 0
-    return AdminClient(config)
+    return made(AdminClient, client_config(bootstrap, **config))
 
 
 def producer(client_id: str, bootstrap: str | None = None, **config):
@@ -50,16 +68,19 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
     camera's partition from its id; ``config`` adds or overrides librdkafka settings."""
     from confluent_kafka import Producer
 
-    return Producer(
-        {
-            "bootstrap.servers": bootstrap or bootstrap_servers(),
-            "client.id": client_id,
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "message.max.bytes": MAX_MESSAGE_BYTES,
-            "partitioner": "murmur2_random",
-            **config,
-        }
+    return made(
+        Producer,
+        client_config(
+            bootstrap,
+            **{
+                "client.id": client_id,
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "message.max.bytes": MAX_MESSAGE_BYTES,
+                "partitioner": "murmur2_random",
+                **config,
+            },
+        ),
     )
 
 
@@ -71,14 +92,17 @@ def viewer(topic: str | list[str], from_beginning: bool, bootstrap: str | None =
 
     from confluent_kafka import Consumer
 
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap or bootstrap_servers(),
-            "group.id": f"facestream-viewer-{uuid.uuid4().hex[:12]}",
-            "auto.offset.reset": "earliest" if from_beginning else "latest",
-            "enable.auto.commit": False,
-            **config,
-        }
+    consumer = made(
+        Consumer,
+        client_config(
+            bootstrap,
+            **{
+                "group.id": f"facestream-viewer-{uuid.uuid4().hex[:12]}",
+                "auto.offset.reset": "earliest" if from_beginning else "latest",
+                "enable.auto.commit": False,
+                **config,
+            },
+        ),
     )
     topics = [topic] if isinstance(topic, str) else topic
     if on_assign is None:
@@ -89,16 +113,50 @@ def viewer(topic: str | list[str], from_beginning: bool, bootstrap: str | None =
 
 
 def check_reachable(bootstrap: str | None = None, timeout_s: float = 10.0) -> int:
-    """Return the number of brokers answering, or raise BrokerError with what to do about it."""
-    from confluent_kafka import KafkaException
+    """Return the number of brokers answering, or raise BrokerError with what to do about it: at once
+    when the broker refuses the credentials, with librdkafka's own words when the connection fails
+    (e.g. plaintext to a TLS listener)."""
+    from confluent_kafka import KafkaError, KafkaException
 
     bootstrap = bootstrap or bootstrap_servers()
-    try:
-        meta = admin(bootstrap, quiet=True).list_topics(timeout=timeout_s)
-    except KafkaException as exc:
-        hint = "" if external_bootstrap() else " Start the local one with `facestream kafka start`."
-        raise BrokerError(f"no Kafka broker answers at {bootstrap} ({exc.args[0].str()}).{hint}") from None
-    return len(meta.brokers)
+    said: list[KafkaError] = []
+    failures = _Lines()  # librdkafka's connection failures, kept off stderr: the error below says them
+    client = admin(bootstrap, error_cb=said.append, logger=failures.logger, log_level=6)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return len(client.list_topics(timeout=min(1.0, timeout_s)).brokers)
+        except KafkaException as exc:
+            client.poll(0)  # callbacks and log lines are served here
+            refused = next((e for e in said if e.code() == KafkaError._AUTHENTICATION), None)
+            if refused is not None:
+                raise BrokerError(f"Kafka at {bootstrap} refused the credentials: {refused.str()}") from None
+            if time.monotonic() >= deadline:
+                # The first connection failure says most (e.g. plaintext to a TLS listener); later ones summarise.
+                fails = [line.split("]: ", 2)[-1] for line in failures.lines if line.startswith("FAIL")]
+                why = fails[0] if fails else (said[0].str() if said else exc.args[0].str())
+                if any("APIVERSION_QUERY" in line for line in fails):  # it took the connection, then dropped it
+                    hint = (
+                        " The listener closed the connection at the first request: it may want TLS or SASL "
+                        "(security.protocol, in FACESTREAM_KAFKA_CONFIG or --kafka)."
+                    )
+                else:
+                    hint = "" if external_bootstrap() else " Start the local one with `facestream kafka start`."
+                raise BrokerError(f"no Kafka broker answers at {bootstrap} ({why}).{hint}") from None
+
+
+class _Lines(logging.Handler):
+    """A logger that keeps what it is given instead of printing it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+        self.logger = logging.getLogger(f"{__name__}.probe.{id(self)}")
+        self.logger.propagate = False
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
 
 
 COMPACTED = {"cleanup.policy": "compact"}  # a topic that keeps the last record per key (a tombstone removes it)
@@ -173,16 +231,11 @@ def records(
 def read_to_end(topic: str, bootstrap: str | None = None, timeout_s: float = 30.0) -> list:
     """Every record of ``topic`` up to its end as of the call, tombstones included (a compacted
     topic's current state); BrokerError if that cannot be read within ``timeout_s``."""
-    import time
-
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap or bootstrap_servers(),
-            "group.id": "facestream-reader",  # never subscribes or commits: partitions are assigned by hand
-            "enable.auto.commit": False,
-        }
+    # Never subscribes or commits: partitions are assigned by hand.
+    consumer = made(
+        Consumer, client_config(bootstrap, **{"group.id": "facestream-reader", "enable.auto.commit": False})
     )
     deadline = time.monotonic() + timeout_s
 

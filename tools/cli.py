@@ -1,7 +1,9 @@
 """The ``facestream`` command. Subcommands load on first use, so ``facestream --help`` stays fast.
 
 Every option can also come from an environment variable (``FACESTREAM_<COMMAND>_<OPTION>``, shown
-in each ``--help``) or from a TOML config file with one table per command (``--config``).
+in each ``--help``) or from a TOML config file with one table per command (``--config``); Kafka
+client settings for every command come from ``--kafka``, a ``[kafka]`` table or a properties file
+(``facestream.kafka_settings``).
 """
 
 import importlib
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from facestream import __version__, command, logs
+from facestream import __version__, command, kafka_settings, logs
 from facestream.errors import ConfigError
 
 SUBCOMMANDS = {
@@ -25,7 +27,9 @@ SUBCOMMANDS = {
     "alerting": "facestream.alerting.cli:alerting",
     "alerts": "facestream.tools.alerts:alerts",
     "export": "facestream.tools.export.cli:export",
+    "config": "facestream.tools.config_show:config",
 }
+KAFKA_TABLE = "kafka"  # the TOML table of Kafka client settings (facestream.kafka_settings), not a command
 
 
 class LazyGroup(click.Group):
@@ -53,10 +57,19 @@ def load_config(path: Path) -> dict:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    kafka = data.pop(KAFKA_TABLE, {})
+    if not isinstance(kafka, dict) or any(isinstance(v, dict | list) for v in kafka.values()):
+        raise ConfigError(f'{path}: [{KAFKA_TABLE}] takes librdkafka properties, e.g. "security.protocol" = "SSL"')
+    kafka_settings.add({k: _property(v) for k, v in kafka.items()}, f"{path} [{KAFKA_TABLE}]")
     unknown = set(data) - set(SUBCOMMANDS)
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; known: {sorted(SUBCOMMANDS)}")
     return {name: _defaults(path, name, cli.get_command(None, name), table) for name, table in data.items()}
+
+
+def _property(value) -> str:
+    """A TOML value as librdkafka spells it (true/false, numbers as text)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _defaults(path: Path, where: str, command: click.Command, table: dict) -> dict:
@@ -100,14 +113,31 @@ Examples:
     envvar="FACESTREAM_CONFIG",
     help="TOML file with one table per command, e.g. [detect] batch = 16.",
 )
+@click.option(
+    "--kafka",
+    "kafka_pairs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A Kafka client setting for every client (librdkafka property, e.g. security.protocol=SASL_SSL); "
+    "repeatable. Also: [kafka] in --config, and a properties file in FACESTREAM_KAFKA_CONFIG.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 @click.version_option(__version__, prog_name="facestream")
 @click.pass_context
-def cli(ctx: click.Context, config: Path | None, verbose: bool) -> None:
+def cli(ctx: click.Context, config: Path | None, kafka_pairs: tuple[str, ...], verbose: bool) -> None:
     """Kafka-based face detection for many camera streams."""
     logs.setup(verbose)
     if config is not None:
         ctx.default_map = load_config(config)
+    try:
+        pairs = dict(kafka_settings.parse_pair(pair) for pair in kafka_pairs)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--kafka") from None
+    if pairs:
+        kafka_settings.add(pairs, "--kafka")
+    sub = ctx.invoked_subcommand
+    if sub:
+        command.check_environment(cli.get_command(ctx, sub), f"FACESTREAM_{sub.upper().replace('-', '_')}")
 
 
 def main() -> None:

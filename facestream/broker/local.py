@@ -50,6 +50,31 @@ share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 """
+# Added for a SecureListener: TLS with SCRAM-SHA-512 users on a port of its own. The plaintext
+# listener stays on 127.0.0.1 for the broker's own traffic.
+SECURE_PROPERTIES = """\
+listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port},SECURE://127.0.0.1:{secure_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port},SECURE://127.0.0.1:{secure_port}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SECURE:SASL_SSL
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.secure.sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.secure.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+ssl.keystore.type=PKCS12
+ssl.keystore.location={keystore}
+ssl.keystore.password={keystore_password}
+ssl.key.password={keystore_password}
+"""
+
+
+@dataclass(frozen=True)
+class SecureListener:
+    """A SASL_SSL listener: TLS from a PKCS12 keystore, and SCRAM-SHA-512 users (name -> password)
+    created when the storage is formatted."""
+
+    port: int
+    keystore: Path
+    keystore_password: str
+    users: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -63,11 +88,18 @@ class BrokerStatus:
 class LocalBroker:
     """The broker in ``$FACESTREAM_HOME/kafka``; every method is safe to call twice."""
 
-    def __init__(self, root: Path | None = None, port: int | None = None) -> None:
+    def __init__(
+        self,
+        root: Path | None = None,
+        port: int | None = None,
+        secure: SecureListener | None = None,
+        lib: Path | None = None,
+    ) -> None:
         self.root = root or paths.kafka_dir()
         self.port = port or kafka_clients.local_port()
         self.controller_port = self.port + 1
-        self.lib = self.root / "lib"
+        self.secure = secure
+        self.lib = lib or self.root / "lib"  # another broker's, to share its jars
         self.data = self.root / "data"
         self.config = self.root / "server.properties"
         self.pid_file = self.root / "broker.pid"
@@ -86,14 +118,7 @@ class LocalBroker:
         java = find_java()
         self.install_jars()
         self.root.mkdir(parents=True, exist_ok=True)
-        self.config.write_text(
-            SERVER_PROPERTIES.format(
-                port=self.port,
-                controller_port=self.controller_port,
-                data_dir=self.data,
-                max_message_bytes=kafka_clients.MAX_MESSAGE_BYTES,
-            )
-        )
+        self.config.write_text(self._properties())
         self._format_storage(java)
         heap = os.environ.get("FACESTREAM_KAFKA_HEAP", DEFAULT_HEAP).split()
         cmd = [
@@ -180,6 +205,26 @@ class LocalBroker:
 
     # -- internals --------------------------------------------------------------------------
 
+    def _properties(self) -> str:
+        text = SERVER_PROPERTIES.format(
+            port=self.port,
+            controller_port=self.controller_port,
+            data_dir=self.data,
+            max_message_bytes=kafka_clients.MAX_MESSAGE_BYTES,
+        )
+        if self.secure is None:
+            return text
+        secure = SECURE_PROPERTIES.format(
+            port=self.port,
+            controller_port=self.controller_port,
+            secure_port=self.secure.port,
+            keystore=self.secure.keystore,
+            keystore_password=self.secure.keystore_password,
+        )
+        replaced = {line.split("=", 1)[0] for line in secure.splitlines()}
+        kept = [line for line in text.splitlines() if line.split("=", 1)[0] not in replaced]
+        return "\n".join(kept) + "\n" + secure
+
     def _format_storage(self, java: str) -> None:
         if (self.data / "meta.properties").exists():
             return
@@ -198,6 +243,8 @@ class LocalBroker:
             "-c",
             str(self.config),
         ]
+        for name, password in (self.secure.users if self.secure else {}).items():
+            cmd += ["--add-scram", f"SCRAM-SHA-512=[name={name},password={password}]"]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise BrokerError(f"formatting Kafka storage failed:\n{done.stdout}{done.stderr}")

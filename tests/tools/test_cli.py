@@ -18,6 +18,7 @@ COMMANDS = [[name] for name in SUBCOMMANDS] + [
     ["samples", "fetch"],
     ["export", "mogface"],
     ["export", "flops"],
+    ["config", "show"],
 ]
 
 

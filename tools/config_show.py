@@ -1,0 +1,32 @@
+"""``facestream config show``: the settings in force, as the services will see them, secrets masked."""
+
+import click
+
+from facestream import kafka_clients, kafka_settings
+
+
+@click.group()
+def config() -> None:
+    """The effective configuration."""
+
+
+@config.command(
+    epilog="""\b
+Examples:
+  facestream config show
+  facestream --config facestream.toml config show
+  FACESTREAM_KAFKA_CONFIG=client.properties facestream --kafka sasl.username=alice config show
+"""
+)
+@click.pass_context
+def show(ctx: click.Context) -> None:
+    """Print the broker address, the Kafka client settings every client gets (from FACESTREAM_KAFKA_CONFIG,
+    the config file's [kafka] table and --kafka; secrets masked) and the config file's command tables."""
+    click.echo(f"bootstrap: {kafka_clients.bootstrap_servers()}")
+    click.echo("kafka settings:")
+    for key, value in sorted(kafka_settings.masked(kafka_settings.load()).items()):
+        click.echo(f"  {key} = {value}")
+    for command, values in sorted((ctx.find_root().default_map or {}).items()):
+        click.echo(f"[{command}]")
+        for key, value in sorted(values.items()):
+            click.echo(f"  {key} = {'********' if kafka_settings.is_secret(key) else value}")
