@@ -5,10 +5,20 @@ are made from and checked by it; nothing else in the service re-checks them."""
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, parse_size, setting, show_size
+from facestream.config import check, command_line, parse_duration, parse_size, setting, show_size
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.runtime import PROVIDER_CHOICES
 from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
+
+START_POINTS = ("earliest", "latest")  # or a duration back from now
+
+
+def parse_start_at(text: str) -> str:
+    """``earliest``, ``latest`` or a duration (``5m``), as ``--start-at`` takes it."""
+    if text not in START_POINTS:
+        parse_duration(text)
+    return text
+
 
 DECODE_CHOICES = ("auto", "gpu", "cpu")  # where JPEGs are decoded; auto: on the GPU with a GPU engine
 EMBEDDER_CHOICES = ("none", "sface")
@@ -18,6 +28,20 @@ EMBEDDER_CHOICES = ("none", "sface")
 class DetectorConfig:
     model: str = setting("yunet", "A model name (yunet) or an .onnx file made by facestream.")
     group: str = setting("facestream-detector", "Kafka consumer group; replicas share it.")
+    start_at: str = setting(
+        "1m",
+        "Where a new group (no commits yet) starts on each partition: earliest, latest, or a duration back "
+        "from now (30s, 5m, 2h), so a fresh detector skips a day of retained frames nobody will look at. "
+        "An existing group always resumes from its commits.",
+        parse=parse_start_at,
+        metavar="WHERE",
+    )
+    session_timeout_s: float = setting(
+        6.0,
+        "A replica that stops answering (killed, hung, cut off) loses its partitions to the others after this "
+        "many seconds (Kafka's brokers accept 6 and more by default; librdkafka's own default is 45).",
+        minimum=1.0,
+    )
     batch: int = setting(8, "Frames per inference (poll size); the largest batch bucket.", minimum=1)
     max_wait_ms: float = setting(50.0, "Longest wait for a batch to fill, from its first frame.", minimum=0)
     provider: str = setting(
@@ -71,6 +95,11 @@ class DetectorConfig:
 
     def __post_init__(self) -> None:
         check(self)
+
+    @property
+    def start_back_s(self) -> float | None:
+        """For ``--start-at`` DURATION, its seconds; None for earliest and latest."""
+        return None if self.start_at in START_POINTS else parse_duration(self.start_at)
 
     @property
     def gpu_decode_settings(self) -> GpuDecodeSettings:

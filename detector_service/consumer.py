@@ -18,8 +18,21 @@ log = logging.getLogger(__name__)
 class GroupMember:
     """A consumer-group member that commits only what the ``OffsetTracker`` says is safe."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, client_id: str, publisher_flush) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        group: str,
+        topic: str,
+        client_id: str,
+        publisher_flush,
+        start_at: str = "earliest",
+        start_back_s: float | None = None,
+        session_timeout_s: float = 6.0,
+    ) -> None:
+        """``start_at`` (earliest, latest) or ``start_back_s`` (seconds back from now) is where a
+        partition this group never committed starts; a committed one resumes after its commit."""
         self.tracker = OffsetTracker()
+        self._start_back_s = start_back_s
         self.assigned: set[tuple[str, int]] = set()
         # Monotonic clock of the latest assignment (None: never assigned): partitions handed over
         # bring a backlog, so idleness counts from there.
@@ -34,8 +47,12 @@ class GroupMember:
                     "client.id": client_id,
                     "enable.auto.commit": False,
                     "enable.auto.offset.store": False,
-                    "auto.offset.reset": "earliest",  # a new group starts from the oldest retained frame
+                    # A partition without a commit: start_back_s places it in _on_assign instead.
+                    "auto.offset.reset": "latest" if start_back_s is not None else start_at,
                     "partition.assignment.strategy": "cooperative-sticky",
+                    # Heartbeats run on librdkafka's own thread, whatever a batch costs in Python.
+                    "session.timeout.ms": int(session_timeout_s * 1000),
+                    "heartbeat.interval.ms": max(100, int(session_timeout_s * 1000 / 6)),
                     # Frames are large (tens of KB to MBs): fetch big chunks per partition and keep a deep
                     # local queue, or the consumer waits on round trips of ~1 MB (librdkafka's default).
                     "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
@@ -68,11 +85,33 @@ class GroupMember:
     def close(self) -> None:
         self.consumer.close()
 
-    def _on_assign(self, _consumer, partitions) -> None:
+    def _on_assign(self, consumer, partitions) -> None:
         self.assigned |= {(p.topic, p.partition) for p in partitions}
         if partitions:
             self.assigned_at = time.monotonic()
         log.info("assigned %s", _names(partitions))
+        if self._start_back_s is not None and partitions:
+            consumer.incremental_assign(self._placed(consumer, partitions))
+
+    def _placed(self, consumer, partitions) -> list[TopicPartition]:
+        """``partitions`` with the ones this group never committed set to the first record of the last
+        ``start_back_s`` seconds (or, with none that recent, the end as of now: a frame arriving in
+        between is still taken); committed ones resume as usual."""
+        since_ms = int((time.time() - self._start_back_s) * 1000)
+        committed = consumer.committed(partitions, timeout=10)
+        fresh = [TopicPartition(p.topic, p.partition, since_ms) for p in committed if p.offset < 0]
+        found = (
+            {(p.topic, p.partition): p.offset for p in consumer.offsets_for_times(fresh, timeout=10)} if fresh else {}
+        )
+        placed = []
+        for p in committed:
+            offset = found.get((p.topic, p.partition), p.offset)
+            if (p.topic, p.partition) in found:
+                if offset < 0:
+                    offset = consumer.get_watermark_offsets(TopicPartition(p.topic, p.partition), timeout=10)[1]
+                log.info("%s[%d]: no commit of this group yet, starting at offset %d", p.topic, p.partition, offset)
+            placed.append(TopicPartition(p.topic, p.partition, offset))
+        return placed
 
     def _on_revoke(self, _consumer, partitions) -> None:
         log.info("revoked %s: committing what has landed", _names(partitions))

@@ -90,7 +90,14 @@ class DetectorService:
         producer = kafka_clients.producer(client_id, self.bootstrap, **{"compression.type": "lz4"})  # events compress
         self.publisher = Publisher(producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
         self.member = GroupMember(
-            self.bootstrap, cfg.group, cfg.frames_topic, client_id, lambda: self.publisher.flush(30.0)
+            self.bootstrap,
+            cfg.group,
+            cfg.frames_topic,
+            client_id,
+            lambda: self.publisher.flush(30.0),
+            start_at=cfg.start_at,
+            start_back_s=cfg.start_back_s,
+            session_timeout_s=cfg.session_timeout_s,
         )
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)

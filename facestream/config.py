@@ -114,6 +114,22 @@ def parse_size(text: str) -> tuple[int, int]:
     return width, height
 
 
+DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str) -> float:
+    """``30s``, ``5m``, ``2h``, ``1d``, ``250ms`` -> seconds (> 0)."""
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(number) :]
+    try:
+        seconds = float(number) * DURATION_UNITS[unit]
+    except (ValueError, KeyError):
+        raise ValueError(f"expected a duration such as 30s, 5m, 2h or 1d, got {text!r}") from None
+    if seconds <= 0:
+        raise ValueError(f"a duration must be > 0, got {text!r}")
+    return seconds
+
+
 def show_size(size: tuple[int, int]) -> str:
     """(width, height) -> ``WIDTHxHEIGHT``, as ``parse_size`` reads it."""
     return "x".join(map(str, size))

@@ -52,3 +52,13 @@ def produce_raw(bootstrap: str):
 
     yield send
     assert producer.flush(30) == 0
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The fault tests' figures (produced / answered / lost / duplicates / measured times), as a table."""
+    from fault_helpers import REPORTS
+
+    if REPORTS:
+        terminalreporter.section("fault reports")
+        for result in REPORTS:
+            terminalreporter.write_line(" | ".join(f"{k} {v}" for k, v in result.items()))

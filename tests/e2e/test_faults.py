@@ -3,13 +3,18 @@ Each test reports what it produced, what got an outcome, and what was lost or du
 
 import hashlib
 import os
+import signal
 import sys
+import time
+from pathlib import Path
 
 import cv2
 import numpy as np
+from fault_helpers import EventReader, live_cameras, replica, report, wait_for_line
 from kafka_helpers import committed_total, detector_args, read_topic, run_service
 
 from facestream import kafka_clients
+from facestream.broker.local import LocalBroker
 from facestream.schemas import Frame, pack_frame, unpack_detection
 
 
@@ -44,3 +49,79 @@ def test_a_dead_letter_too_large_to_forward_keeps_its_reason_and_digest(
     assert unpack_detection(events[0].value()).frame_seq == 2
     assert committed_total(bootstrap, topics["group"], topics["frames"]) == 3  # nothing lost, nothing stuck
     assert "too large" in log
+
+
+def test_a_killed_replica_s_cameras_get_events_again_within_seconds(topics: dict, sample_dir: Path, tmp_path) -> None:
+    # Before: librdkafka's 45 s session timeout left the killed replica's cameras without events for 47.5 s.
+    first = replica(topics, tmp_path / "a.log")
+    wait_for_line(tmp_path / "a.log", "assigned t-")
+    second = replica(topics, tmp_path / "b.log")
+    wait_for_line(tmp_path / "b.log", "assigned t-")
+    reader = EventReader(topics["detections"])
+    producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=6, fps=5.0, seconds=20.0)
+    time.sleep(7.0)
+    second.kill()
+    killed_at = time.monotonic()
+    assert producer.wait(timeout=120) == 0
+    assert first.wait(timeout=120) == 0, (tmp_path / "a.log").read_text()[-3000:]
+    reader.stop()
+    result = report("kill -9 of one of two replicas", 600, reader, failover_s=reader.longest_gap(killed_at))
+    assert result["lost"] == 0, result
+    assert result["failover_s"] <= 10.0, result
+
+
+def test_scaling_out_and_back_in_while_streaming_loses_nothing(topics: dict, sample_dir: Path, tmp_path) -> None:
+    first = replica(topics, tmp_path / "a.log")
+    wait_for_line(tmp_path / "a.log", "assigned t-")
+    reader = EventReader(topics["detections"])
+    producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=4, fps=5.0, seconds=20.0)
+    time.sleep(4.0)
+    started = time.monotonic()
+    second = replica(topics, tmp_path / "b.log")
+    wait_for_line(tmp_path / "b.log", "assigned t-")
+    time.sleep(5.0)
+    stopped = time.monotonic()
+    second.send_signal(signal.SIGTERM)  # graceful: finish the batch in hand, commit, leave the group
+    assert second.wait(timeout=60) == 0, (tmp_path / "b.log").read_text()[-3000:]
+    assert producer.wait(timeout=120) == 0
+    assert first.wait(timeout=120) == 0, (tmp_path / "a.log").read_text()[-3000:]
+    reader.stop()
+    result = report(
+        "scale 1 -> 2 -> 1 while streaming",
+        400,
+        reader,
+        pause_out_s=reader.longest_gap(started, stopped),
+        pause_in_s=reader.longest_gap(stopped),
+    )
+    assert (result["lost"], result["duplicates"]) == (0, 0), result  # clean hand-overs commit first
+
+
+def test_the_broker_stopped_for_10_s_loses_nothing(topics: dict, sample_dir: Path, tmp_path) -> None:
+    first = replica(topics, tmp_path / "a.log", stop_after_idle=30.0)  # no frames while the broker is away
+    wait_for_line(tmp_path / "a.log", "assigned t-")
+    reader = EventReader(topics["detections"])
+    producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=3, fps=5.0, seconds=25.0)
+    time.sleep(5.0)
+    broker = LocalBroker()
+    broker.stop()
+    time.sleep(10.0)
+    broker.start()
+    assert producer.wait(timeout=180) == 0
+    assert first.wait(timeout=180) == 0, (tmp_path / "a.log").read_text()[-3000:]
+    reader.stop()
+    result = report("broker stopped 10 s, started again", 375, reader)
+    assert result["lost"] == 0, result
+
+
+def test_a_new_group_starts_at_recent_frames(bootstrap: str, topics: dict, produce_raw) -> None:
+    # Before: a new group read every retained frame first (4 new frames waited behind 8,500 old ones).
+    small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
+    for seq in range(3):
+        produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", seq, 1, 64, 48, small)))
+    time.sleep(10.0)  # these are old now
+    for seq in range(3, 5):
+        produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", seq, 1, 64, 48, small)))
+    run_service([sys.executable, "-m", "facestream", "detect", *detector_args(topics, start_at="6s")])
+    events = [unpack_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 2)]
+    assert sorted(e.frame_seq for e in events) == [3, 4]
+    assert committed_total(bootstrap, topics["group"], topics["frames"]) == 5  # the skipped ones count as done

@@ -1,0 +1,95 @@
+"""Fault tests' tools (see ``pythonpath`` in pyproject): detector replicas as separate processes, a live
+producer, a reader that notes when each event arrived, and the report every fault test gives:
+frames produced, answered (an event or a dead letter), lost, duplicated, and the longest time a
+camera went without events."""
+
+import json
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafka_helpers import detector_config
+
+from facestream import kafka_clients
+from facestream.detector_service.config import detector_command
+from facestream.producers.config import ProducerConfig, producer_command
+from facestream.schemas import unpack_detection
+
+REPORTS: list[dict] = []  # printed at the end of the session (conftest's pytest_terminal_summary)
+
+
+def replica(topics: dict, log: Path, **changes) -> subprocess.Popen:
+    """A detector process of the test's group, its output in ``log``; it stops 8 s after its last frame
+    unless ``changes`` say otherwise."""
+    config = detector_config(topics, **{"stop_after_idle": 8.0, **changes})
+    with open(log, "ab") as out:
+        return subprocess.Popen(detector_command(config), stdout=out, stderr=subprocess.STDOUT)
+
+
+def wait_for_line(log: Path, text: str, timeout_s: float = 60.0, count: int = 1) -> None:
+    deadline = time.monotonic() + timeout_s
+    while log.read_text(errors="replace").count(text) < count:
+        assert time.monotonic() < deadline, (
+            f"{text!r} not in {log.name} after {timeout_s:.0f} s:\n{log.read_text()[-3000:]}"
+        )
+        time.sleep(0.2)
+
+
+def live_cameras(topics: dict, photo: Path, cameras: int, fps: float, seconds: float) -> subprocess.Popen:
+    """``cameras`` cameras streaming ``photo`` at ``fps`` for ``seconds``, numbered from 0, 320x240."""
+    config = ProducerConfig(
+        fps=fps, loop=True, max_frames=int(fps * seconds), start_seq=0, topic=topics["frames"], frame_size=(320, 240)
+    )
+    pairs = [(f"cam-{i}", str(photo)) for i in range(cameras)]
+    return subprocess.Popen(producer_command(pairs, config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@dataclass
+class EventReader:
+    """Reads the detections topic from the start on a thread of its own; notes each event's arrival."""
+
+    topic: str
+    arrivals: list[tuple[str, int, float]] = field(default_factory=list)  # camera, frame_seq, monotonic s
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for msg in kafka_clients.records(self.topic, self._stop.is_set, poll_s=0.2):
+            event = unpack_detection(msg.value())
+            self.arrivals.append((event.camera_id, event.frame_seq, time.monotonic()))
+
+    def stop(self, after_s: float = 2.0) -> None:
+        time.sleep(after_s)
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def longest_gap(self, since: float, until: float | None = None) -> float:
+        """The longest a camera waited for its next event within [since, until] (arrival times)."""
+        gaps = []
+        for camera in {c for c, _, _ in self.arrivals}:
+            times = sorted(t for c, _, t in self.arrivals if c == camera and t >= since)
+            times = [since, *times] if until is None else [since, *[t for t in times if t <= until], until]
+            gaps += [b - a for a, b in zip(times, times[1:])]
+        return max(gaps, default=0.0)
+
+
+def report(fault: str, produced: int, reader: EventReader, **measured) -> dict:
+    """The fault test's figures, kept for the session summary and returned for its assertions."""
+    seen = [(c, s) for c, s, _ in reader.arrivals]
+    answered = len(set(seen))
+    result = {
+        "fault": fault,
+        "produced": produced,
+        "answered": answered,
+        "lost": produced - answered,
+        "duplicates": len(seen) - answered,
+        **{k: round(v, 1) if isinstance(v, float) else v for k, v in measured.items()},
+    }
+    REPORTS.append(result)
+    print("fault report:", json.dumps(result))
+    return result
