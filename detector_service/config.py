@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from facestream.config import check, command_line, parse_duration, parse_size, setting, show_size
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.runtime import PROVIDER_CHOICES
+from facestream.kafka_clients import MAX_MESSAGE_BYTES
 from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
 START_POINTS = ("earliest", "latest")  # or a duration back from now
@@ -69,6 +70,15 @@ class DetectorConfig:
         "/tN (N host threads); e.g. all, hw/keep/t4.",
         parse=GpuDecodeSettings.parse,
         metavar="SETUP",
+    )
+    max_frame_bytes: int = setting(
+        MAX_MESSAGE_BYTES, "Dead-letter a frame record larger than this, unread.", minimum=1024
+    )
+    max_pixels: int = setting(
+        40_000_000,
+        "Dead-letter a frame whose message or JPEG header claims more pixels, before decoding it "
+        "(a decompression bomb); the default takes 8K cameras (33 MP).",
+        minimum=1,
     )
     decode_threads: int = setting(2, "JPEG decode threads (CPU decoding).", minimum=1)
     ort_threads: int = setting(0, "ONNX Runtime CPU threads (0: ORT's choice).", minimum=0)

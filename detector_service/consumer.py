@@ -37,6 +37,7 @@ class GroupMember:
         # Monotonic clock of the latest assignment (None: never assigned): partitions handed over
         # bring a backlog, so idleness counts from there.
         self.assigned_at: float | None = None
+        self.lost_at: float | None = None  # monotonic clock of the latest loss without a hand-over
         self._flush = publisher_flush
         self.consumer = kafka_clients.made(
             Consumer,
@@ -121,7 +122,13 @@ class GroupMember:
 
     def _on_lost(self, _consumer, partitions) -> None:
         log.warning("lost %s without a clean hand-over: their frames will be processed again", _names(partitions))
+        self.lost_at = time.monotonic()
         self._drop(partitions)
+
+    @property
+    def waiting_to_rejoin(self) -> bool:
+        """Whether this member lost its partitions (e.g. the broker went away) and has had none since."""
+        return not self.assigned and self.lost_at is not None and self.lost_at > (self.assigned_at or 0.0)
 
     def _drop(self, partitions) -> None:
         tps = [(p.topic, p.partition) for p in partitions]

@@ -29,6 +29,14 @@ class StatsCollector:
             ("facestream_batches", "Batches inferred", s.batches),
         ):
             yield CounterMetricFamily(name, help_text, value=value)
+        reasons = CounterMetricFamily(
+            "facestream_dead_letters_by_reason",
+            "Frames dead-lettered, by why: key, schema, limits, decode",
+            labels=["reason"],
+        )
+        for reason, count in sorted(s.dead_letter_reasons.items()):
+            reasons.add_metric([reason], count)
+        yield reasons
         stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
         for name in STAGES:
             stages.add_metric([name], getattr(s, f"{name}_s"))

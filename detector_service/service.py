@@ -13,6 +13,7 @@ from facestream.detector_service.consumer import GroupMember
 from facestream.detector_service.embedder import Embedder
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.events import Publisher
+from facestream.detector_service.limits import FrameLimits, LimitError
 from facestream.detector_service.models.base import Thresholds
 from facestream.detector_service.processor import FrameProcessor, Pending
 from facestream.detector_service.stats import Stats, StatsReporter
@@ -73,6 +74,7 @@ class DetectorService:
         self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
         self.processor = processor or build_processor(config)
         self.stats = self.processor.stats
+        self.limits = FrameLimits(config.max_frame_bytes, config.max_pixels)
         self._fatal: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -146,9 +148,10 @@ class DetectorService:
 
     def _idle_for(self, last_frame: float) -> bool:
         """Idle time counts from the last frame, but never from before the latest assignment (partitions
-        moved here bring frames that the next polls fetch)."""
+        moved here bring frames that the next polls fetch), nor while partitions lost with the broker
+        are not back yet."""
         limit, assigned_at = self.config.stop_after_idle, self.member.assigned_at
-        if limit is None or assigned_at is None:
+        if limit is None or assigned_at is None or self.member.waiting_to_rejoin:
             return False
         return time.monotonic() - max(last_frame, assigned_at) >= limit
 
@@ -174,11 +177,20 @@ class DetectorService:
                 continue
             self.member.tracker.track((msg.topic(), msg.partition()), msg.offset())
             self.stats.frames += 1
+            if msg.key() is None:  # frames are keyed by camera: one without breaks its camera's order
+                self._dead_letter(msg, "key", SchemaError("Frame", "key", "the record has no key (its camera id)"))
+                continue
             try:
-                frames.append(unpack_frame(msg.value()))
-                sources.append(msg)
+                frame = unpack_frame(msg.value())
             except SchemaError as exc:
                 self._dead_letter(msg, "schema", exc)
+                continue
+            problem = self.limits.problem(len(msg.value() or b""), frame)
+            if problem is not None:
+                self._dead_letter(msg, "limits", LimitError(problem))
+                continue
+            frames.append(frame)
+            sources.append(msg)
         return self.processor.begin(frames, sources) if frames else None
 
     def _finish(self, pending: Pending) -> None:
@@ -186,13 +198,13 @@ class DetectorService:
             if outcome.error is not None:
                 self._dead_letter(outcome.tag, "decode", outcome.error)
             else:
-                self.publisher.event(outcome.event, self._on_done(outcome.tag, "events"))
+                self.publisher.event(outcome.event, self._on_done(outcome.tag, self.stats.count_event))
 
     def _dead_letter(self, msg, stage: str, error: Exception) -> None:
         log.warning("dead-lettering %s/%d@%d (%s): %s", msg.topic(), msg.partition(), msg.offset(), stage, error)
-        self.publisher.dead_letter(msg, stage, error, self._on_done(msg, "dead_letters"))
+        self.publisher.dead_letter(msg, stage, error, self._on_done(msg, lambda: self.stats.count_dead_letter(stage)))
 
-    def _on_done(self, msg, counter: str):
+    def _on_done(self, msg, count):
         tp, offset = (msg.topic(), msg.partition()), msg.offset()
 
         def done(err) -> None:
@@ -201,7 +213,7 @@ class DetectorService:
                 # the group hand its partition to a member that can (at-least-once).
                 self._fatal = f"delivery of the outcome of {tp[0]}/{tp[1]}@{offset} failed: {err}"
                 return
-            setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+            count()
             self.member.tracker.done(tp, offset)
 
         return done

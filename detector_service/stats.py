@@ -24,6 +24,7 @@ class Stats:
     frames: int = 0  # frames taken from Kafka (valid or not)
     events: int = 0  # events acknowledged by the broker
     dead_letters: int = 0  # records acknowledged on the dead-letter topic
+    dead_letter_reasons: dict[str, int] = field(default_factory=dict)  # by stage: key, schema, limits, decode
     batches: int = 0
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
@@ -34,6 +35,13 @@ class Stats:
     _last_frames: int = 0
     _last_time: float = field(default_factory=time.monotonic)
 
+    def count_event(self) -> None:
+        self.events += 1
+
+    def count_dead_letter(self, reason: str) -> None:
+        self.dead_letters += 1
+        self.dead_letter_reasons[reason] = self.dead_letter_reasons.get(reason, 0) + 1
+
     def line(self) -> str:
         now = time.monotonic()
         rate = (self.frames - self._last_frames) / max(now - self._last_time, 1e-9)
@@ -41,8 +49,11 @@ class Stats:
         stages = " ".join(f"{name} {ms:.2f}" for name, ms in self.ms_per_frame(digits=2).items())
         provider = f"{self.provider} (FALLBACK)" if self.fallback else self.provider
         decoder = f"{self.decoder} (FALLBACK)" if self.decode_fallback else self.decoder
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.dead_letter_reasons.items()))
         return (
-            f"frames {self.frames} ({rate:.1f}/s) events {self.events} dead-letters {self.dead_letters} "
+            f"frames {self.frames} ({rate:.1f}/s) events {self.events} dead-letters {self.dead_letters}"
+            + (f" ({reasons})" if reasons else "")
+            + " "
             f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame {stages} | provider {provider} "
             f"decoder {decoder}" + (f" | {self.warning}" if self.warning else "")
         )
@@ -53,6 +64,7 @@ class Stats:
             "frames": self.frames,
             "events": self.events,
             "dead_letters": self.dead_letters,
+            "dead_letter_reasons": dict(self.dead_letter_reasons),
             "batches": self.batches,
             "elapsed_s": round(elapsed, 3),
             "frames_per_s": round(self.frames / max(elapsed, 1e-9), 2),

@@ -66,6 +66,7 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         scrape_until(port, "facestream_events_total 3.0")
         text = scrape_until(port, "facestream_dead_letters_total 1.0")
         assert "facestream_frames_total 4.0" in text
+        assert 'facestream_dead_letters_by_reason_total{reason="schema"} 1.0' in text
         provider = (
             'facestream_inference_provider{fallback="true",model="yunet v2023mar on cpu, input 640x480",provider="cpu"}'
         )

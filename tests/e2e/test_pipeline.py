@@ -8,6 +8,7 @@ import cv2
 import msgpack
 import numpy as np
 import pytest
+from jpeg_helpers import bomb
 from kafka_helpers import committed_total, detector_args, detector_config, photos_to, read_topic, run_service
 
 from facestream import samples
@@ -126,15 +127,17 @@ def test_bad_input_goes_to_dead_letters(bootstrap: str, topics: dict, produce_ra
     huge = cv2.imencode(".jpg", cv2.merge([gradient] * 3))[1].tobytes()
     small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
     newer = msgpack.packb({"schema_version": 2, "camera_id": "cam"})
-    cases = [
-        (b"", "schema", "empty payload"),
-        (b"\x00garbage\xff", "schema", "Frame"),
-        (newer, "schema", "schema_version"),
-        (frame(3, b"\xff\xd8\xff\xe0 truncated jpeg", 64, 48), "decode", "do not decode"),
-        (frame(4, small, 640, 480), "decode", "says 640x480, image is 64x48"),
+    cases = [  # (key, value, stage, words of the reason)
+        (b"cam", b"", "schema", "empty payload"),
+        (b"cam", b"\x00garbage\xff", "schema", "Frame"),
+        (b"cam", newer, "schema", "schema_version"),
+        (b"cam", frame(3, b"\xff\xd8\xff\xe0 truncated jpeg", 64, 48), "decode", "do not decode"),
+        (b"cam", frame(4, small, 640, 480), "decode", "says 640x480, image is 64x48"),
+        (None, frame(7, small, 64, 48), "key", "no key"),
+        (b"cam", frame(8, bomb(65535, 65535), 16, 16), "limits", "JPEG header claims 65535x65535"),
     ]
-    for value, _, _ in cases:
-        produce_raw(frames, b"cam", value)
+    for key, value, _, _ in cases:
+        produce_raw(frames, key, value)
     produce_raw(frames, b"cam", frame(5, small, 64, 48))
     produce_raw(frames, b"cam", frame(6, huge, 4096, 3072))
 
@@ -150,7 +153,7 @@ def test_bad_input_goes_to_dead_letters(bootstrap: str, topics: dict, produce_ra
     dead = read_topic(bootstrap, topics["dlq"], len(cases))
     assert len(dead) == len(cases)
     by_value = {record.value(): dict(record.headers()) for record in dead}
-    for value, stage, words in cases:
+    for _, value, stage, words in cases:
         headers = by_value[value]
         assert headers["facestream.stage"].decode() == stage
         assert words in headers["facestream.error"].decode()
@@ -158,7 +161,7 @@ def test_bad_input_goes_to_dead_letters(bootstrap: str, topics: dict, produce_ra
     events = [unpack_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 2)]
     assert sorted((e.frame_seq, e.width, e.height) for e in events) == [(5, 64, 48), (6, 4096, 3072)]
     assert committed_total(bootstrap, topics["group"], frames) == len(cases) + 2
-    assert "dead-letters 5" in log
+    assert "dead-letters 7 (decode 2, key 1, limits 1, schema 3)" in log
 
 
 def test_a_backlog_goes_in_full_batches(topics: dict, produce_raw) -> None:
