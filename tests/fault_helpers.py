@@ -51,6 +51,7 @@ class EventReader:
     """Reads the detections topic from the start on a thread of its own; notes each event's arrival."""
 
     topic: str
+    settings: dict = field(default_factory=dict)  # librdkafka settings, e.g. isolation.level
     arrivals: list[tuple[str, int, float]] = field(default_factory=list)  # camera, frame_seq, monotonic s
     _stop: threading.Event = field(default_factory=threading.Event)
 
@@ -59,7 +60,7 @@ class EventReader:
         self._thread.start()
 
     def _read(self) -> None:
-        for msg in kafka_clients.records(self.topic, self._stop.is_set, poll_s=0.2):
+        for msg in kafka_clients.records(self.topic, self._stop.is_set, poll_s=0.2, **self.settings):
             event = unpack_detection(msg.value())
             self.arrivals.append((event.camera_id, event.frame_seq, time.monotonic()))
 
