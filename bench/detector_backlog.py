@@ -37,6 +37,7 @@ def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threa
     )
     detector = DetectorConfig(
         group=f"bench-{tag}",
+        start_at="earliest",  # the backlog written above
         batch=batch,
         frames_topic=frames_topic,
         detections_topic=events_topic,

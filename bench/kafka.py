@@ -4,7 +4,8 @@ no-op model, against Kafka's own ``kafka-consumer-perf-test`` tool class, same b
 Each run fills a fresh topic with real JPEG frames (the sample photos, 640 px wide, as the producer
 would send them), then lets Kafka's ``ConsumerPerformance`` read them all, then runs the detector's
 own ``DetectorService`` over them with a processor that validates each frame message and emits an
-empty detection event (no JPEG decode, no inference). Both rates leave out joining the group: Kafka's
+empty detection event (no JPEG decode, no inference), once at least once and once with
+``--exactly-once`` (transactions), side by side. Both rates leave out joining the group: Kafka's
 tool reports its fetch rate; ours is events / (last event - first event) by their timestamps.
 """
 
@@ -78,6 +79,7 @@ def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
         try:
             theirs = _kafka_tool(broker, bootstrap, topic, frames)
             ours = _ours(bootstrap, topic, frames, batch)
+            once = _ours(bootstrap, topic, frames, batch, exactly_once=True)
         finally:  # a run writes gigabytes: give the disk back
             kafka_clients.admin(bootstrap).delete_topics([topic, f"{topic}.events", f"{topic}.dlq"])
         results.append(
@@ -85,11 +87,13 @@ def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
                 "kafka_consumer_perf_test_msgs_per_s": theirs,
                 "facestream_msgs_per_s": ours,
                 "ratio": round(ours / theirs, 3),
+                "facestream_exactly_once_msgs_per_s": once,
+                "exactly_once_ratio": round(once / ours, 3),
             }
         )
         print(
             f"run {i + 1}/{runs}: kafka-consumer-perf-test {theirs:.0f} msg/s, facestream plumbing {ours:.0f} "
-            f"msg/s, ratio {ours / theirs:.2f}",
+            f"msg/s, ratio {ours / theirs:.2f}; with --exactly-once {once:.0f} msg/s ({once / ours:.2f}x)",
             flush=True,
         )
     result = {
@@ -107,6 +111,8 @@ def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
         "median_ratio": statistics.median(r["ratio"] for r in results),
         "median_facestream_msgs_per_s": statistics.median(r["facestream_msgs_per_s"] for r in results),
         "median_kafka_tool_msgs_per_s": statistics.median(r["kafka_consumer_perf_test_msgs_per_s"] for r in results),
+        "median_exactly_once_msgs_per_s": statistics.median(r["facestream_exactly_once_msgs_per_s"] for r in results),
+        "median_exactly_once_ratio": statistics.median(r["exactly_once_ratio"] for r in results),
     }
     save(result, out)
     print(f"median ratio facestream / kafka-consumer-perf-test: {result['median_ratio']:.2f} -> {out}")
@@ -162,9 +168,11 @@ def _kafka_tool(broker: LocalBroker, bootstrap: str, topic: str, frames: int) ->
     return float(dict(zip(names, values))["fetch.nMsg.sec"])
 
 
-def _ours(bootstrap: str, topic: str, frames: int, batch: int) -> float:
+def _ours(bootstrap: str, topic: str, frames: int, batch: int, exactly_once: bool = False) -> float:
     config = DetectorConfig(
         group=f"bench-{uuid.uuid4().hex[:8]}",
+        start_at="earliest",  # the whole backlog, however long ago it was written
+        exactly_once=exactly_once,
         batch=batch,
         max_wait_ms=5,
         frames_topic=topic,

@@ -175,7 +175,15 @@ def kafka(result: dict) -> list[str]:
         f"**{ours:.0f} frames/s** against **{theirs:.0f}** for Kafka's own "
         f"`kafka-consumer-perf-test` (ConsumerPerformance, same broker, same {s['frames']} frames of "
         f"{s['mean_frame_bytes'] / 1000:.0f} KB, same fetch sizes): median ratio **{result['median_ratio']:.2f}** "
-        f"(runs, ours vs theirs: {runs}). Source: `bench/results/{result['_file']}`."
+        f"(runs, ours vs theirs: {runs})."
+        + (
+            f" With `--exactly-once` (a transaction per batch, committed with its frames' offsets) the same loop "
+            f"reads **{result['median_exactly_once_msgs_per_s']:.0f} frames/s**, "
+            f"**{result['median_exactly_once_ratio']:.2f}x** at least once's in the same runs."
+            if "median_exactly_once_ratio" in result
+            else ""
+        )
+        + f" Source: `bench/results/{result['_file']}`."
     ]
 
 

@@ -37,6 +37,11 @@ class DetectorConfig:
         parse=parse_start_at,
         metavar="WHERE",
     )
+    exactly_once: bool = setting(
+        False,
+        "Kafka transactions: a batch's events, dead letters and frame offsets commit together, so readers with "
+        "isolation.level=read_committed see each frame's event once, even across crashes (costs throughput).",
+    )
     session_timeout_s: float = setting(
         6.0,
         "A replica that stops answering (killed, hung, cut off) loses its partitions to the others after this "

@@ -11,6 +11,8 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from facestream import kafka_clients
 from facestream.detector_service.offsets import OffsetTracker
+from facestream.detector_service.transactions import Transactions
+from facestream.errors import BrokerError
 
 log = logging.getLogger(__name__)
 
@@ -28,11 +30,13 @@ class GroupMember:
         start_at: str = "earliest",
         start_back_s: float | None = None,
         session_timeout_s: float = 6.0,
+        transactions: Transactions | None = None,
     ) -> None:
         """``start_at`` (earliest, latest) or ``start_back_s`` (seconds back from now) is where a
         partition this group never committed starts; a committed one resumes after its commit."""
         self.tracker = OffsetTracker()
         self._start_back_s = start_back_s
+        self._transactions = transactions  # exactly-once: offsets commit inside the producer's transactions
         self.assigned: set[tuple[str, int]] = set()
         # Monotonic clock of the latest assignment (None: never assigned): partitions handed over
         # bring a backlog, so idleness counts from there.
@@ -71,6 +75,9 @@ class GroupMember:
         return (msg.topic(), msg.partition()) in self.assigned
 
     def commit(self, asynchronous: bool) -> None:
+        if self._transactions is not None:
+            self._commit_transaction()
+            return
         ready = self.tracker.committable()
         ready = {tp: off for tp, off in ready.items() if tp in self.assigned}
         if not ready:
@@ -82,6 +89,16 @@ class GroupMember:
             log.warning("offset commit failed, will retry: %s", exc)
             return
         self.tracker.mark_committed(ready)
+
+    def _commit_transaction(self) -> None:
+        """Exactly-once: wait until every record produced so far is acknowledged (their frames are then
+        done), and commit those records and the offsets past their frames in one transaction."""
+        if self._flush():
+            return  # records still unacknowledged: they and their offsets wait for the next commit
+        ready = {tp: off for tp, off in self.tracker.committable().items() if tp in self.assigned}
+        if ready:
+            self._transactions.commit(ready, self.consumer.consumer_group_metadata())
+            self.tracker.mark_committed(ready)
 
     def close(self) -> None:
         self.consumer.close()
@@ -124,6 +141,10 @@ class GroupMember:
         log.warning("lost %s without a clean hand-over: their frames will be processed again", _names(partitions))
         self.lost_at = time.monotonic()
         self._drop(partitions)
+        if self._transactions is not None:  # the open transaction may hold their records: it cannot commit
+            raise BrokerError(
+                f"exactly-once: lost {_names(partitions)} without a hand-over; stopping so the group reassigns them"
+            )
 
     @property
     def waiting_to_rejoin(self) -> bool:

@@ -6,7 +6,7 @@ import sys
 import time
 
 from facestream import kafka_clients
-from facestream.detector_service import metrics, models
+from facestream.detector_service import metrics, models, transactions
 from facestream.detector_service.batcher import Batcher
 from facestream.detector_service.config import DetectorConfig
 from facestream.detector_service.consumer import GroupMember
@@ -89,7 +89,10 @@ class DetectorService:
             {cfg.frames_topic: 4, cfg.detections_topic: 4, cfg.dead_letter_topic: 1}, self.bootstrap
         )
         client_id = f"facestream-detector-{socket.gethostname()}"
-        producer = kafka_clients.producer(client_id, self.bootstrap, **{"compression.type": "lz4"})  # events compress
+        settings = {"compression.type": "lz4"}  # events compress
+        if cfg.exactly_once:
+            settings |= transactions.producer_settings(client_id, cfg.group)
+        producer = kafka_clients.producer(client_id, self.bootstrap, **settings)
         self.publisher = Publisher(producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
         self.member = GroupMember(
             self.bootstrap,
@@ -100,17 +103,19 @@ class DetectorService:
             start_at=cfg.start_at,
             start_back_s=cfg.start_back_s,
             session_timeout_s=cfg.session_timeout_s,
+            transactions=transactions.Transactions(producer) if cfg.exactly_once else None,
         )
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)
         if cfg.metrics_port:
             metrics.serve(self.stats, self.processor.describe(), cfg.metrics_port, cfg.metrics_host)
         log.info(
-            "detector %s, batch %d, max wait %.0f ms, group %s: %s -> %s",
+            "detector %s, batch %d, max wait %.0f ms, group %s%s: %s -> %s",
             self.processor.describe(),
             cfg.batch,
             cfg.max_wait_ms,
             cfg.group,
+            ", exactly-once" if cfg.exactly_once else "",
             cfg.frames_topic,
             cfg.detections_topic,
         )

@@ -37,6 +37,7 @@ def detector_config(topics: dict[str, str], **changes) -> DetectorConfig:
         dead_letter_topic=topics["dlq"],
         stop_after_idle=4.0,
         stats_interval=1.0,
+        start_at="earliest",  # tests produce first; how long before must not matter (test_faults checks --start-at)
     )
     return dataclasses.replace(config, **changes)
 
