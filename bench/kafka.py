@@ -74,14 +74,15 @@ def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
     for i in range(runs):
         tag = uuid.uuid4().hex[:8]
         topic = f"bench-kafka-{tag}.frames"
-        kafka_clients.ensure_topics({topic: 4, f"{topic}.events": 4, f"{topic}.dlq": 1}, bootstrap)
+        outputs = [f"{topic}.events", f"{topic}.events-once", f"{topic}.dlq"]
+        kafka_clients.ensure_topics({topic: 4, outputs[0]: 4, outputs[1]: 4, outputs[2]: 1}, bootstrap)
         _fill(bootstrap, topic, payloads)
         try:
             theirs = _kafka_tool(broker, bootstrap, topic, frames)
             ours = _ours(bootstrap, topic, frames, batch)
             once = _ours(bootstrap, topic, frames, batch, exactly_once=True)
         finally:  # a run writes gigabytes: give the disk back
-            kafka_clients.admin(bootstrap).delete_topics([topic, f"{topic}.events", f"{topic}.dlq"])
+            kafka_clients.admin(bootstrap).delete_topics([topic, *outputs])
         results.append(
             {
                 "kafka_consumer_perf_test_msgs_per_s": theirs,
@@ -169,6 +170,7 @@ def _kafka_tool(broker: LocalBroker, bootstrap: str, topic: str, frames: int) ->
 
 
 def _ours(bootstrap: str, topic: str, frames: int, batch: int, exactly_once: bool = False) -> float:
+    events = f"{topic}.events" + ("-once" if exactly_once else "")  # each run reads its own events
     config = DetectorConfig(
         group=f"bench-{uuid.uuid4().hex[:8]}",
         start_at="earliest",  # the whole backlog, however long ago it was written
@@ -176,10 +178,10 @@ def _ours(bootstrap: str, topic: str, frames: int, batch: int, exactly_once: boo
         batch=batch,
         max_wait_ms=5,
         frames_topic=topic,
-        detections_topic=f"{topic}.events",
+        detections_topic=events,
         dead_letter_topic=f"{topic}.dlq",
         stats_interval=0,
         stop_after_idle=2.0,
     )
     DetectorService(config, processor=NoOpProcessor(), bootstrap=bootstrap).run()
-    return events_per_second(read_events(bootstrap, f"{topic}.events", frames))
+    return events_per_second(read_events(bootstrap, events, frames))

@@ -46,6 +46,14 @@ def live_cameras(topics: dict, photo: Path, cameras: int, fps: float, seconds: f
     return subprocess.Popen(producer_command(pairs, config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def streaming_to_one_replica(topics: dict, log: Path, photo: Path, cameras: int, seconds: float):
+    """(replica, reader, producer): one replica holding the group, a reader, cameras at 5 fps."""
+    first = replica(topics, log)
+    wait_for_line(log, "assigned t-")
+    reader = EventReader(topics["detections"])
+    return first, reader, live_cameras(topics, photo, cameras=cameras, fps=5.0, seconds=seconds)
+
+
 @dataclass
 class EventReader:
     """Reads the detections topic from the start on a thread of its own; notes each event's arrival."""
@@ -77,6 +85,14 @@ class EventReader:
             times = [since, *times] if until is None else [since, *[t for t in times if t <= until], until]
             gaps += [b - a for a, b in zip(times, times[1:])]
         return max(gaps, default=0.0)
+
+
+def wait_out(producer: subprocess.Popen, replicas: dict[Path, subprocess.Popen], reader: EventReader) -> None:
+    """Wait for the stream to end and the replicas (by log file) to stop on their own, then for the reader."""
+    assert producer.wait(timeout=240) == 0
+    for log, process in replicas.items():
+        assert process.wait(timeout=300) == 0, log.read_text(errors="replace")[-3000:]
+    reader.stop()
 
 
 def report(fault: str, produced: int, reader: EventReader, **measured) -> dict:
