@@ -76,6 +76,13 @@ class DetectorConfig:
         parse=GpuDecodeSettings.parse,
         metavar="SETUP",
     )
+    max_frame_age_s: float | None = setting(
+        None,
+        "Skip a frame captured longer ago than this when its batch is taken (real time over completeness "
+        "for a detector behind its cameras): counted per camera, logged, and announced on the camera's next "
+        "event (skipped_before). Default: every frame, however late.",
+        minimum=0.001,
+    )
     max_frame_bytes: int = setting(
         MAX_MESSAGE_BYTES, "Dead-letter a frame record larger than this, unread.", minimum=1024
     )

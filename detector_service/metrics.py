@@ -37,6 +37,12 @@ class StatsCollector:
         for reason, count in sorted(s.dead_letter_reasons.items()):
             reasons.add_metric([reason], count)
         yield reasons
+        skipped = CounterMetricFamily(
+            "facestream_frames_skipped", "Frames skipped as older than --max-frame-age-s, by camera", labels=["camera"]
+        )
+        for camera, count in sorted(s.skipped_old.items()):
+            skipped.add_metric([camera], count)
+        yield skipped
         stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
         for name in STAGES:
             stages.add_metric([name], getattr(s, f"{name}_s"))

@@ -1,5 +1,6 @@
 """Wires the stages: group member -> batcher -> processor (decode, engine, model) -> events -> offsets."""
 
+import dataclasses
 import logging
 import socket
 import sys
@@ -75,6 +76,7 @@ class DetectorService:
         self.processor = processor or build_processor(config)
         self.stats = self.processor.stats
         self.limits = FrameLimits(config.max_frame_bytes, config.max_pixels)
+        self._skipped: dict[str, tuple[int, int]] = {}  # camera -> (frames skipped, highest seq skipped)
         self._fatal: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -194,6 +196,9 @@ class DetectorService:
             if problem is not None:
                 self._dead_letter(msg, "limits", LimitError(problem))
                 continue
+            if self._too_old(frame):
+                self._skip(msg, frame)
+                continue
             frames.append(frame)
             sources.append(msg)
         return self.processor.begin(frames, sources) if frames else None
@@ -203,7 +208,38 @@ class DetectorService:
             if outcome.error is not None:
                 self._dead_letter(outcome.tag, "decode", outcome.error)
             else:
-                self.publisher.event(outcome.event, self._on_done(outcome.tag, self.stats.count_event))
+                event = self._announcing_skips(outcome.event)
+                self.publisher.event(event, self._on_done(outcome.tag, self.stats.count_event))
+
+    def _too_old(self, frame) -> bool:
+        limit = self.config.max_frame_age_s
+        return limit is not None and time.time_ns() - frame.capture_ts_ns > limit * 1e9
+
+    def _skip(self, msg, frame) -> None:
+        """A frame too old to matter: no event, its offset done, counted and remembered for the
+        camera's next event; said for the camera's first skip and every 100th."""
+        count = self.stats.count_skipped(frame.camera_id)
+        skipped, last_seq = self._skipped.get(frame.camera_id, (0, -1))
+        self._skipped[frame.camera_id] = (skipped + 1, max(last_seq, frame.frame_seq))
+        self.member.tracker.done((msg.topic(), msg.partition()), msg.offset())
+        if count == 1 or count % 100 == 0:
+            age_s = (time.time_ns() - frame.capture_ts_ns) / 1e9
+            log.warning(
+                "camera %s: skipping frame %d, captured %.1f s ago (over --max-frame-age-s %g; %d skipped so far)",
+                frame.camera_id,
+                frame.frame_seq,
+                age_s,
+                self.config.max_frame_age_s,
+                count,
+            )
+
+    def _announcing_skips(self, event):
+        """``event`` with the frames of its camera skipped before it (and after its previous event)."""
+        skipped, last_seq = self._skipped.get(event.camera_id, (0, -1))
+        if not skipped or event.frame_seq < last_seq:
+            return event
+        del self._skipped[event.camera_id]
+        return dataclasses.replace(event, skipped_before=skipped)
 
     def _dead_letter(self, msg, stage: str, error: Exception) -> None:
         log.warning("dead-lettering %s/%d@%d (%s): %s", msg.topic(), msg.partition(), msg.offset(), stage, error)

@@ -25,6 +25,7 @@ class Stats:
     events: int = 0  # events acknowledged by the broker
     dead_letters: int = 0  # records acknowledged on the dead-letter topic
     dead_letter_reasons: dict[str, int] = field(default_factory=dict)  # by stage: key, schema, limits, decode
+    skipped_old: dict[str, int] = field(default_factory=dict)  # frames over --max-frame-age-s, by camera
     batches: int = 0
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
@@ -42,6 +43,11 @@ class Stats:
         self.dead_letters += 1
         self.dead_letter_reasons[reason] = self.dead_letter_reasons.get(reason, 0) + 1
 
+    def count_skipped(self, camera_id: str) -> int:
+        """Count one frame of ``camera_id`` skipped as too old; return how many of that camera so far."""
+        self.skipped_old[camera_id] = self.skipped_old.get(camera_id, 0) + 1
+        return self.skipped_old[camera_id]
+
     def line(self) -> str:
         now = time.monotonic()
         rate = (self.frames - self._last_frames) / max(now - self._last_time, 1e-9)
@@ -53,6 +59,7 @@ class Stats:
         return (
             f"frames {self.frames} ({rate:.1f}/s) events {self.events} dead-letters {self.dead_letters}"
             + (f" ({reasons})" if reasons else "")
+            + (f" skipped-old {sum(self.skipped_old.values())}" if self.skipped_old else "")
             + " "
             f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame {stages} | provider {provider} "
             f"decoder {decoder}" + (f" | {self.warning}" if self.warning else "")
@@ -65,6 +72,7 @@ class Stats:
             "events": self.events,
             "dead_letters": self.dead_letters,
             "dead_letter_reasons": dict(self.dead_letter_reasons),
+            "skipped_old": sum(self.skipped_old.values()),
             "batches": self.batches,
             "elapsed_s": round(elapsed, 3),
             "frames_per_s": round(self.frames / max(elapsed, 1e-9), 2),

@@ -52,6 +52,7 @@ class DetectionEvent:
     height: int
     faces: tuple[Face, ...]
     embedder: ModelRef | None = None  # which model made the faces' embeddings, when they have any
+    skipped_before: int = 0  # frames of this camera skipped as too old since its previous event
 
     def fields(self) -> dict[str, Any]:
         out = {
@@ -67,6 +68,8 @@ class DetectionEvent:
         }
         if self.embedder is not None:
             out["embedder"] = self.embedder.fields()
+        if self.skipped_before:
+            out["skipped_before"] = self.skipped_before
         return out
 
 
@@ -133,6 +136,7 @@ def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
         height=f.integer(_TYPE, fields, "height", minimum=1),
         faces=faces,
         embedder=embedder,
+        skipped_before=f.integer(_TYPE, fields, "skipped_before", minimum=1) if "skipped_before" in fields else 0,
     )
 
 

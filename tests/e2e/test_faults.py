@@ -158,3 +158,22 @@ def test_exactly_once_a_killed_replica_s_frames_are_answered_once(topics: dict, 
     )
     assert (result["lost"], result["duplicates"]) == (0, 0), result
     assert "exactly-once" in (tmp_path / "b.log").read_text()
+
+
+def test_frames_older_than_the_limit_are_skipped_counted_and_announced(
+    bootstrap: str, topics: dict, produce_raw
+) -> None:
+    # A detector behind its cameras used to answer every frame in order: the last events of an
+    # overload were 29 s old. With --max-frame-age-s it skips what is too late, and says so.
+    small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
+    now = time.time_ns()
+    for seq in range(7):
+        captured = now - 120_000_000_000 if seq < 5 else now  # five frames two minutes old, then two fresh
+        produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", seq, captured, 64, 48, small)))
+    log = run_service([sys.executable, "-m", "facestream", "detect", *detector_args(topics, max_frame_age_s=30.0)])
+    events = sorted(
+        (unpack_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 2)), key=lambda e: e.frame_seq
+    )
+    assert [(e.frame_seq, e.skipped_before) for e in events] == [(5, 5), (6, 0)]
+    assert committed_total(bootstrap, topics["group"], topics["frames"]) == 7  # skipped frames count as done
+    assert "skipped-old 5" in log and "camera cam: skipping frame 0" in log

@@ -55,6 +55,12 @@ def test_embeddings_round_trip_with_their_model() -> None:
     assert decoded == event and decoded.faces[0].embedding == vector and decoded.embedder == SFACE
 
 
+def test_skipped_frames_are_announced_only_when_there_are_any() -> None:
+    event = dataclasses.replace(VALID, skipped_before=3)
+    assert unpack_detection(pack_detection(event)).skipped_before == 3
+    assert "skipped_before" not in VALID.fields()
+
+
 def test_event_ids_are_deterministic_and_distinct() -> None:
     assert event_id_for("door", 7, MODEL) == event_id_for("door", 7, MODEL)
     others = {
@@ -96,6 +102,8 @@ def test_unknown_fields_are_ignored_at_every_level() -> None:
         ({"faces": [{"box": [1, 2, 3, 4]}]}, "faces[0].score", "missing"),
         ({"faces": [face(landmarks=[[1, 2, 3]])]}, "faces[0].landmarks", "2 items"),
         ({"faces": [face(landmarks=5)]}, "faces[0].landmarks", "list"),
+        ({"skipped_before": 0}, "skipped_before", ">= 1"),
+        ({"skipped_before": True}, "skipped_before", "integer"),
     ],
 )
 def test_each_invalid_field_is_named(changes: dict, field: str, words: str) -> None:
