@@ -27,6 +27,11 @@ class StatsCollector:
             ("facestream_events", "Detection events acknowledged by the broker", s.events),
             ("facestream_dead_letters", "Frames dead-lettered and acknowledged", s.dead_letters),
             ("facestream_batches", "Batches inferred", s.batches),
+            (
+                "facestream_dropped_revoked",
+                "Outcomes dropped because their partition was revoked while in flight (the new owner answers them)",
+                s.dropped_revoked,
+            ),
         ):
             yield CounterMetricFamily(name, help_text, value=value)
         reasons = CounterMetricFamily(

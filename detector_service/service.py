@@ -6,7 +6,7 @@ import socket
 import sys
 import time
 
-from facestream import kafka_clients
+from facestream import kafka_clients, logs
 from facestream.detector_service import metrics, models, transactions
 from facestream.detector_service.batcher import Batcher
 from facestream.detector_service.config import DetectorConfig
@@ -205,6 +205,9 @@ class DetectorService:
 
     def _finish(self, pending: Pending) -> None:
         for outcome in self.processor.finish(pending):
+            if not self.member.owns(outcome.tag):  # revoked while in flight: the new owner answers it
+                self.stats.dropped_revoked += 1
+                continue
             if outcome.error is not None:
                 self._dead_letter(outcome.tag, "decode", outcome.error)
             else:
@@ -222,7 +225,7 @@ class DetectorService:
         skipped, last_seq = self._skipped.get(frame.camera_id, (0, -1))
         self._skipped[frame.camera_id] = (skipped + 1, max(last_seq, frame.frame_seq))
         self.member.tracker.done((msg.topic(), msg.partition()), msg.offset())
-        if count == 1 or count % 100 == 0:
+        if logs.worth_saying(count):
             age_s = (time.time_ns() - frame.capture_ts_ns) / 1e9
             log.warning(
                 "camera %s: skipping frame %d, captured %.1f s ago (over --max-frame-age-s %g; %d skipped so far)",

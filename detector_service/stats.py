@@ -26,6 +26,7 @@ class Stats:
     dead_letters: int = 0  # records acknowledged on the dead-letter topic
     dead_letter_reasons: dict[str, int] = field(default_factory=dict)  # by stage: key, schema, limits, decode
     skipped_old: dict[str, int] = field(default_factory=dict)  # frames over --max-frame-age-s, by camera
+    dropped_revoked: int = 0  # outcomes of frames whose partition was revoked while they were in flight
     batches: int = 0
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
@@ -60,6 +61,7 @@ class Stats:
             f"frames {self.frames} ({rate:.1f}/s) events {self.events} dead-letters {self.dead_letters}"
             + (f" ({reasons})" if reasons else "")
             + (f" skipped-old {sum(self.skipped_old.values())}" if self.skipped_old else "")
+            + (f" dropped-revoked {self.dropped_revoked}" if self.dropped_revoked else "")
             + " "
             f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame {stages} | provider {provider} "
             f"decoder {decoder}" + (f" | {self.warning}" if self.warning else "")
@@ -73,6 +75,7 @@ class Stats:
             "dead_letters": self.dead_letters,
             "dead_letter_reasons": dict(self.dead_letter_reasons),
             "skipped_old": sum(self.skipped_old.values()),
+            "dropped_revoked": self.dropped_revoked,
             "batches": self.batches,
             "elapsed_s": round(elapsed, 3),
             "frames_per_s": round(self.frames / max(elapsed, 1e-9), 2),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from confluent_kafka import KafkaException, Producer
 
-from facestream import kafka_clients
+from facestream import kafka_clients, logs
 from facestream.producers.config import ProducerConfig
 from facestream.producers.encoder import JpegEncoder
 from facestream.producers.sources import CaptureSource, ImageSource, open_source
@@ -189,7 +189,7 @@ class Streamer:
         """Count a frame that cannot be sent; say so for the camera's first and every 100th, not for each."""
         camera.refused += 1
         self.stats.refused += 1
-        if camera.refused == 1 or camera.refused % 100 == 0:
+        if logs.worth_saying(camera.refused):
             log.error(
                 "camera %s: frame %d refused (%d so far): %s", camera.camera_id, camera.next_seq, camera.refused, reason
             )
@@ -201,7 +201,7 @@ class Streamer:
                 return
             camera.failed += 1
             self.stats.errors += 1
-            if camera.failed == 1 or camera.failed % 100 == 0:
+            if logs.worth_saying(camera.failed):
                 log.error(
                     "camera %s: frame %d not delivered (%d so far): %s", camera.camera_id, seq, camera.failed, err
                 )
