@@ -61,6 +61,7 @@ class EventReader:
     topic: str
     settings: dict = field(default_factory=dict)  # librdkafka settings, e.g. isolation.level
     arrivals: list[tuple[str, int, float]] = field(default_factory=list)  # camera, frame_seq, monotonic s
+    events: list = field(default_factory=list)  # the DetectionEvents, in arrival order
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
@@ -70,6 +71,7 @@ class EventReader:
     def _read(self) -> None:
         for msg in kafka_clients.records(self.topic, self._stop.is_set, poll_s=0.2, **self.settings):
             event = unpack_detection(msg.value())
+            self.events.append(event)
             self.arrivals.append((event.camera_id, event.frame_seq, time.monotonic()))
 
     def stop(self, after_s: float = 2.0) -> None:
@@ -95,15 +97,17 @@ def wait_out(producer: subprocess.Popen, replicas: dict[Path, subprocess.Popen],
     reader.stop()
 
 
-def report(fault: str, produced: int, reader: EventReader, **measured) -> dict:
-    """The fault test's figures, kept for the session summary and returned for its assertions."""
+def report(fault: str, produced: int, reader: EventReader, skipped: int = 0, **measured) -> dict:
+    """The fault test's figures, kept for the session summary and returned for its assertions; frames
+    ``skipped`` on purpose (too old, counted by the detector) are not lost."""
     seen = [(c, s) for c, s, _ in reader.arrivals]
     answered = len(set(seen))
     result = {
         "fault": fault,
         "produced": produced,
         "answered": answered,
-        "lost": produced - answered,
+        **({"skipped": skipped} if skipped else {}),
+        "lost": produced - answered - skipped,
         "duplicates": len(seen) - answered,
         **{k: round(v, 1) if isinstance(v, float) else v for k, v in measured.items()},
     }
