@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 # (images, image_of, matrices, size) -> crops: where the faces' pixels are cut, host or device
 Warp = Callable[[list, np.ndarray, np.ndarray, int], object]
-FETCHABLE = {"sface": sface.fetch}  # embedders facestream downloads by name: name -> fetch(models_dir) -> path
+FETCHABLE = {"sface": sface.fetch}  # embedders by name: name -> fetch(models_dir, fp16=False) -> path
 FACES_PER_INFERENCE = 256  # the largest bucket: a batch with more faces runs in chunks of this many
 # Static batch sizes on a GPU (each its own session and CUDA graph): a detector batch brings anything
 # from a few faces to hundreds, and padding 65 faces up to 256 would waste most of an inference.
