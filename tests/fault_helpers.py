@@ -54,6 +54,29 @@ def streaming_to_one_replica(topics: dict, log: Path, photo: Path, cameras: int,
     return first, reader, live_cameras(topics, photo, cameras=cameras, fps=5.0, seconds=seconds)
 
 
+class PeakMemory:
+    """A process's resident memory, sampled on a thread of its own until the process ends (Linux's
+    /proc): its size when watching began, and the largest seen."""
+
+    def __init__(self, pid: int, every_s: float = 0.2) -> None:
+        self._path = Path(f"/proc/{pid}/status")
+        self.start_mb = self.peak_mb = self._rss_mb() or 0.0
+        self._every_s = every_s
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _rss_mb(self) -> float | None:
+        try:
+            line = next(line for line in self._path.read_text().splitlines() if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):  # the process has ended
+            return None
+        return int(line.split()[1]) / 1024
+
+    def _watch(self) -> None:
+        while (rss := self._rss_mb()) is not None:
+            self.peak_mb = max(self.peak_mb, rss)
+            time.sleep(self._every_s)
+
+
 @dataclass
 class EventReader:
     """Reads the detections topic from the start on a thread of its own; notes each event's arrival."""

@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 from fault_helpers import (
     EventReader,
+    PeakMemory,
     live_cameras,
     replica,
     report,
@@ -186,6 +187,7 @@ def test_an_overloaded_detector_skips_late_frames_and_stays_current(topics: dict
     log = tmp_path / "a.log"
     first = replica(topics, log, max_frame_age_s=2.0)
     wait_for_line(log, "assigned t-")
+    memory = PeakMemory(first.pid)
     reader = EventReader(topics["detections"])
     producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=4, fps=30.0, seconds=20.0)
     wait_out(producer, {log: first}, reader)
@@ -198,6 +200,8 @@ def test_an_overloaded_detector_skips_late_frames_and_stays_current(topics: dict
         skipped=summary["skipped_old"],
         announced=sum(e.skipped_before for e in reader.events),
         oldest_event_s=oldest,
+        rss_mb_at_start=memory.start_mb,
+        rss_mb_peak=memory.peak_mb,
     )
     assert result["lost"] == 0 and result["skipped"] > 0, result
     assert oldest < 6.0, result  # the limit, plus a batch's decoding and inference
