@@ -49,6 +49,10 @@ transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+# A dead producer's open transaction is aborted once transaction.timeout.ms has passed, at the next of
+# these checks (Kafka's default: every 10 s); until then read_committed readers and the next owner of
+# its partitions wait.
+transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
 """
 # Added for a SecureListener: TLS with SCRAM-SHA-512 users on a port of its own. The plaintext
 # listener stays on 127.0.0.1 for the broker's own traffic.
