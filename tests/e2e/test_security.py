@@ -20,10 +20,21 @@ from facestream.schemas import unpack_detection
 PASSWORD = "s3cret-" + uuid.uuid4().hex[:8]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_ports() -> tuple[int, int]:
+    """(broker port, secure port): the broker's controller takes the port after its own, so the
+    three must be free and distinct."""
+    while True:
+        with socket.socket() as a, socket.socket() as b:
+            a.bind(("127.0.0.1", 0))
+            b.bind(("127.0.0.1", 0))
+            port, secure = a.getsockname()[1], b.getsockname()[1]
+        if secure not in (port, port + 1) and port + 1 < 65536:
+            try:
+                with socket.socket() as controller:
+                    controller.bind(("127.0.0.1", port + 1))
+                return port, secure
+            except OSError:
+                continue
 
 
 def certificate(folder: Path) -> tuple[Path, Path]:
@@ -49,7 +60,7 @@ def certificate(folder: Path) -> tuple[Path, Path]:
 def secure_broker(bootstrap: str, tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("secure-kafka")
     keystore, ca = certificate(folder)
-    port, secure_port = free_port(), free_port()
+    port, secure_port = free_ports()
     listener = SecureListener(secure_port, keystore, "keypass", {"alice": PASSWORD})
     broker = LocalBroker(root=folder / "kafka", port=port, secure=listener, lib=paths.kafka_dir() / "lib")
     broker.start()
