@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import faust
 
-from facestream import kafka_settings
+from facestream import kafka_settings, paths
 from facestream.alerting import kafka_auth
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event
@@ -52,6 +52,7 @@ def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gall
         config.group,
         broker=f"kafka://{bootstrap}",
         store="memory://",  # state is rebuilt from the changelog topic when partitions are assigned
+        datadir=str(paths.home() / "alerting" / "{conf.id}"),  # faust's default is a folder in the cwd
         web_enabled=False,
         topic_partitions=partitions,
         producer_acks=-1,

@@ -49,6 +49,12 @@ class DetectorConfig:
         minimum=1.0,
     )
     batch: int = setting(8, "Frames per inference (poll size); the largest batch bucket.", minimum=1)
+    fetch_queue_mb: int = setting(
+        256,
+        "MiB of frames fetched ahead of the batches at most (librdkafka's queued.max.messages.kbytes): with the "
+        "two batches in flight, what bounds the frames a replica holds in memory when it falls behind.",
+        minimum=1,
+    )
     max_wait_ms: float = setting(50.0, "Longest wait for a batch to fill, from its first frame.", minimum=0)
     provider: str = setting(
         "auto", "ONNX Runtime execution provider; auto tries tensorrt, cuda, cpu in turn.", choices=PROVIDER_CHOICES

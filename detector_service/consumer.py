@@ -2,6 +2,10 @@
 
 Auto-commit is off and offsets are committed explicitly from the ``OffsetTracker``; on a
 rebalance the member first lets its in-flight records land, then commits what it owned.
+
+A member that does not poll for ``max.poll.interval.ms`` is taken for hung and leaves the group, so
+while a slow batch runs the caller calls ``keep_alive``: its partitions are paused and polled, which
+serves rebalances and proves the member alive without fetching frames it could not start yet.
 """
 
 import logging
@@ -31,6 +35,7 @@ class GroupMember:
         start_back_s: float | None = None,
         session_timeout_s: float = 6.0,
         transactions: Transactions | None = None,
+        fetch_queue_mb: int = 256,
     ) -> None:
         """``start_at`` (earliest, latest) or ``start_back_s`` (seconds back from now) is where a
         partition this group never committed starts; a committed one resumes after its commit."""
@@ -43,33 +48,53 @@ class GroupMember:
         self.assigned_at: float | None = None
         self.lost_at: float | None = None  # monotonic clock of the latest loss without a hand-over
         self._flush = publisher_flush
-        self.consumer = kafka_clients.made(
-            Consumer,
-            kafka_clients.client_config(
-                bootstrap,
-                **{
-                    "group.id": group,
-                    "client.id": client_id,
-                    "enable.auto.commit": False,
-                    "enable.auto.offset.store": False,
-                    # A partition without a commit: start_back_s places it in _on_assign instead.
-                    "auto.offset.reset": "latest" if start_back_s is not None else start_at,
-                    "partition.assignment.strategy": "cooperative-sticky",
-                    # Heartbeats run on librdkafka's own thread, whatever a batch costs in Python.
-                    "session.timeout.ms": int(session_timeout_s * 1000),
-                    "heartbeat.interval.ms": max(100, int(session_timeout_s * 1000 / 6)),
-                    # Frames are large (tens of KB to MBs): fetch big chunks per partition and keep a deep
-                    # local queue, or the consumer waits on round trips of ~1 MB (librdkafka's default).
-                    "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
-                    "max.partition.fetch.bytes": kafka_clients.MAX_MESSAGE_BYTES,
-                    "queued.max.messages.kbytes": 256 * 1024,
-                },
-            ),
+        self._paused: list[TopicPartition] = []
+        self._held: list = []  # records a keep-alive poll returned (a partition assigned meanwhile)
+        config = kafka_clients.client_config(
+            bootstrap,
+            **{
+                "group.id": group,
+                "client.id": client_id,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                # A partition without a commit: start_back_s places it in _on_assign instead.
+                "auto.offset.reset": "latest" if start_back_s is not None else start_at,
+                "partition.assignment.strategy": "cooperative-sticky",
+                # Heartbeats run on librdkafka's own thread, whatever a batch costs in Python.
+                "session.timeout.ms": int(session_timeout_s * 1000),
+                "heartbeat.interval.ms": max(100, int(session_timeout_s * 1000 / 6)),
+                # Frames are large (tens of KB to MBs): fetch big chunks per partition and keep a deep
+                # local queue, or the consumer waits on round trips of ~1 MB (librdkafka's default).
+                "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
+                "max.partition.fetch.bytes": kafka_clients.MAX_MESSAGE_BYTES,
+                "queued.max.messages.kbytes": fetch_queue_mb * 1024,
+            },
         )
+        # A batch that has run a quarter of the poll interval gets keep-alive polls from then on.
+        self.keep_alive_s = max(0.5, int(config.get("max.poll.interval.ms", 300_000)) / 4000)
+        self.consumer = kafka_clients.made(Consumer, config)
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)
 
     def consume(self, max_messages: int, timeout_s: float) -> list:
+        if self._held:
+            taken, self._held = self._held[:max_messages], self._held[max_messages:]
+            return taken
         return self.consumer.consume(num_messages=max_messages, timeout=timeout_s)
+
+    def keep_alive(self) -> None:
+        """Poll without taking new frames: pause what is assigned (once), then poll. A partition
+        assigned during the poll is not paused yet, so whatever it brings is held for ``consume``."""
+        if not self._paused and self.assigned:
+            self._paused = [TopicPartition(t, p) for t, p in sorted(self.assigned)]
+            self.consumer.pause(self._paused)
+        self._held.extend(self.consumer.consume(num_messages=1000, timeout=0))
+
+    def resume(self) -> None:
+        """Fetch again for the partitions ``keep_alive`` paused (from the first frame not yet taken)."""
+        still = [tp for tp in self._paused if (tp.topic, tp.partition) in self.assigned]
+        self._paused = []
+        if still:
+            self.consumer.resume(still)
 
     def owns(self, msg) -> bool:
         return (msg.topic(), msg.partition()) in self.assigned

@@ -28,6 +28,11 @@ class StatsCollector:
             ("facestream_dead_letters", "Frames dead-lettered and acknowledged", s.dead_letters),
             ("facestream_batches", "Batches inferred", s.batches),
             (
+                "facestream_slow_batches",
+                "Batches that ran over a quarter of max.poll.interval.ms (polled with partitions paused meanwhile)",
+                s.slow_batches,
+            ),
+            (
                 "facestream_dropped_revoked",
                 "Outcomes dropped because their partition was revoked while in flight (the new owner answers them)",
                 s.dropped_revoked,

@@ -5,6 +5,7 @@ import logging
 import socket
 import sys
 import time
+from concurrent.futures import Future, wait
 
 from facestream import kafka_clients, logs
 from facestream.detector_service import metrics, models, transactions
@@ -106,6 +107,7 @@ class DetectorService:
             start_back_s=cfg.start_back_s,
             session_timeout_s=cfg.session_timeout_s,
             transactions=transactions.Transactions(producer) if cfg.exactly_once else None,
+            fetch_queue_mb=cfg.fetch_queue_mb,
         )
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)
@@ -131,19 +133,19 @@ class DetectorService:
     def _serve(self, batcher: Batcher, reporter: StatsReporter, stop: StopOnSignals) -> None:
         """The loop: batch N+1 starts before batch N becomes events; commits follow acknowledgements."""
         cfg = self.config
-        last_frame = time.monotonic()
+        last_busy = time.monotonic()  # the latest frame taken or batch finished
         pending: Pending | None = None
         while not stop.requested:
             # With a batch in flight, the next one fills only while that batch is on the device:
             # its events must not wait for more than the device's own time.
             messages = batcher.next_batch(0.5) if pending is None else batcher.next_batch(0.0, pending.future.done)
             following = self._begin(messages) if messages else None
-            if messages:
-                last_frame = time.monotonic()
             if pending is not None:
                 self._finish(pending)  # batch N becomes events while batch N+1 decodes and infers
+            if messages or pending is not None:
+                last_busy = time.monotonic()
             pending = following
-            if pending is None and not messages and self._idle_for(last_frame):
+            if pending is None and not messages and self._idle_for(last_busy):
                 log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle)
                 break
             self.publisher.serve()
@@ -153,14 +155,14 @@ class DetectorService:
         if pending is not None:
             self._finish(pending)
 
-    def _idle_for(self, last_frame: float) -> bool:
-        """Idle time counts from the last frame, but never from before the latest assignment (partitions
-        moved here bring frames that the next polls fetch), nor while partitions lost with the broker
-        are not back yet."""
+    def _idle_for(self, last_busy: float) -> bool:
+        """Idle time counts from the last frame taken or batch finished (a slow batch is not idleness),
+        but never from before the latest assignment (partitions moved here bring frames that the next
+        polls fetch), nor while partitions lost with the broker are not back yet."""
         limit, assigned_at = self.config.stop_after_idle, self.member.assigned_at
         if limit is None or assigned_at is None or self.member.waiting_to_rejoin:
             return False
-        return time.monotonic() - max(last_frame, assigned_at) >= limit
+        return time.monotonic() - max(last_busy, assigned_at) >= limit
 
     def _shutdown(self) -> None:
         left = self.publisher.flush(30.0)
@@ -204,6 +206,7 @@ class DetectorService:
         return self.processor.begin(frames, sources) if frames else None
 
     def _finish(self, pending: Pending) -> None:
+        self._await(pending.future)
         for outcome in self.processor.finish(pending):
             if not self.member.owns(outcome.tag):  # revoked while in flight: the new owner answers it
                 self.stats.dropped_revoked += 1
@@ -213,6 +216,25 @@ class DetectorService:
             else:
                 event = self._announcing_skips(outcome.event)
                 self.publisher.event(event, self._on_done(outcome.tag, self.stats.count_event))
+
+    def _await(self, future: Future) -> None:
+        """Wait for a batch; one slower than a quarter of ``max.poll.interval.ms`` (a heavy model on a
+        CPU) gets keep-alive polls, so the group never takes this replica for hung."""
+        if wait([future], timeout=self.member.keep_alive_s).done:
+            return
+        self.stats.slow_batches += 1
+        if logs.worth_saying(self.stats.slow_batches):
+            log.info(
+                "a batch has run %.1f s: polling with the partitions paused to stay in the group (%d such batches)",
+                self.member.keep_alive_s,
+                self.stats.slow_batches,
+            )
+        try:
+            self.member.keep_alive()
+            while not wait([future], timeout=self.member.keep_alive_s).done:
+                self.member.keep_alive()
+        finally:
+            self.member.resume()
 
     def _too_old(self, frame) -> bool:
         limit = self.config.max_frame_age_s

@@ -28,6 +28,7 @@ class Stats:
     skipped_old: dict[str, int] = field(default_factory=dict)  # frames over --max-frame-age-s, by camera
     dropped_revoked: int = 0  # outcomes of frames whose partition was revoked while they were in flight
     batches: int = 0
+    slow_batches: int = 0  # batches that ran long enough to need keep-alive polls (see GroupMember)
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
     embed_s: float = 0.0
@@ -62,6 +63,7 @@ class Stats:
             + (f" ({reasons})" if reasons else "")
             + (f" skipped-old {sum(self.skipped_old.values())}" if self.skipped_old else "")
             + (f" dropped-revoked {self.dropped_revoked}" if self.dropped_revoked else "")
+            + (f" slow-batches {self.slow_batches}" if self.slow_batches else "")
             + " "
             f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame {stages} | provider {provider} "
             f"decoder {decoder}" + (f" | {self.warning}" if self.warning else "")
@@ -77,6 +79,7 @@ class Stats:
             "skipped_old": sum(self.skipped_old.values()),
             "dropped_revoked": self.dropped_revoked,
             "batches": self.batches,
+            "slow_batches": self.slow_batches,
             "elapsed_s": round(elapsed, 3),
             "frames_per_s": round(self.frames / max(elapsed, 1e-9), 2),
             "ms_per_frame": self.ms_per_frame(),

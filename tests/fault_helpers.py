@@ -4,6 +4,7 @@ frames produced, answered (an event or a dead letter), lost, duplicated, and the
 camera went without events."""
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from kafka_helpers import detector_config
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_settings
 from facestream.detector_service.config import detector_command
 from facestream.producers.config import ProducerConfig, producer_command
 from facestream.schemas import unpack_detection
@@ -20,12 +21,13 @@ from facestream.schemas import unpack_detection
 REPORTS: list[dict] = []  # printed at the end of the session (conftest's pytest_terminal_summary)
 
 
-def replica(topics: dict, log: Path, **changes) -> subprocess.Popen:
-    """A detector process of the test's group, its output in ``log``; it stops 8 s after its last frame
-    unless ``changes`` say otherwise."""
+def replica(topics: dict, log: Path, kafka: dict | None = None, **changes) -> subprocess.Popen:
+    """A detector process of the test's group, its output in ``log``, with ``kafka`` over its Kafka
+    client settings; it stops 8 s after its last frame unless ``changes`` say otherwise."""
     config = detector_config(topics, **{"stop_after_idle": 8.0, **changes})
+    env = {**os.environ, kafka_settings.ENV_MERGED: json.dumps(kafka)} if kafka else None
     with open(log, "ab") as out:
-        return subprocess.Popen(detector_command(config), stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(detector_command(config), stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
 def wait_for_line(log: Path, text: str, timeout_s: float = 60.0, count: int = 1) -> None:

@@ -49,6 +49,9 @@ transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+# Tests use sessions shorter than Kafka's default minimum (6 s) to make a batch outlast a short
+# max.poll.interval.ms, which librdkafka requires to be no shorter than the session.
+group.min.session.timeout.ms=1000
 # A dead producer's open transaction is aborted once transaction.timeout.ms has passed, at the next of
 # these checks (Kafka's default: every 10 s); until then read_committed readers and the next owner of
 # its partitions wait.

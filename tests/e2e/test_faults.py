@@ -207,3 +207,77 @@ def test_an_overloaded_detector_skips_late_frames_and_stays_current(topics: dict
     )
     assert result["lost"] == 0 and result["skipped"] > 0, result
     assert oldest < 6.0, result  # the limit, plus a batch's decoding and inference
+
+
+def test_a_batch_slower_than_the_poll_interval_keeps_its_replica_in_the_group(
+    topics: dict, sample_dir: Path, produce_raw, tmp_path
+) -> None:
+    # A member that does not poll for max.poll.interval.ms is taken for hung: it leaves the group and
+    # its partitions (with the batch in hand) go elsewhere. A heavy model on a CPU is that slow per
+    # batch; here YuNet at 2560x1440 on one thread takes seconds per batch of 16, against a 2 s interval.
+    photo = (sample_dir / "obama.jpg").read_bytes()
+    height, width = cv2.imdecode(np.frombuffer(photo, np.uint8), cv2.IMREAD_COLOR).shape[:2]
+    for seq in range(16):
+        for camera in ("cam-0", "cam-1", "cam-2", "cam-3"):
+            produce_raw(topics["frames"], camera.encode(), pack_frame(Frame(camera, seq, 1, width, height, photo)))
+    reader = EventReader(topics["detections"])
+    log = tmp_path / "a.log"
+    slow = replica(
+        topics,
+        log,
+        kafka={"max.poll.interval.ms": "2000"},
+        session_timeout_s=1.0,  # librdkafka wants the poll interval no shorter than the session
+        batch=16,
+        max_wait_ms=1000.0,
+        input_size=(2560, 1440),
+        ort_threads=1,
+        stop_after_idle=4.0,
+    )
+    assert slow.wait(timeout=240) == 0, log.read_text()[-3000:]
+    reader.stop()
+    summary = json.loads(next(line for line in reversed(log.read_text().splitlines()) if line.startswith("{")))
+    batch_s = summary["ms_per_frame"]["infer"] * 16 / 1000
+    result = report(
+        "batches slower than max.poll.interval.ms (2 s)",
+        64,
+        reader,
+        seconds_per_batch=batch_s,
+        slow_batches=summary["slow_batches"],
+    )
+    assert (result["lost"], result["duplicates"]) == (0, 0), result
+    assert batch_s > 2.0 and summary["slow_batches"] >= 3, result  # the batches did outlast the interval
+    text = log.read_text()
+    assert " lost " not in text and "maximum poll interval" not in text, text[-3000:]
+
+
+def test_a_replica_behind_a_large_backlog_holds_a_bounded_part_of_it(topics: dict, produce_raw, tmp_path) -> None:
+    # A replica far behind its cameras must not pull the whole backlog into memory: it holds at most
+    # --fetch-queue-mb of records fetched ahead, one fetch more (fetch.max.bytes), and two batches in
+    # flight, each frame there as its record twice (librdkafka's and Python's), decoded, and resized
+    # into the model's input (uint8 and float32). Afterwards it answers the whole backlog.
+    noise = np.random.default_rng(0).integers(0, 256, (1080, 1920, 3), dtype=np.uint8)  # barely compresses
+    jpeg = cv2.imencode(".jpg", noise, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+    record = pack_frame(Frame("cam-0", 0, 1, 1920, 1080, jpeg))
+    frames, queue_mb, batch, fetch_mb = 150, 32, 8, 4 * kafka_clients.MAX_MESSAGE_BYTES / 2**20
+    per_frame_mb = (2 * len(record) + noise.nbytes + 480 * 640 * 3 * (1 + 4)) / 2**20  # YuNet's input: 640x480
+    bound_mb = queue_mb + fetch_mb + 2 * batch * per_frame_mb
+    reader = EventReader(topics["detections"])
+    log = tmp_path / "a.log"
+    behind = replica(topics, log, fetch_queue_mb=queue_mb, batch=batch, stop_after_idle=4.0)
+    wait_for_line(log, "assigned t-")
+    memory = PeakMemory(behind.pid, every_s=0.05)
+    for seq in range(frames):  # far faster than the replica answers them
+        camera = f"cam-{seq % 4}"
+        produce_raw(topics["frames"], camera.encode(), pack_frame(Frame(camera, seq, 1, 1920, 1080, jpeg)))
+    assert behind.wait(timeout=300) == 0, log.read_text()[-3000:]
+    reader.stop()
+    result = report(
+        f"a backlog of {frames * len(record) / 2**20:.0f} MiB, --fetch-queue-mb {queue_mb}, batch {batch}",
+        frames,
+        reader,
+        rss_mb_at_start=memory.start_mb,
+        rss_mb_peak=memory.peak_mb,
+        rss_mb_bound=memory.start_mb + bound_mb,
+    )
+    assert (result["lost"], result["duplicates"]) == (0, 0), result
+    assert memory.peak_mb - memory.start_mb <= bound_mb, result
