@@ -30,6 +30,11 @@ def replica(topics: dict, log: Path, kafka: dict | None = None, **changes) -> su
         return subprocess.Popen(detector_command(config), stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
+def final_summary(log: Path) -> dict:
+    """The counters a detector prints as its last JSON line when it stops."""
+    return json.loads(next(line for line in reversed(log.read_text().splitlines()) if line.startswith("{")))
+
+
 def wait_for_line(log: Path, text: str, timeout_s: float = 60.0, count: int = 1) -> None:
     deadline = time.monotonic() + timeout_s
     while log.read_text(errors="replace").count(text) < count:
