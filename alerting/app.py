@@ -48,11 +48,13 @@ class AlertingStats:
 
 
 def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gallery, stats: AlertingStats) -> faust.App:
+    data = paths.home() / "alerting"  # faust's own folder per app id below it (its default is in the cwd)
+    data.mkdir(parents=True, exist_ok=True)
     app = faust.App(
         config.group,
         broker=f"kafka://{bootstrap}",
         store="memory://",  # state is rebuilt from the changelog topic when partitions are assigned
-        datadir=str(paths.home() / "alerting" / "{conf.id}"),  # faust's default is a folder in the cwd
+        datadir=str(data / "{conf.id}"),
         web_enabled=False,
         topic_partitions=partitions,
         producer_acks=-1,
