@@ -32,14 +32,25 @@ def models() -> None:
     """Fetch and inspect model files."""
 
 
-@models.command("fetch", epilog="\b\nExamples:\n  facestream models fetch\n  facestream models fetch yunet sface")
+@models.command(
+    "fetch",
+    epilog="""\b
+Examples:
+  facestream models fetch
+  facestream models fetch yunet sface
+  facestream models fetch movenet
+""",
+)
 @click.argument("names", nargs=-1)
 def fetch(names: tuple[str, ...]) -> None:
-    """Download, verify (sha256) and prepare models (detectors and embedders); all if none are named."""
+    """Download, verify (sha256) and prepare models (detectors, embedders, body pose); all if none are named.
+
+    The pose model ships as TFLite: the first fetch converts it to ONNX in a converter environment of
+    its own (TensorFlow, a few hundred MB) and checks the result against the TFLite interpreter."""
     from facestream import paths
     from facestream.detector_service import embedder, models
 
-    known = {**models.FETCHABLE, **embedder.FETCHABLE}
+    known = {**models.FETCHABLE, **embedder.FETCHABLE, **models.POSE_FETCHABLE}
     for name in names or sorted(known):
         if name not in known:
             raise click.BadParameter(f"unknown model {name!r}; known: {', '.join(sorted(known))}")

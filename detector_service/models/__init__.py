@@ -7,7 +7,7 @@ metadata (``facestream.model``, written by our fetch and export tools) picks its
 from pathlib import Path
 
 from facestream import paths
-from facestream.detector_service.models import mogface, yunet
+from facestream.detector_service.models import mogface, movenet, yunet
 from facestream.detector_service.models.base import (
     META_MODEL,
     META_RANDOM,
@@ -24,9 +24,12 @@ from facestream.schemas import ModelRef
 PLUGINS: dict[str, type] = {yunet.YuNet.name: yunet.YuNet, mogface.MogFace.name: mogface.MogFace}
 # Models facestream can download by name: name -> fetch(models_dir) -> path.
 FETCHABLE = {"yunet": yunet.fetch}
+# Body-pose models, fetched (and converted) the same way.
+POSE_FETCHABLE = {"movenet": movenet.fetch}
 
 __all__ = [
     "FETCHABLE",
+    "POSE_FETCHABLE",
     "PLUGINS",
     "Thresholds",
     "Detections",
