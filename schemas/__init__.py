@@ -17,10 +17,12 @@ from facestream.schemas.detection import (
 from facestream.schemas.errors import SchemaError
 from facestream.schemas.frame import Frame, pack_frame, unpack_frame
 from facestream.schemas.gallery import GalleryEntry, pack_gallery_entry, person_id_for, unpack_gallery_entry
+from facestream.schemas.pose import KEYPOINT_NAMES, Person, PoseEvent, pack_pose, unpack_pose
 
 FRAMES_TOPIC = "frames"
 DETECTIONS_TOPIC = "detections"
 DEAD_LETTER_TOPIC = "frames.dlq"
+POSES_TOPIC = "poses"
 ALERTS_TOPIC = "alerts"
 GALLERY_TOPIC = "faces.gallery"  # compacted: the last entry per person, a tombstone removes one
 
@@ -35,7 +37,11 @@ __all__ = [
     "Frame",
     "GALLERY_TOPIC",
     "GalleryEntry",
+    "KEYPOINT_NAMES",
     "ModelRef",
+    "POSES_TOPIC",
+    "Person",
+    "PoseEvent",
     "SCHEMA_VERSION",
     "SchemaError",
     "Sighting",
@@ -45,9 +51,11 @@ __all__ = [
     "pack_detection",
     "pack_frame",
     "pack_gallery_entry",
+    "pack_pose",
     "person_id_for",
     "unpack_alert",
     "unpack_detection",
     "unpack_frame",
     "unpack_gallery_entry",
+    "unpack_pose",
 ]

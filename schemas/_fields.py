@@ -94,3 +94,45 @@ def sequence(message_type: str, name: str, value: Any, length: int | None = None
     if length is not None and len(value) != length:
         raise SchemaError(message_type, name, f"expected {length} items, got {len(value)}")
     return value
+
+
+def floats(message_type: str, where: str, value: Any, length: int) -> tuple[float, ...]:
+    """A list of ``length`` finite numbers. Checked as a whole first (all floats with a finite sum
+    means all finite): every event a detector publishes passes through here once per face or person."""
+    items = sequence(message_type, where, value, length)
+    if set(map(type, items)) == {float} and math.isfinite(sum(items)):
+        return tuple(items)
+    return tuple(number(message_type, where, v) for v in items)
+
+
+def box(message_type: str, where: str, value: Any) -> tuple[float, float, float, float]:
+    """[x0, y0, x1, y1] with x0 <= x1 and y0 <= y1."""
+    x0, y0, x1, y1 = floats(message_type, where, value, 4)
+    if x1 < x0 or y1 < y0:
+        raise SchemaError(message_type, where, f"needs x0 <= x1 and y0 <= y1, got {[x0, y0, x1, y1]}")
+    return x0, y0, x1, y1
+
+
+def score(message_type: str, where: str, value: Any) -> float:
+    """A confidence within 0..1."""
+    result = number(message_type, where, value)
+    if not 0.0 <= result <= 1.0:
+        raise SchemaError(message_type, where, f"must be within 0..1, got {result}")
+    return result
+
+
+def frame_outcome(message_type: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields every per-frame event shares (which frame, when, its size, what was skipped before
+    it), as keyword arguments; ``model`` is left to the caller, which knows its ModelRef type."""
+    return {
+        "event_id": text(message_type, fields, "event_id"),
+        "camera_id": text(message_type, fields, "camera_id"),
+        "frame_seq": integer(message_type, fields, "frame_seq"),
+        "capture_ts_ns": integer(message_type, fields, "capture_ts_ns"),
+        "detect_ts_ns": integer(message_type, fields, "detect_ts_ns"),
+        "width": integer(message_type, fields, "width", minimum=1),
+        "height": integer(message_type, fields, "height", minimum=1),
+        "skipped_before": integer(message_type, fields, "skipped_before", minimum=1)
+        if "skipped_before" in fields
+        else 0,
+    }

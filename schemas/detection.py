@@ -1,6 +1,5 @@
 """Detection event: the faces found in one frame, on topic ``detections``, key = camera_id."""
 
-import math
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -93,29 +92,16 @@ def _face_from(index: int, value: Any) -> Face:
     where = f"faces[{index}]"
     if not isinstance(value, dict):
         raise f.SchemaError(_TYPE, where, f"expected a map, got {type(value).__name__}")
-    box = _floats(f"{where}.box", f.present(_TYPE, value, "box", f"{where}."), 4)
-    if box[2] < box[0] or box[3] < box[1]:
-        raise f.SchemaError(_TYPE, f"{where}.box", f"needs x0 <= x1 and y0 <= y1, got {list(box)}")
-    score = f.number(_TYPE, f"{where}.score", f.present(_TYPE, value, "score", f"{where}."))
-    if not 0.0 <= score <= 1.0:
-        raise f.SchemaError(_TYPE, f"{where}.score", f"must be within 0..1, got {score}")
+    box = f.box(_TYPE, f"{where}.box", f.present(_TYPE, value, "box", f"{where}."))
+    score = f.score(_TYPE, f"{where}.score", f.present(_TYPE, value, "score", f"{where}."))
     landmarks = None
     if value.get("landmarks") is not None:
         points = f.sequence(_TYPE, f"{where}.landmarks", value["landmarks"])
-        landmarks = tuple(_floats(f"{where}.landmarks", p, 2) for p in points)
+        landmarks = tuple(f.floats(_TYPE, f"{where}.landmarks", p, 2) for p in points)
     embedding = value.get("embedding")
     if embedding is not None:
         embedding = f.float16_vector(_TYPE, f"{where}.embedding", embedding)
     return Face(box=box, score=score, landmarks=landmarks, embedding=embedding)  # type: ignore[arg-type]
-
-
-def _floats(where: str, value: Any, length: int) -> tuple[float, ...]:
-    """A list of ``length`` finite numbers. Checked as a whole first (all floats with a finite sum
-    means all finite): every event the detector publishes passes through here once per face."""
-    items = f.sequence(_TYPE, where, value, length)
-    if set(map(type, items)) == {float} and math.isfinite(sum(items)):
-        return tuple(items)
-    return tuple(f.number(_TYPE, where, v) for v in items)
 
 
 def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
@@ -126,17 +112,10 @@ def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
     if embedder is None and any(face.embedding is not None for face in faces):
         raise f.SchemaError(_TYPE, "embedder", "missing, while faces carry embeddings")
     return DetectionEvent(
-        event_id=f.text(_TYPE, fields, "event_id"),
-        camera_id=f.text(_TYPE, fields, "camera_id"),
-        frame_seq=f.integer(_TYPE, fields, "frame_seq"),
-        capture_ts_ns=f.integer(_TYPE, fields, "capture_ts_ns"),
-        detect_ts_ns=f.integer(_TYPE, fields, "detect_ts_ns"),
+        **f.frame_outcome(_TYPE, fields),
         model=model_ref_from(f.present(_TYPE, fields, "model")),
-        width=f.integer(_TYPE, fields, "width", minimum=1),
-        height=f.integer(_TYPE, fields, "height", minimum=1),
         faces=faces,
         embedder=embedder,
-        skipped_before=f.integer(_TYPE, fields, "skipped_before", minimum=1) if "skipped_before" in fields else 0,
     )
 
 

@@ -33,26 +33,7 @@ NAME = "movenet"
 VERSION = "multipose-lightning-fp16-1"
 ONNX_NAME = "movenet-multipose-lightning.onnx"
 SIDE = 256  # the longer input side MoveNet MultiPose was trained at
-PEOPLE, KEYPOINTS = 6, 17
-KEYPOINT_NAMES = (
-    "nose",
-    "left_eye",
-    "right_eye",
-    "left_ear",
-    "right_ear",
-    "left_shoulder",
-    "right_shoulder",
-    "left_elbow",
-    "right_elbow",
-    "left_wrist",
-    "right_wrist",
-    "left_hip",
-    "right_hip",
-    "left_knee",
-    "right_knee",
-    "left_ankle",
-    "right_ankle",
-)
+PEOPLE = 6  # people per image at most; their keypoints in the schema's (COCO's) order
 TOLERANCE = 1e-4  # largest difference from the TFLite interpreter's output a converted file may show
 
 
