@@ -9,7 +9,7 @@ from typing import Any
 from facestream.schemas import _fields as f
 
 _TYPE = "Alert"
-KINDS = ("stranger", "crowd")
+KINDS = ("stranger", "crowd", "fall")
 STATES = ("new", "update", "end")
 EVIDENCE_MAX = 10  # sightings an alert carries at most
 _ALERT_NAMESPACE = uuid.UUID("0d5f7e0c-3c1b-4b8e-9a57-6d1f3e0a9b21")
@@ -22,7 +22,7 @@ class Sighting:
     event_id: str
     frame_seq: int
     capture_ts_ns: int
-    box: tuple[float, float, float, float] | None = None  # the face, in frame pixels (strangers)
+    box: tuple[float, float, float, float] | None = None  # the face (strangers) or person (falls), frame pixels
     similarity: float | None = None  # best cosine similarity to the gallery (strangers), -1..1
 
     def fields(self) -> dict[str, Any]:
@@ -47,7 +47,7 @@ class Alert:
     started_ts_ns: int  # capture time of the frame that opened the alert
     updated_ts_ns: int  # capture time of the latest frame behind this record
     evidence: tuple[Sighting, ...]  # the best few sightings, at most EVIDENCE_MAX
-    count: int  # strangers: sightings so far; crowds: the most faces seen at once
+    count: int  # strangers: sightings so far; crowds: the most faces seen at once; falls: 1 (one person)
     ended_ts_ns: int | None = None  # set when state is "end"
 
     def fields(self) -> dict[str, Any]:

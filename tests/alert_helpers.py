@@ -1,10 +1,23 @@
 """Events and a gallery for the alert rules' unit tests (see ``pythonpath`` in pyproject): synthetic
-unit vectors stand for faces (the rules only compare them), and a real Gallery holds the enrolled ones."""
+unit vectors stand for faces (the rules only compare them), a real Gallery holds the enrolled ones,
+and stick figures with a torso at a given angle stand for people's poses."""
+
+import math
 
 import numpy as np
 
 from facestream.gallery import Gallery
-from facestream.schemas import DetectionEvent, Face, GalleryEntry, ModelRef, event_id_for, pack_gallery_entry
+from facestream.schemas import (
+    KEYPOINT_NAMES,
+    DetectionEvent,
+    Face,
+    GalleryEntry,
+    ModelRef,
+    Person,
+    PoseEvent,
+    event_id_for,
+    pack_gallery_entry,
+)
 
 DETECTOR = ModelRef("yunet", "2023mar", "8f23")
 SFACE = ModelRef("sface", "2021dec", "0ba9")
@@ -43,3 +56,54 @@ def enrolled() -> Gallery:
     entry = GalleryEntry("alice", "Alice", SFACE, (person(1).astype("<f2").tobytes(),), 0, ("alice.jpg",))
     known.apply(b"alice", pack_gallery_entry(entry))
     return known
+
+
+MOVENET = ModelRef("movenet", "multipose-lightning-fp16-1", "d448")
+
+
+def body(hip_x: float, hip_y: float, angle_deg: float, torso: float = 100.0, score: float = 0.6) -> Person:
+    """A person whose torso leaves the hips' midpoint at ``angle_deg`` from vertical (0: upright,
+    90: lying, head to the right), ``torso`` pixels long; head and legs continue the same line."""
+    ux, uy = math.sin(math.radians(angle_deg)), -math.cos(math.radians(angle_deg))  # hips -> shoulders
+    px, py = -uy * 0.2 * torso, ux * 0.2 * torso  # half the shoulders' width, across the torso
+
+    def at(along: float, across: float) -> tuple[float, float, float]:
+        return (hip_x + ux * along * torso + px * across, hip_y + uy * along * torso + py * across, 0.8)
+
+    points = {
+        "nose": at(1.35, 0),
+        "left_eye": at(1.45, 0.2),
+        "right_eye": at(1.45, -0.2),
+        "left_ear": at(1.4, 0.4),
+        "right_ear": at(1.4, -0.4),
+        "left_shoulder": at(1.0, 1),
+        "right_shoulder": at(1.0, -1),
+        "left_elbow": at(0.6, 1.3),
+        "right_elbow": at(0.6, -1.3),
+        "left_wrist": at(0.25, 1.3),
+        "right_wrist": at(0.25, -1.3),
+        "left_hip": at(0, 0.6),
+        "right_hip": at(0, -0.6),
+        "left_knee": at(-0.9, 0.6),
+        "right_knee": at(-0.9, -0.6),
+        "left_ankle": at(-1.8, 0.6),
+        "right_ankle": at(-1.8, -0.6),
+    }
+    keypoints = tuple(points[name] for name in KEYPOINT_NAMES)
+    xs, ys = [k[0] for k in keypoints], [k[1] for k in keypoints]
+    return Person(box=(min(xs), min(ys), max(xs), max(ys)), score=score, keypoints=keypoints)
+
+
+def poses(seq: int, t: float, *persons: Person, camera: str = "hall") -> PoseEvent:
+    """The pose event of frame ``seq`` of ``camera``, captured at ``t`` seconds."""
+    return PoseEvent(
+        event_id=event_id_for(camera, seq, MOVENET),
+        camera_id=camera,
+        frame_seq=seq,
+        capture_ts_ns=int(t * 1e9),
+        detect_ts_ns=int(t * 1e9) + 50_000_000,
+        model=MOVENET,
+        width=768,
+        height=576,
+        persons=tuple(persons),
+    )

@@ -5,9 +5,10 @@ import base64
 
 import numpy as np
 
-from facestream.schemas import Alert, DetectionEvent, Face, Sighting, alert_id_for
+from facestream.schemas import Alert, DetectionEvent, PoseEvent, Sighting, alert_id_for
 
 NS = 1_000_000_000
+FrameEvent = DetectionEvent | PoseEvent  # what the rules read: one event per processed frame
 
 
 def pack_vector(vector: np.ndarray) -> str:
@@ -20,14 +21,15 @@ def unpack_vector(text: str) -> np.ndarray:
     return np.frombuffer(base64.b64decode(text), "<f2").astype(np.float32)
 
 
-def seconds(event: DetectionEvent) -> float:
+def seconds(event: FrameEvent) -> float:
     """Event time: the frame's capture time, never when the event arrived."""
     return event.capture_ts_ns / NS
 
 
-def is_new(camera: dict, event: DetectionEvent) -> bool:
-    """True once per frame: an event at or before the last frame this camera's state has seen is a
-    duplicate (at-least-once delivery) or a replay, and must change nothing. Marks it seen."""
+def is_new(camera: dict, event: FrameEvent) -> bool:
+    """True once per frame: an event at or before the last frame this state (a camera's, for one
+    stream of events) has seen is a duplicate (at-least-once delivery) or a replay, and must change
+    nothing. Marks it seen."""
     last = camera.get("last_seq")
     if last is not None and event.frame_seq <= last:
         return False
@@ -35,19 +37,19 @@ def is_new(camera: dict, event: DetectionEvent) -> bool:
     return True
 
 
-def sighting(event: DetectionEvent, face: Face | None = None, similarity: float | None = None) -> list:
+def sighting(event: FrameEvent, box=None, similarity: float | None = None, score: float = 0.0) -> list:
     """A sighting as table state: [event_id, frame_seq, capture_ts_ns, box or None, similarity or None, score]."""
     return [
         event.event_id,
         event.frame_seq,
         event.capture_ts_ns,
-        None if face is None else list(face.box),
+        None if box is None else list(box),
         None if similarity is None else round(similarity, 4),
-        0.0 if face is None else face.score,
+        score,
     ]
 
 
-def alert(kind: str, tracked: dict, event: DetectionEvent, record: str, count: int) -> Alert:
+def alert(kind: str, tracked: dict, event: FrameEvent, record: str, count: int) -> Alert:
     """One record (``new``, ``update`` or ``end``) of the alert ``tracked`` holds (its first event or
     face, its start and its evidence, as ``sighting`` made them), as of ``event``."""
     return Alert(

@@ -80,7 +80,7 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
                 first = f"{event.event_id}#{index}"
                 stranger = {"vector": pack_vector(vector), "first": first, "open": False, "count": 0, "seen": []}
                 strangers.append(stranger)
-            _sighted(stranger, vector, sighting(event, face, similarity), now, settings)
+            _sighted(stranger, vector, sighting(event, face.box, similarity, face.score), now, settings)
             record = _opened_or_updated(stranger, event, now, settings)
             if record is not None:
                 alerts.append(record)
