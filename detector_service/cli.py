@@ -50,7 +50,7 @@ def fetch(names: tuple[str, ...]) -> None:
     from facestream import paths
     from facestream.detector_service import embedder, models
 
-    known = {**models.FETCHABLE, **embedder.FETCHABLE, **models.POSE_FETCHABLE}
+    known = {**models.FETCHABLE, **embedder.FETCHABLE}
     for name in names or sorted(known):
         if name not in known:
             raise click.BadParameter(f"unknown model {name!r}; known: {', '.join(sorted(known))}")

@@ -14,7 +14,17 @@ from confluent_kafka import KafkaError, KafkaException
 
 from facestream import kafka_clients
 from facestream.detector_service.models.base import Detections
-from facestream.schemas import DetectionEvent, Face, Frame, ModelRef, event_id_for, pack_detection
+from facestream.schemas import (
+    DetectionEvent,
+    Face,
+    Frame,
+    ModelRef,
+    Person,
+    PoseEvent,
+    event_id_for,
+    pack_detection,
+    pack_pose,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +79,44 @@ def build_events(
     return events
 
 
+def build_pose_events(frames: list[Frame], people: Detections, counts: np.ndarray, model: ModelRef) -> list[PoseEvent]:
+    """One pose event per frame, a batch at once, as ``build_events`` does for faces: ``people`` hold
+    every frame's people in frame pixels, their keypoints as scored landmarks."""
+    boxes = np.round(people.boxes.astype(np.float64), 2).tolist()
+    scores = np.clip(np.round(people.scores.astype(np.float64), 4), 0, 1).tolist()
+    keypoints = np.concatenate(
+        [
+            np.round(people.landmarks.astype(np.float64), 2),
+            np.clip(np.round(people.landmark_scores.astype(np.float64), 4), 0, 1)[..., None],
+        ],
+        axis=-1,
+    ).tolist()
+    events, start = [], 0
+    for frame, count in zip(frames, counts.tolist()):
+        end = start + count
+        found = tuple(
+            Person(box=tuple(box), score=score, keypoints=tuple(map(tuple, points)))
+            for box, score, points in zip(boxes[start:end], scores[start:end], keypoints[start:end])
+        )
+        events.append(
+            PoseEvent(
+                event_id=event_id_for(frame.camera_id, frame.frame_seq, model),
+                camera_id=frame.camera_id,
+                frame_seq=frame.frame_seq,
+                capture_ts_ns=frame.capture_ts_ns,
+                detect_ts_ns=time.time_ns(),
+                model=model,
+                width=frame.width,
+                height=frame.height,
+                persons=found,
+            )
+        )
+        start = end
+    return events
+
+
 class Publisher:
-    """Writes events to the detections topic and rejected frames to the dead-letter topic."""
+    """Writes events (detection or pose) to their topic and rejected frames to the dead-letter topic."""
 
     def __init__(
         self,
@@ -86,8 +132,9 @@ class Publisher:
         self._group_id = group_id
         self._max_record_bytes = max_record_bytes
 
-    def event(self, event: DetectionEvent, on_done: OnDone) -> None:
-        self._send(self.detections_topic, event.camera_id.encode(), pack_detection(event), None, on_done)
+    def event(self, event: DetectionEvent | PoseEvent, on_done: OnDone) -> None:
+        value = pack_pose(event) if isinstance(event, PoseEvent) else pack_detection(event)
+        self._send(self.detections_topic, event.camera_id.encode(), value, None, on_done)
 
     def dead_letter(self, source, stage: str, error: Exception, on_done: OnDone) -> None:
         """Forward the original record untouched, with why and where it failed in its headers. A record

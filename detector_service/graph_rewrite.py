@@ -26,10 +26,13 @@ def embed_preprocessing(model, transform) -> None:
     old = graph.input[0]
     dims = old.type.tensor_type.shape.dim
     # Free sizes get fixed names, which a GPU session pins per bucket (runtime.open_session).
-    height = dims[2].dim_value or "height"
-    width = dims[3].dim_value or "width"
+    height = dims[1 if transform.uint8_nhwc else 2].dim_value or "height"
+    width = dims[2 if transform.uint8_nhwc else 3].dim_value or "width"
     image = helper.make_tensor_value_info(IMAGE_INPUT, TensorProto.UINT8, ["batch", height, width, 3])
     order = [2, 1, 0] if transform.to_rgb else [0, 1, 2]
+    if transform.uint8_nhwc:
+        _reorder_channels(graph, old, image, order)
+        return
     # Channel order folds into the constants: (x[:, order] - mean[order]) * scale[order].
     mean = np.asarray(transform.mean_bgr, dtype=np.float32)[order].reshape(1, 3, 1, 1)
     scale = np.asarray(transform.scale_bgr, dtype=np.float32)[order].reshape(1, 3, 1, 1)
@@ -58,6 +61,22 @@ def embed_preprocessing(model, transform) -> None:
     existing = list(graph.node)
     del graph.node[:]
     graph.node.extend(nodes + existing)
+    graph.input.remove(old)
+    graph.input.insert(0, image)
+
+
+def _reorder_channels(graph, old, image, order: list[int]) -> None:
+    """The uint8 image straight in, its channels gathered into ``order`` (skipped when unchanged)."""
+    from onnx import helper, numpy_helper
+
+    if order == [0, 1, 2]:
+        node = helper.make_node("Identity", [IMAGE_INPUT], [old.name], name="pre_out")
+    else:
+        graph.initializer.append(numpy_helper.from_array(np.asarray(order, dtype=np.int64), "pre_gather_const"))
+        node = helper.make_node("Gather", [IMAGE_INPUT, "pre_gather_const"], [old.name], axis=3, name="pre_gather")
+    existing = list(graph.node)
+    del graph.node[:]
+    graph.node.extend([node, *existing])
     graph.input.remove(old)
     graph.input.insert(0, image)
 

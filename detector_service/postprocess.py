@@ -51,8 +51,10 @@ def to_frames(detections: list[Detections], placed: list[Placed]) -> tuple[Detec
     """
     counts = np.array([len(d) for d in detections], dtype=np.int64)
     if not counts.sum():
-        landmarks = detections[0].landmarks[:0] if detections and detections[0].landmarks is not None else None
-        return Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), landmarks), counts
+        first = detections[0] if detections else Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32))
+        landmarks = None if first.landmarks is None else first.landmarks[:0]
+        landmark_scores = None if first.landmark_scores is None else first.landmark_scores[:0]
+        return Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), landmarks, landmark_scores), counts
     image = np.repeat(np.arange(len(detections)), counts)
     # float32 throughout: the same numbers as scaling each image's float32 boxes by its own factor.
     scale = np.array([p.scale for p in placed], dtype=np.float32)[image]
@@ -62,8 +64,10 @@ def to_frames(detections: list[Detections], placed: list[Placed]) -> tuple[Detec
     np.clip(boxes[:, 1::2], 0, size[:, 1:], out=boxes[:, 1::2])
     keep = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
     scores = np.concatenate([d.scores for d in detections])[keep]
-    landmarks = None
+    landmarks = landmark_scores = None
     if detections[0].landmarks is not None:
         landmarks = np.concatenate([d.landmarks for d in detections])[keep] / scale[keep, None, None]
+    if detections[0].landmark_scores is not None:
+        landmark_scores = np.concatenate([d.landmark_scores for d in detections])[keep]
     kept = np.bincount(image[keep], minlength=len(detections))
-    return Detections(boxes=boxes[keep], scores=scores, landmarks=landmarks), kept
+    return Detections(boxes=boxes[keep], scores=scores, landmarks=landmarks, landmark_scores=landmark_scores), kept

@@ -24,14 +24,14 @@ from facestream.detector_service import align, preprocess_gpu
 from facestream.detector_service.align_gpu import GpuWarper
 from facestream.detector_service.embedder import Embedder, Warp
 from facestream.detector_service.engine import Engine
-from facestream.detector_service.events import build_events
+from facestream.detector_service.events import build_events, build_pose_events
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.models.base import Detections, FaceModel, Thresholds
 from facestream.detector_service.postprocess import to_frames
 from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError
-from facestream.schemas import DetectionEvent, Frame
+from facestream.schemas import DetectionEvent, Frame, PoseEvent
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class _Found:
 @dataclass(frozen=True)
 class Outcome:
     tag: object
-    event: DetectionEvent | None = None
+    event: DetectionEvent | PoseEvent | None = None
     error: DecodeError | None = None
 
 
@@ -183,14 +183,12 @@ class FrameProcessor:
         outcomes = [Outcome(pending.tags[i], error=p) for i, p in enumerate(placed) if isinstance(p, DecodeError)]
         if found.faces is not None:
             good = inferred.good
-            events = build_events(
-                [pending.frames[i] for i in good],
-                found.faces,
-                found.counts,
-                self.model.ref,
-                found.embeddings,
-                None if self.embedder is None else self.embedder.ref,
-            )
+            frames = [pending.frames[i] for i in good]
+            if self.model.finds == "people":
+                events = build_pose_events(frames, found.faces, found.counts, self.model.ref)
+            else:
+                embedder = None if self.embedder is None else self.embedder.ref
+                events = build_events(frames, found.faces, found.counts, self.model.ref, found.embeddings, embedder)
             outcomes += [Outcome(pending.tags[i], event=event) for i, event in zip(good, events)]
         self.stats.batches += 1
         self.stats.decode_wait_s += inferred.decode_wait_s  # decoding that the pipeline did not hide
@@ -209,7 +207,7 @@ class FrameProcessor:
         height, width = self.engine.input_hw
         blank = cv2.imencode(".jpg", np.full((height, width, 3), 128, dtype=np.uint8))[1].tobytes()
         # A full batch, so the GPU decoder's kept Images exist for every slot before the first real one.
-        frames = [Frame("warm-up", i, 0, width, height, blank) for i in range(max(self.engine.buckets))]
+        frames = [Frame("warm-up", i, 0, width, height, blank) for i in range(self.engine.batch)]
         _, placed = self._decoding.submit(self.preprocessor.run, frames).result()
         failed = next((p for p in placed if isinstance(p, DecodeError)), None)
         if failed is not None:

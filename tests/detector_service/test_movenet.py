@@ -1,5 +1,6 @@
 """MoveNet converted from TFLite: the file facestream fetched is stamped and still matches the TFLite
-interpreter on frames it was not checked on at fetch time (the pedestrian video)."""
+interpreter on frames it was not checked on at fetch time (the pedestrian video), and the processor the
+service runs finds the basketball players upright, and lying once their photo is turned."""
 
 from pathlib import Path
 
@@ -9,8 +10,13 @@ import onnxruntime as ort
 import pytest
 
 from facestream import assets, paths
+from facestream.alerting.rules.fall import FallSettings, torso
 from facestream.detector_service import models
+from facestream.detector_service.engine import Engine
 from facestream.detector_service.models import movenet, tflite_convert
+from facestream.detector_service.processor import FrameProcessor
+from facestream.detector_service.stats import Stats
+from facestream.schemas import Frame, PoseEvent
 
 
 @pytest.fixture(scope="module")
@@ -48,3 +54,35 @@ def test_network_input_keeps_the_aspect_and_rounds_sides_to_32() -> None:
     tall = movenet.network_input(np.full((1000, 300, 3), 200, np.uint8))
     assert tall.shape == (1, 256, 96, 3)
     assert (tall[0, :, 77:] == 0).all() and (tall[0, :, :76] == 200).all()  # 77 px of image, then padding
+
+
+def _pose_events(path: Path, images: list[np.ndarray]) -> list:
+    """Pose events of ``images`` (as JPEG frames) from the processor the service runs, on the CPU."""
+    plugin = models.plugin_for(models.read_metadata(path), str(path))
+    engine = Engine(path, plugin.input_spec.resolve(None), batch=len(images), plugin=plugin, provider="cpu", threads=2)
+    proc = FrameProcessor(engine, plugin, plugin.default_thresholds, 2, Stats("cpu", False))
+    frames = []
+    for seq, image in enumerate(images):
+        data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+        frames.append(Frame("court", seq, 0, image.shape[1], image.shape[0], data))
+    try:
+        return [outcome.event for outcome in proc.finish(proc.begin(frames, list(range(len(frames)))))]
+    finally:
+        proc.close()
+
+
+def test_every_player_is_found_upright_and_lying_once_the_photo_is_turned(movenet_path: Path, sample_dir: Path) -> None:
+    settings = FallSettings()
+    for name in ("basketball1.png", "basketball2.png"):
+        photo = cv2.imread(str(sample_dir / name))
+        upright, turned = _pose_events(movenet_path, [photo, cv2.rotate(photo, cv2.ROTATE_90_COUNTERCLOCKWISE)])
+        assert isinstance(upright, PoseEvent) and (upright.width, upright.height) == (640, 480)
+        assert len(upright.persons) == 2, (name, upright.persons)  # the two players
+        for person in upright.persons:
+            x0, y0, x1, y1 = person.box
+            assert 0 <= x0 < x1 <= 640 and 0 <= y0 < y1 <= 480
+            assert all(x0 - 20 <= x <= x1 + 20 and y0 - 20 <= y <= y1 + 20 for x, y, s in person.keypoints if s > 0.3)
+            assert torso(person, settings.min_keypoint_score).angle_deg < settings.upright_deg, (name, person)
+        assert len(turned.persons) >= 1
+        for person in turned.persons:
+            assert torso(person, settings.min_keypoint_score).angle_deg > settings.down_deg, (name, person)
