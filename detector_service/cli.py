@@ -1,11 +1,12 @@
-"""``facestream detect`` and ``facestream models``: the detector service and its model files."""
+"""``facestream detect``, ``facestream pose`` and ``facestream models``: the inference service (with a
+face model or a body-pose model) and its model files."""
 
 import json
 
 import click
 
 from facestream.config import options
-from facestream.detector_service.config import DetectorConfig
+from facestream.detector_service.config import DetectorConfig, PoseConfig
 
 
 @click.command(
@@ -24,6 +25,24 @@ def detect(**values) -> None:
     from facestream.detector_service.service import DetectorService
 
     summary = DetectorService(DetectorConfig(**values)).run()
+    click.echo(json.dumps(summary))
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  facestream pose                                     # MoveNet, group facestream-pose, topic poses
+  facestream pose --every-nth 3                       # a third of each camera's frames
+  FACESTREAM_POSE_PROVIDER=cuda facestream pose       # any option from the environment
+""",
+    context_settings={"show_default": True},
+)
+@options(PoseConfig)
+def pose(**values) -> None:
+    """Consume frames, find people and their body keypoints, publish one pose event per frame."""
+    from facestream.detector_service.service import DetectorService
+
+    summary = DetectorService(PoseConfig(**values)).run()
     click.echo(json.dumps(summary))
 
 

@@ -9,7 +9,7 @@ from facestream.config import check, command_line, parse_duration, parse_size, s
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.runtime import PROVIDER_CHOICES
 from facestream.kafka_clients import MAX_MESSAGE_BYTES
-from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
+from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
 
 START_POINTS = ("earliest", "latest")  # or a duration back from now
 
@@ -27,7 +27,7 @@ EMBEDDER_CHOICES = ("none", "sface")
 
 @dataclass(frozen=True)
 class DetectorConfig:
-    model: str = setting("yunet", "A model name (yunet) or an .onnx file made by facestream.")
+    model: str = setting("yunet", "A model name (yunet, movenet) or an .onnx file made by facestream.")
     group: str = setting("facestream-detector", "Kafka consumer group; replicas share it.")
     start_at: str = setting(
         "1m",
@@ -49,6 +49,12 @@ class DetectorConfig:
         minimum=1.0,
     )
     batch: int = setting(8, "Frames per inference (poll size); the largest batch bucket.", minimum=1)
+    every_nth: int = setting(
+        1,
+        "Process one frame in N of each camera and pass over the others (counted, and announced on the "
+        "camera's next event as skipped_before): for a heavy model that need not see every frame, e.g. body pose.",
+        minimum=1,
+    )
     fetch_queue_mb: int = setting(
         256,
         "MiB of frames fetched ahead of the batches at most (librdkafka's queued.max.messages.kbytes): with the "
@@ -101,7 +107,7 @@ class DetectorConfig:
     decode_threads: int = setting(2, "JPEG decode threads (CPU decoding).", minimum=1)
     ort_threads: int = setting(0, "ONNX Runtime CPU threads (0: ORT's choice).", minimum=0)
     frames_topic: str = setting(FRAMES_TOPIC, "Topic the frames come from.")
-    detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the detection events go to.")
+    detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the events go to.")
     dead_letter_topic: str = setting(DEAD_LETTER_TOPIC, "Where frames that cannot be read go.")
     stats_interval: float = setting(5.0, "Seconds between stats lines (0: off).", minimum=0)
     allow_random_weights: bool = setting(
@@ -132,6 +138,20 @@ class DetectorConfig:
     @property
     def gpu_decode_settings(self) -> GpuDecodeSettings:
         return GpuDecodeSettings.parse(self.gpu_decoder)
+
+
+@dataclass(frozen=True)
+class PoseConfig(DetectorConfig):
+    """``facestream pose``: the same service with a body-pose model, and its own group and topic."""
+
+    model: str = setting("movenet", "A pose model name (movenet) or an .onnx file made by facestream.")
+    group: str = setting("facestream-pose", "Kafka consumer group; replicas share it.")
+    detections_topic: str = setting(POSES_TOPIC, "Topic the pose events go to.")
+
+
+def pose_command(config: PoseConfig | None = None, **changes) -> list[str]:
+    """The command that runs a pose replica with ``config`` (and ``changes``) in a child process."""
+    return [sys.executable, "-m", "facestream", "pose", *command_line(config or PoseConfig(), **changes)]
 
 
 def detector_command(config: DetectorConfig | None = None, **changes) -> list[str]:

@@ -53,6 +53,12 @@ class StatsCollector:
         for camera, count in sorted(s.skipped_old.items()):
             skipped.add_metric([camera], count)
         yield skipped
+        passed_over = CounterMetricFamily(
+            "facestream_frames_passed_over", "Frames not processed because of --every-nth, by camera", labels=["camera"]
+        )
+        for camera, count in sorted(s.skipped_nth.items()):
+            passed_over.add_metric([camera], count)
+        yield passed_over
         stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
         for name in STAGES:
             stages.add_metric([name], getattr(s, f"{name}_s"))

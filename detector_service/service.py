@@ -78,6 +78,7 @@ class DetectorService:
         self.stats = self.processor.stats
         self.limits = FrameLimits(config.max_frame_bytes, config.max_pixels)
         self._skipped: dict[str, tuple[int, int]] = {}  # camera -> (frames skipped, highest seq skipped)
+        self._seen: dict[str, int] = {}  # camera -> frames taken, for --every-nth
         self._fatal: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -114,12 +115,13 @@ class DetectorService:
         if cfg.metrics_port:
             metrics.serve(self.stats, self.processor.describe(), cfg.metrics_port, cfg.metrics_host)
         log.info(
-            "detector %s, batch %d, max wait %.0f ms, group %s%s: %s -> %s",
+            "detector %s, batch %d, max wait %.0f ms, group %s%s%s: %s -> %s",
             self.processor.describe(),
             cfg.batch,
             cfg.max_wait_ms,
             cfg.group,
             ", exactly-once" if cfg.exactly_once else "",
+            f", one frame in {cfg.every_nth} per camera" if cfg.every_nth > 1 else "",
             cfg.frames_topic,
             cfg.detections_topic,
         )
@@ -201,6 +203,9 @@ class DetectorService:
             if self._too_old(frame):
                 self._skip(msg, frame)
                 continue
+            if self._passed_over(frame):
+                self._skip(msg, frame, too_old=False)
+                continue
             frames.append(frame)
             sources.append(msg)
         return self.processor.begin(frames, sources) if frames else None
@@ -240,14 +245,20 @@ class DetectorService:
         limit = self.config.max_frame_age_s
         return limit is not None and time.time_ns() - frame.capture_ts_ns > limit * 1e9
 
-    def _skip(self, msg, frame) -> None:
-        """A frame too old to matter: no event, its offset done, counted and remembered for the
-        camera's next event; said for the camera's first skip and every 100th."""
-        count = self.stats.count_skipped(frame.camera_id)
+    def _passed_over(self, frame) -> bool:
+        """With ``--every-nth`` N, True for all but one in N frames of each camera (the first, N+1st, ...)."""
+        seen = self._seen[frame.camera_id] = self._seen.get(frame.camera_id, -1) + 1
+        return seen % self.config.every_nth != 0
+
+    def _skip(self, msg, frame, too_old: bool = True) -> None:
+        """A frame too old to matter, or passed over by ``--every-nth``: no event, its offset done,
+        counted and remembered for the camera's next event; a too-old one is said for the camera's
+        first skip and every 100th (passing over is what was asked for: said once, at start)."""
+        count = self.stats.count_skipped(frame.camera_id, too_old)
         skipped, last_seq = self._skipped.get(frame.camera_id, (0, -1))
         self._skipped[frame.camera_id] = (skipped + 1, max(last_seq, frame.frame_seq))
         self.member.tracker.done((msg.topic(), msg.partition()), msg.offset())
-        if logs.worth_saying(count):
+        if too_old and logs.worth_saying(count):
             age_s = (time.time_ns() - frame.capture_ts_ns) / 1e9
             log.warning(
                 "camera %s: skipping frame %d, captured %.1f s ago (over --max-frame-age-s %g; %d skipped so far)",

@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "kafka": "facestream.broker.cli:kafka",
     "produce": "facestream.producers.cli:produce",
     "detect": "facestream.detector_service.cli:detect",
+    "pose": "facestream.detector_service.cli:pose",
     "models": "facestream.detector_service.cli:models",
     "samples": "facestream.tools.samples:samples",
     "events": "facestream.tools.events:events",
