@@ -15,9 +15,9 @@ import faust
 from facestream import kafka_settings, paths
 from facestream.alerting import kafka_auth
 from facestream.alerting.config import AlertingConfig
-from facestream.alerting.rules.camera import on_event
+from facestream.alerting.rules.camera import on_event, on_pose
 from facestream.gallery import Gallery
-from facestream.schemas import DetectionEvent, SchemaError, pack_alert, unpack_detection
+from facestream.schemas import DetectionEvent, PoseEvent, SchemaError, pack_alert, unpack_detection, unpack_pose
 
 log = logging.getLogger(__name__)
 TABLE = "cameras"
@@ -31,7 +31,8 @@ def changelog_topic(config: AlertingConfig) -> str:
 
 @dataclass
 class AlertingStats:
-    events: int = 0
+    events: int = 0  # detection events
+    poses: int = 0  # pose events
     duplicates: int = 0  # skipped: at or before the last frame seen on their camera
     unreadable: int = 0
     without_embeddings: int = 0  # events of cameras running the stranger rule that carry no embeddings
@@ -42,7 +43,8 @@ class AlertingStats:
         rate = self.events / max(time.monotonic() - self.started, 1e-9)
         alerts = " ".join(f"{k}={v}" for k, v in sorted(self.alerts.items())) or "none"
         return (
-            f"events {self.events} ({rate:.1f}/s) duplicates {self.duplicates} unreadable {self.unreadable} "
+            f"events {self.events} ({rate:.1f}/s) poses {self.poses} duplicates {self.duplicates} "
+            f"unreadable {self.unreadable} "
             f"without embeddings {self.without_embeddings} | alerts {alerts}"
         )
 
@@ -69,39 +71,55 @@ def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gall
         **kafka_auth.faust_options(kafka_settings.load()),  # TLS / SASL as every other client has them
     )
     raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
-    detections = app.topic(config.detections_topic, **raw)
     alerts_topic = app.topic(config.alerts_topic, **raw)
     cameras = app.Table(TABLE, default=dict, partitions=partitions, key_type=str, use_partitioner=True)
     warned: set[str] = set()
 
-    @app.agent(detections)
+    async def run_batch(values: list[bytes], read, apply) -> None:
+        """``apply(camera state, event)`` for each readable event, each camera's state written once per
+        batch (not once per event), then the alerts sent. The table places a camera's state by hashing
+        its id as the producers place its events (use_partitioner), so that holds whichever event of the
+        batch is being acknowledged; no await between reading and writing the states, so the two agents
+        never interleave on one camera."""
+        touched: dict[str, dict] = {}
+        found = []
+        for value in values:
+            event = read(value)
+            if event is None:
+                continue
+            camera = touched.get(event.camera_id)
+            if camera is None:
+                camera = touched[event.camera_id] = cameras[event.camera_id]
+            alerts = apply(camera, event)
+            if alerts is None:
+                stats.duplicates += 1
+                continue
+            found += alerts
+        for camera_id, camera in touched.items():
+            cameras[camera_id] = camera
+        for alert in found:
+            key = f"{alert.kind} {alert.state}"
+            stats.alerts[key] = stats.alerts.get(key, 0) + 1
+            await alerts_topic.send(key=alert.camera_id.encode(), value=pack_alert(alert))
+
+    def on_detection(camera: dict, event: DetectionEvent) -> list | None:
+        settings = config.for_camera(event.camera_id)
+        _check_embeddings(event, settings, warned, stats)
+        return on_event(camera, event, gallery.best_match, settings)
+
+    @app.agent(app.topic(config.detections_topic, **raw))
     async def alerting(stream):
-        # Events in batches: each camera's state is written once per batch, not once per event. The
-        # table places a camera's state by hashing its id as the producers place its events
-        # (use_partitioner), so that holds whichever event of the batch is being acknowledged.
         async for values in stream.take(BATCH, within=BATCH_WAIT_S):
-            touched: dict[str, dict] = {}
-            found = []
-            for value in values:
-                event = _readable(value, stats)
-                if event is None:
-                    continue
-                settings = config.for_camera(event.camera_id)
-                _check_embeddings(event, settings, warned, stats)
-                camera = touched.get(event.camera_id)
-                if camera is None:
-                    camera = touched[event.camera_id] = cameras[event.camera_id]
-                alerts = on_event(camera, event, gallery.best_match, settings)
-                if alerts is None:
-                    stats.duplicates += 1
-                    continue
-                found += alerts
-            for camera_id, camera in touched.items():
-                cameras[camera_id] = camera
-            for alert in found:
-                key = f"{alert.kind} {alert.state}"
-                stats.alerts[key] = stats.alerts.get(key, 0) + 1
-                await alerts_topic.send(key=alert.camera_id.encode(), value=pack_alert(alert))
+            await run_batch(values, lambda value: _readable(value, unpack_detection, stats), on_detection)
+
+    @app.agent(app.topic(config.poses_topic, **raw))
+    async def falls(stream):
+        async for values in stream.take(BATCH, within=BATCH_WAIT_S):
+            await run_batch(
+                values,
+                lambda value: _readable(value, unpack_pose, stats),
+                lambda camera, event: on_pose(camera, event, config.for_camera(event.camera_id)),
+            )
 
     if config.stats_interval:
 
@@ -112,14 +130,18 @@ def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gall
     return app
 
 
-def _readable(value: bytes, stats: AlertingStats) -> DetectionEvent | None:
+def _readable(value: bytes, unpack, stats: AlertingStats):
+    """The event ``unpack`` makes of ``value``, or None (counted, said) when it cannot."""
     try:
-        event = unpack_detection(value)
+        event = unpack(value)
     except SchemaError as exc:
         stats.unreadable += 1
-        log.warning("skipping an unreadable detection event: %s", exc)
+        log.warning("skipping an unreadable event: %s", exc)
         return None
-    stats.events += 1
+    if isinstance(event, PoseEvent):
+        stats.poses += 1
+    else:
+        stats.events += 1
     return event
 
 

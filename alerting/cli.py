@@ -9,16 +9,17 @@ from facestream.config import options
 @click.command(
     epilog="""\b
 Examples:
-  facestream alerting                                  # stranger and crowd rules, every camera
+  facestream alerting                                  # stranger, crowd and fall rules, every camera
   facestream alerting --rules stranger
   facestream alerting --crowd '{"min_faces": 3}'
+  facestream alerting --fall '{"hold_s": 3}'
   facestream --config facestream.toml alerting         # [alerting], [alerting.cameras.gate], ...
 """,
     context_settings={"show_default": True},
 )
 @options(AlertingConfig)
 def alerting(**values) -> None:
-    """Turn detection events into alerts (stranger, crowd) as a faust worker of one group."""
+    """Turn detection and pose events into alerts (stranger, crowd, fall) as a faust worker of one group."""
     from facestream.alerting.worker import run
 
     run(AlertingConfig(**values))

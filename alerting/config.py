@@ -7,15 +7,16 @@ import sys
 from dataclasses import dataclass, field
 
 from facestream.alerting.rules.crowd import CrowdSettings
+from facestream.alerting.rules.fall import FallSettings
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.config import check, command_line, json_object, setting, table_of
-from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC
+from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 
-RULES = ("stranger", "crowd")
+RULES = ("stranger", "crowd", "fall")  # stranger and crowd read detection events, fall reads pose events
 
 
 def parse_rules(text: str) -> tuple[str, ...]:
-    """``stranger,crowd`` -> the rules, each known."""
+    """``stranger,crowd,fall`` -> the rules, each known."""
     rules = tuple(r.strip() for r in text.split(",") if r.strip())
     unknown = [r for r in rules if r not in RULES]
     if unknown or not rules:
@@ -34,6 +35,7 @@ class CameraOverrides:
     crowd: dict | None = setting(
         None, "Crowd settings for this camera.", parse=table_of(CrowdSettings), show=json.dumps
     )
+    fall: dict | None = setting(None, "Fall settings for this camera.", parse=table_of(FallSettings), show=json.dumps)
 
     def __post_init__(self) -> None:
         check(self)
@@ -58,13 +60,15 @@ class CameraSettings:
     rules: tuple[str, ...]
     stranger: StrangerSettings
     crowd: CrowdSettings
+    fall: FallSettings
 
 
 @dataclass(frozen=True)
 class AlertingConfig:
     group: str = setting("facestream-alerting", "Faust app id and Kafka consumer group; workers share it.")
-    rules: str = setting("stranger,crowd", "The rules every camera runs (comma-separated).", parse=parse_rules)
+    rules: str = setting("stranger,crowd,fall", "The rules every camera runs (comma-separated).", parse=parse_rules)
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the detection events come from.")
+    poses_topic: str = setting(POSES_TOPIC, "Topic the pose events come from (the fall rule's).")
     alerts_topic: str = setting(ALERTS_TOPIC, "Topic the alerts go to.")
     gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic.")
     stranger: dict | None = setting(
@@ -78,6 +82,13 @@ class AlertingConfig:
         None,
         'Crowd settings for every camera, as JSON (e.g. {"min_faces": 3}) or the [alerting.crowd] table.',
         parse=table_of(CrowdSettings),
+        show=json.dumps,
+        metavar="JSON",
+    )
+    fall: dict | None = setting(
+        None,
+        'Fall settings for every camera, as JSON (e.g. {"hold_s": 3}) or the [alerting.fall] table.',
+        parse=table_of(FallSettings),
         show=json.dumps,
         metavar="JSON",
     )
@@ -103,6 +114,7 @@ class AlertingConfig:
                 rules=parse_rules(own.get("rules") or self.rules),
                 stranger=StrangerSettings(**{**(self.stranger or {}), **own.get("stranger", {})}),
                 crowd=CrowdSettings(**{**(self.crowd or {}), **own.get("crowd", {})}),
+                fall=FallSettings(**{**(self.fall or {}), **own.get("fall", {})}),
             )
         return self._resolved[camera_id]
 

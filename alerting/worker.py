@@ -19,7 +19,12 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
     kafka_clients.ensure_topics({config.detections_topic: PARTITIONS}, bootstrap)
     partitions = _partitions(config.detections_topic, bootstrap)
     kafka_clients.ensure_topics(
-        {config.alerts_topic: partitions, alerting_app.changelog_topic(config): partitions, config.gallery_topic: 1},
+        {
+            config.poses_topic: partitions,  # keyed by camera like the detections: the table serves both
+            config.alerts_topic: partitions,
+            alerting_app.changelog_topic(config): partitions,
+            config.gallery_topic: 1,
+        },
         bootstrap,
         configs={
             alerting_app.changelog_topic(config): kafka_clients.COMPACTED,
@@ -28,10 +33,11 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
     )
     follower = gallery.Follower(bootstrap, config.gallery_topic).start()
     log.info(
-        "alerting %s, rules %s: %s -> %s, gallery %s (%d people)",
+        "alerting %s, rules %s: %s, %s -> %s, gallery %s (%d people)",
         config.group,
         config.rules,
         config.detections_topic,
+        config.poses_topic,
         config.alerts_topic,
         config.gallery_topic,
         len(follower.gallery.entries()),

@@ -149,7 +149,12 @@ def _drain(cfg: AlertingBenchConfig, topic: str, gallery: str, workers: int, gro
     """Events per second while ``workers`` workers of a new group drain the backlog, and the cores
     each worker and the broker kept busy meanwhile."""
     config = AlertingConfig(
-        group=group, detections_topic=topic, alerts_topic=f"{group}.alerts", gallery_topic=gallery, stats_interval=1.0
+        group=group,
+        detections_topic=topic,
+        poses_topic=f"{group}.poses",
+        alerts_topic=f"{group}.alerts",
+        gallery_topic=gallery,
+        stats_interval=1.0,
     )
     total = (cfg.events // cfg.cameras) * cfg.cameras
     procs = [

@@ -96,6 +96,35 @@ def people_dir() -> Path:
     return fetch() / "people"
 
 
+# Where the player on the left of basketball1.png stands: between his feet, in pixels.
+PLAYER_FEET = (91.0, 470.0)
+LIFT = 60.0
+
+
+def fall_footage(folder: Path, fps: float, standing_s: float = 2.0, down_s: float = 4.0, up_s: float = 2.0) -> Path:
+    """A camera's footage of a fall, made of a real photo: basketball1.png as it is (the player on the
+    left standing) for ``standing_s``, then the photo turned about that player's feet by 30, 60 and 90
+    degrees on three frames, as a body topples (and lifted by up to ``LIFT`` pixels, so the body lying
+    along the bottom edge stays whole in the picture), held lying for ``down_s`` (the rest of the room
+    turned out of the picture), then upright again for ``up_s``. Numbered JPEGs in ``folder``."""
+    import cv2
+
+    photo = cv2.imread(str(fetch() / PEOPLE[0].filename))
+    height, width = photo.shape[:2]
+
+    def turned(degrees: float):
+        matrix = cv2.getRotationMatrix2D(PLAYER_FEET, -degrees, 1.0)
+        matrix[1, 2] -= LIFT * degrees / 90
+        return cv2.warpAffine(photo, matrix, (width, height))
+
+    frames = [photo] * round(standing_s * fps) + [turned(30), turned(60)]
+    frames += [turned(90)] * round(down_s * fps) + [photo] * round(up_s * fps)
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, frame in enumerate(frames):
+        cv2.imwrite(str(folder / f"{index:04d}.jpg"), frame)
+    return folder
+
+
 def read_pts(path: Path) -> np.ndarray:
     """Landmarks of an iBUG ``.pts`` file as an (N, 2) array of (x, y) pixels."""
     text = path.read_text()

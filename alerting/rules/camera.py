@@ -1,9 +1,13 @@
-"""One camera's rules together: each new event goes through every rule the camera runs, once."""
+"""One camera's rules together: each new event goes through every rule the camera runs, once.
+
+Detection events and pose events of a camera are two streams of one camera state: each stream has
+its own duplicate check (a frame has one event of each kind).
+"""
 
 from facestream.alerting.config import CameraSettings
-from facestream.alerting.rules import crowd, stranger
+from facestream.alerting.rules import crowd, fall, stranger
 from facestream.alerting.rules.state import is_new
-from facestream.schemas import Alert, DetectionEvent
+from facestream.schemas import Alert, DetectionEvent, PoseEvent
 
 
 def on_event(
@@ -19,3 +23,11 @@ def on_event(
     if "crowd" in settings.rules:
         alerts += crowd.step(camera.setdefault("crowd", {}), event, settings.crowd)
     return alerts
+
+
+def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Alert] | None:
+    """``on_event`` for a pose event: the fall rule, if the camera runs it."""
+    state = camera.setdefault("fall", {})
+    if not is_new(state, event):
+        return None
+    return fall.step(state, event, settings.fall) if "fall" in settings.rules else []

@@ -26,11 +26,14 @@ def test_replaying_events_gives_no_new_alerts_and_the_same_ids() -> None:
 
 def test_per_camera_rules_and_settings() -> None:
     config = AlertingConfig(
-        crowd={"min_faces": 2}, cameras={"gate": {"rules": "stranger", "stranger": {"sightings": 1}}}
+        crowd={"min_faces": 2},
+        fall={"hold_s": 3},
+        cameras={"gate": {"rules": "stranger", "stranger": {"sightings": 1}}, "hall": {"fall": {"hold_s": 5}}},
     )
     gate, lobby = config.for_camera("gate"), config.for_camera("lobby")
     assert gate.rules == ("stranger",) and gate.stranger.sightings == 1 and gate.crowd.min_faces == 2
-    assert lobby.rules == ("stranger", "crowd") and lobby.stranger.sightings == 3
+    assert lobby.rules == ("stranger", "crowd", "fall") and lobby.stranger.sightings == 3
+    assert (lobby.fall.hold_s, config.for_camera("hall").fall.hold_s) == (3, 5)
     alerts = on_event({}, event(0, 0.0, face(person(2)), face(), face()), enrolled().best_match, gate)
     assert [a.kind for a in alerts] == ["stranger"]
 

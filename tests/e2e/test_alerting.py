@@ -2,7 +2,6 @@
 an alerting worker, each the command a deployment runs."""
 
 import shutil
-import signal
 import subprocess
 import time
 import uuid
@@ -13,12 +12,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from kafka_helpers import detector_config, photos_to, read_topic, run_service
+from worker_helpers import alerting, alerts_until, ended, states, stop, wait_for
 
 from facestream import kafka_clients
-from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.detector_service.config import detector_command
 from facestream.producers.config import ProducerConfig, producer_command
-from facestream.schemas import Alert, unpack_alert
 from facestream.tools.cli import cli
 
 FPS = 2.0
@@ -68,56 +66,6 @@ def detect(names: dict) -> str:
 
 def _detector_topics(names: dict) -> dict:
     return {k: names[k] for k in ("frames", "detections", "dlq", "group")}
-
-
-def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
-    """An alerting worker on the test's topics, its output in ``log``."""
-    config = AlertingConfig(
-        group=names["alerting"],
-        detections_topic=names["detections"],
-        alerts_topic=names["alerts"],
-        gallery_topic=names["gallery"],
-        stats_interval=1.0,
-        **changes,
-    )
-    with open(log, "wb") as out:  # the child keeps its own handle
-        return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
-
-
-def wait_for(bootstrap: str, names: dict, done, timeout_s: float = 60.0) -> list[Alert]:
-    """The alerts on the topic once ``done(alerts)`` holds (and 2 s more, for any extra)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        alerts = [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
-        if done(alerts) or time.monotonic() > deadline:
-            break
-    time.sleep(2.0)
-    return [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
-
-
-def stop(worker: subprocess.Popen, log: Path) -> None:
-    """SIGTERM, as an orchestrator stops a worker: it must stop cleanly."""
-    worker.send_signal(signal.SIGTERM)
-    worker.wait(timeout=30)
-    assert worker.returncode in (0, -signal.SIGTERM), log.read_text(errors="replace")[-3000:]
-
-
-def alerts_until(
-    bootstrap: str, names: dict, worker: subprocess.Popen, log: Path, done, timeout_s: float = 60.0
-) -> list[Alert]:
-    """The alerts once ``done(alerts)`` holds; then the worker stops."""
-    try:
-        return wait_for(bootstrap, names, done, timeout_s)
-    finally:
-        stop(worker, log)
-
-
-def states(alerts: list[Alert], camera: str, kind: str) -> list[str]:
-    return [a.state for a in alerts if a.camera_id == camera and a.kind == kind]
-
-
-def ended(camera: str, kind: str):
-    return lambda alerts: "end" in states(alerts, camera, kind)
 
 
 def reached(state: str, cameras: list[str]):

@@ -1,0 +1,63 @@
+"""An alerting worker as the child process a deployment runs, on a test's own topics, and the alerts
+it publishes (see ``pythonpath`` in pyproject)."""
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from kafka_helpers import read_topic
+
+from facestream.alerting.config import AlertingConfig, alerting_command
+from facestream.schemas import Alert, unpack_alert
+
+
+def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
+    """An alerting worker on the test's topics, its output in ``log``."""
+    config = AlertingConfig(
+        group=names["alerting"],
+        detections_topic=names["detections"],
+        poses_topic=names.get("poses", f"{names['alerting']}.poses"),  # the test's own, even when unused
+        alerts_topic=names["alerts"],
+        gallery_topic=names["gallery"],
+        stats_interval=1.0,
+        **changes,
+    )
+    with open(log, "wb") as out:  # the child keeps its own handle
+        return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
+
+
+def wait_for(bootstrap: str, names: dict, done, timeout_s: float = 60.0) -> list[Alert]:
+    """The alerts on the topic once ``done(alerts)`` holds (and 2 s more, for any extra)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        alerts = [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
+        if done(alerts) or time.monotonic() > deadline:
+            break
+    time.sleep(2.0)
+    return [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
+
+
+def stop(worker: subprocess.Popen, log: Path) -> None:
+    """SIGTERM, as an orchestrator stops a worker: it must stop cleanly."""
+    worker.send_signal(signal.SIGTERM)
+    worker.wait(timeout=30)
+    assert worker.returncode in (0, -signal.SIGTERM), log.read_text(errors="replace")[-3000:]
+
+
+def alerts_until(
+    bootstrap: str, names: dict, worker: subprocess.Popen, log: Path, done, timeout_s: float = 60.0
+) -> list[Alert]:
+    """The alerts once ``done(alerts)`` holds; then the worker stops."""
+    try:
+        return wait_for(bootstrap, names, done, timeout_s)
+    finally:
+        stop(worker, log)
+
+
+def states(alerts: list[Alert], camera: str, kind: str) -> list[str]:
+    return [a.state for a in alerts if a.camera_id == camera and a.kind == kind]
+
+
+def ended(camera: str, kind: str):
+    return lambda alerts: "end" in states(alerts, camera, kind)
