@@ -347,6 +347,47 @@ def embedding(out: Path | None, faces: tuple[int, ...], **options) -> None:
 
 @bench.command(
     epilog="""\b
+Examples:
+  python -m bench pose --provider cpu --batch 1,8 --frames 200
+  python -m bench pose --provider cuda --batch 1,16,64 --frames 795   # on the GPU machine
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--batch", "batches", default="1,8", callback=_batches, help="Frames per batch, comma-separated.")
+@click.option("--frames", type=click.IntRange(1, 795), default=795, help="Frames of vtest.avi, from its start.")
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
+@click.option("--decode-threads", type=int, default=2)
+@click.option("--repeats", type=int, default=3, help="Timed repeats; the median is reported.")
+@click.option("--out", type=click.Path(path_type=Path), default=None)
+def pose(out: Path | None, **options) -> None:
+    """Body-pose frames/s (MoveNet through the service's processor) on OpenCV's pedestrian video."""
+    from bench.pose import PoseBenchConfig, run
+
+    name = f"pose-movenet-{options['provider']}.json"
+    run(PoseBenchConfig(out=out or RESULTS / name, **options), _command("pose"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  python -m bench fall --falls 5
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--falls", type=click.IntRange(min=1), default=5, help="Falls streamed, one after another.")
+@click.option("--fps", type=click.FloatRange(min=1), default=5.0, help="The camera's frame rate.")
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
+@click.option("--out", type=click.Path(path_type=Path), default=None)
+def fall(out: Path | None, **options) -> None:
+    """Time from the first frame of a fall to its alert on the broker, live (pose service + alerting)."""
+    from bench.fall import FallBenchConfig, run
+
+    name = f"fall-latency-{options['provider']}.json"
+    run(FallBenchConfig(out=out or RESULTS / name, **options), _command("fall"))
+
+
+@bench.command(
+    epilog="""\b
 Examples (this machine, local broker running):
   python -m bench alerting --events 60000 --cameras 100 --workers 1,2
   python -m bench alerting --events 20000 --faces 4 --runs 1

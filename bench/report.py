@@ -49,6 +49,35 @@ def alerting(result: dict) -> list[str]:
     ]
 
 
+def pose(result: dict) -> list[str]:
+    s, m, people = result["settings"], result["machine"], result["people"]
+    rows = "; ".join(
+        f"batch {r['batch']} **{r['frames_per_s']:.0f} frames/s** (runs: {_numbers(r['runs'])})" for r in result["rows"]
+    )
+    quantiles = ", ".join(f"p{q} {v:g}" for q, v in people["score_quantiles"].items())
+    where = m.get("gpu") or f"{m['cores']} CPU cores"
+    return [
+        f"**Body pose, MoveNet MultiPose Lightning on {result['provider']}, {where}** "
+        f"(`{result['command']}`): {s['frames']} frames of OpenCV's vtest.avi (768x576 pedestrians) through the "
+        f"service's processor at input {result['input_size'][1]}x{result['input_size'][0]}, pose events serialised, "
+        f"median of {s['repeats']} runs: {rows}. People found: {people['per_frame_mean']:g} per frame, in "
+        f"{100 * people['frames_with_people']:.0f}% of the frames; person scores {quantiles}. "
+        f"Source: `bench/results/{result['_file']}`."
+    ]
+
+
+def fall(result: dict) -> list[str]:
+    s, m = result["settings"], result["machine"]
+    each = ", ".join(f"{v:.2f}" for v in result["latencies_s"])
+    return [
+        f"**Fall to alert, live, {m['cores']} cores, local broker, pose on {s['provider']}** (`{result['command']}`): "
+        f"the fall footage streamed in real time at {s['fps']:g} fps, the pose service and an alerting worker "
+        f"(fall rule, hold-s {result['hold_s']:g}); from the capture of the frame that began each fall to its "
+        f"`new` alert arriving at a reader: {each} s (median **{result['median_s']:.2f} s**, max "
+        f"{result['max_s']:.2f} s). Source: `bench/results/{result['_file']}`."
+    ]
+
+
 def embedding(result: dict) -> list[str]:
     s, m = result["settings"], result["machine"]
     alone = "; ".join(
@@ -267,10 +296,12 @@ RENDERERS = {
     "decode": decode,
     "e2e": e2e,
     "embedding": embedding,
+    "fall": fall,
     "kafka": kafka,
     "detector_backlog": detector_backlog,
     "engine": engine,
     "pipeline": pipeline,
+    "pose": pose,
     "profile": profile,
 }
 
@@ -407,6 +438,17 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             f"(one worker: {best_run['rows'][0]['events_per_s']:.0f})",
             row["events_per_s"] >= 9000,
             best_run["_file"],
+        )
+    falls = [r for r in results.values() if r["benchmark"] == "fall"]
+    if falls:
+        fall = falls[0]
+        add(
+            "Fall alert on the broker within hold-s + 1 s of the fall",
+            f"{fall['max_s']:.2f} s at most over {len(fall['latencies_s'])} falls (median {fall['median_s']:.2f} s; "
+            f"hold-s {fall['hold_s']:g})",
+            fall["max_s"] < fall["hold_s"] + 1,
+            fall["_file"],
+            f"{fall['max_s']:.2f} s (hold-s {fall['hold_s']:g})",
         )
     if kafka_result:
         add(

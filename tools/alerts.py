@@ -9,7 +9,11 @@ from facestream.tools.viewer import show, viewer_options
 def describe(alert: Alert) -> str:
     since = (alert.updated_ts_ns - alert.started_ts_ns) / 1e9
     best = alert.evidence[0] if alert.evidence else None
-    detail = f"{alert.count} sighting(s)" if alert.kind == "stranger" else f"up to {alert.count} faces"
+    detail = {
+        "stranger": f"{alert.count} sighting(s)",
+        "crowd": f"up to {alert.count} faces",
+        "fall": "a person down" + (f" at {[round(v) for v in best.box]}" if best and best.box else ""),
+    }.get(alert.kind, f"count {alert.count}")
     if best is not None and best.similarity is not None:
         detail += f", best gallery match {best.similarity:.2f}"
     return (

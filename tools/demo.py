@@ -1,11 +1,13 @@
 """``facestream demo``: the whole path, live, on one machine.
 
 Starts the local Kafka broker, fetches the models and the sample photos, enrols one person of the
-photos in the gallery, runs a detector (with face embeddings), an alerting worker and a producer
-streaming the photos as two cameras, and prints every detection event and every alert as it arrives:
-on the portraits camera Obama is known and Biden appears as a stranger; the annotated camera, with two
-faces in most of its photos, runs the crowd rule. The services are the same commands a deployment
-runs, in child processes; their logs go to files so the terminal shows events and alerts.
+photos in the gallery, runs a detector (with face embeddings), the pose service, an alerting worker
+and producers streaming the photos as three cameras, and prints every detection event and every alert
+as it arrives: on the portraits camera Obama is known and Biden appears as a stranger; the annotated
+camera, with two faces in most of its photos, runs the crowd rule; the corridor camera shows a
+basketball player toppling and lying on the floor (``samples.fall_footage``), for the fall rule. The
+services are the same commands a deployment runs, in child processes; their logs go to files so the
+terminal shows events and alerts.
 """
 
 import subprocess
@@ -17,7 +19,12 @@ import click
 from facestream import kafka_clients, paths
 
 # The annotated photos hold 2, 2 and 1 faces: a crowd of two, for the demo.
-CAMERAS = {"annotated": {"rules": "crowd", "crowd": {"min_faces": 2}}, "portraits": {"rules": "stranger"}}
+CAMERAS = {
+    "annotated": {"rules": "crowd", "crowd": {"min_faces": 2}},
+    "portraits": {"rules": "stranger"},
+    "corridor": {"rules": "fall"},
+}
+FALL_FPS = 5.0  # the corridor's own rate: its player topples within a second
 KNOWN = ("Barack Obama", "obama.jpg")
 
 
@@ -29,10 +36,10 @@ KNOWN = ("Barack Obama", "obama.jpg")
 @click.option("--fps", type=click.FloatRange(min=0.1), default=2.0, help="Frames per second per camera.")
 @click.option("--batch", type=click.IntRange(min=1), default=4)
 def demo(duration: float, fps: float, batch: int) -> None:
-    """Stream real face photos as two cameras through Kafka; print detections and alerts live."""
+    """Stream real photos as three cameras through Kafka; print detections and alerts live."""
     from facestream import samples
     from facestream.alerting.config import AlertingConfig, alerting_command
-    from facestream.detector_service.config import DetectorConfig, detector_command
+    from facestream.detector_service.config import DetectorConfig, PoseConfig, detector_command, pose_command
     from facestream.producers.config import producer_command
     from facestream.schemas import GALLERY_TOPIC
     from facestream.tools.gallery import enrol
@@ -46,15 +53,23 @@ def demo(duration: float, fps: float, batch: int) -> None:
     click.echo(f"enrolled {name} from {photo}: the other people in the photos are strangers", err=True)
     log_dir = paths.home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
+    corridor = samples.fall_footage(log_dir / "corridor", FALL_FPS)
+    pose = PoseConfig(group="facestream-demo-pose", max_wait_ms=100.0)
     started_ns = time.time_ns()
     children = [
         _spawn("detector", log_dir, detector_command(detector)),
+        _spawn("pose", log_dir, pose_command(pose)),
         _spawn(
             "alerting", log_dir, alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS))
         ),
         _spawn("producer", log_dir, producer_command(list(cameras.items()), fps=fps, loop=True)),
+        _spawn("corridor", log_dir, producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True)),
     ]
-    click.echo(f"streaming {len(cameras)} cameras at {fps:g} fps; logs in {log_dir}; Ctrl-C stops", err=True)
+    click.echo(
+        f"streaming {len(cameras)} cameras at {fps:g} fps and a corridor at {FALL_FPS:g}; logs in {log_dir}; "
+        "Ctrl-C stops",
+        err=True,
+    )
     counts: dict[str, int] = {}
     try:
         for line, kind in _since(started_ns, duration, children):
@@ -73,7 +88,7 @@ def demo(duration: float, fps: float, batch: int) -> None:
 
 def _ensure_broker() -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP names one) and create the demo's topics."""
-    from facestream.schemas import ALERTS_TOPIC, DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
+    from facestream.schemas import ALERTS_TOPIC, DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
 
     if kafka_clients.external_bootstrap():
         kafka_clients.check_reachable()
@@ -81,7 +96,9 @@ def _ensure_broker() -> None:
         from facestream.broker import LocalBroker
 
         LocalBroker().start()
-    kafka_clients.ensure_topics({FRAMES_TOPIC: 4, DETECTIONS_TOPIC: 4, DEAD_LETTER_TOPIC: 1, ALERTS_TOPIC: 4})
+    kafka_clients.ensure_topics(
+        {FRAMES_TOPIC: 4, DETECTIONS_TOPIC: 4, POSES_TOPIC: 4, DEAD_LETTER_TOPIC: 1, ALERTS_TOPIC: 4}
+    )
 
 
 def _spawn(name: str, log_dir: Path, cmd: list[str]) -> subprocess.Popen:

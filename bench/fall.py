@@ -1,0 +1,117 @@
+"""Fall benchmark: from the first frame of a fall to its alert on the broker, live.
+
+A producer streams the fall footage (``samples.fall_footage``: a real photo of a player toppling
+and lying 4 s, then upright) as one camera in a loop, in real time; the pose service (MoveNet) and
+an alerting worker (the fall rule only) run as the commands a deployment runs, on topics of their
+own. Each fall's ``new`` alert names the capture time of the frame that began the fall
+(``started_ts_ns``); the latency is the moment the alert arrived at a reader on the alerts topic
+minus that capture time. The rule waits ``hold-s`` on purpose, so the goal is under hold-s + 1 s.
+"""
+
+import statistics
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench import save, settings_of
+from bench.engine import _progress
+from bench.machine import describe
+from facestream import kafka_clients, paths, samples
+from facestream.alerting.config import AlertingConfig, alerting_command
+from facestream.alerting.rules.fall import FallSettings
+from facestream.detector_service.config import PoseConfig, pose_command
+from facestream.producers.config import producer_command
+from facestream.schemas import unpack_alert
+
+
+@dataclass(frozen=True)
+class FallBenchConfig:
+    falls: int
+    fps: float
+    provider: str
+    out: Path
+
+
+def run(cfg: FallBenchConfig, command: str) -> dict:
+    tag = f"fall-bench-{uuid.uuid4().hex[:8]}"
+    topics = {part: f"{tag}.{part}" for part in ("frames", "poses", "dlq", "alerts", "detections", "gallery")}
+    kafka_clients.ensure_topics({topics["frames"]: 1, topics["poses"]: 1, topics["dlq"]: 1, topics["alerts"]: 1})
+    footage = samples.fall_footage(paths.home() / "bench" / "fall-footage", cfg.fps)
+    loop_s = len(list(footage.iterdir())) / cfg.fps
+    logs = paths.home() / "bench" / tag
+    logs.mkdir(parents=True, exist_ok=True)
+    children = [
+        _spawn(
+            logs / "pose.log",
+            pose_command(
+                PoseConfig(
+                    group=f"{tag}.pose",
+                    frames_topic=topics["frames"],
+                    detections_topic=topics["poses"],
+                    dead_letter_topic=topics["dlq"],
+                    provider=cfg.provider,
+                    max_wait_ms=0.0,
+                )
+            ),
+        ),
+        _spawn(
+            logs / "alerting.log",
+            alerting_command(
+                AlertingConfig(
+                    group=f"{tag}.alerting",
+                    rules="fall",
+                    detections_topic=topics["detections"],
+                    poses_topic=topics["poses"],
+                    alerts_topic=topics["alerts"],
+                    gallery_topic=topics["gallery"],
+                )
+            ),
+        ),
+    ]
+    time.sleep(10.0)  # both warmed up and in their groups before the first frame
+    frames = round(cfg.falls * loop_s * cfg.fps)
+    children.append(
+        _spawn(
+            logs / "producer.log",
+            producer_command([("hall", footage)], fps=cfg.fps, loop=True, max_frames=frames, topic=topics["frames"]),
+        )
+    )
+    latencies: list[float] = []
+    deadline = time.monotonic() + cfg.falls * loop_s + 60
+    try:
+        for msg in kafka_clients.records(
+            topics["alerts"], lambda: len(latencies) >= cfg.falls or time.monotonic() > deadline
+        ):
+            arrived = time.time_ns()
+            alert = unpack_alert(msg.value())
+            if alert.state == "new":
+                latencies.append((arrived - alert.started_ts_ns) / 1e9)
+                _progress(f"fall {len(latencies)}: alert {latencies[-1]:.2f} s after the fall began")
+    finally:
+        for child in reversed(children):
+            child.terminate()
+            child.wait(timeout=60)
+    hold_s = FallSettings().hold_s
+    result = {
+        "benchmark": "fall",
+        "command": command,
+        "machine": describe(),
+        "settings": settings_of(cfg),
+        "hold_s": hold_s,
+        "latencies_s": [round(v, 3) for v in latencies],
+        "median_s": round(statistics.median(latencies), 3) if latencies else None,
+        "max_s": round(max(latencies), 3) if latencies else None,
+        "complete": len(latencies) == cfg.falls,
+    }
+    save(result, cfg.out)
+    print(
+        f"{len(latencies)} of {cfg.falls} falls alerted; latency median {result['median_s']} s, max {result['max_s']} s"
+    )
+    return result
+
+
+def _spawn(log: Path, cmd: list[str]) -> subprocess.Popen:
+    with open(log, "wb") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -1,0 +1,114 @@
+"""Pose benchmark: MoveNet through the inference service's own processor, on real CCTV footage.
+
+The frames are OpenCV's ``vtest.avi`` (768x576, pedestrians walking past a fixed camera) as JPEGs.
+For each batch size the processor runs them as the service does (batch N+1 decoding while batch N
+infers; MoveNet itself one image per run, see docs/pose.md), every pose event serialised; the
+median of the repeats is reported. What the model found is reported too: people per frame and
+their scores, which is what the fall rule's thresholds have to work with.
+"""
+
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from bench import save, settings_of
+from bench.engine import _progress
+from bench.machine import describe
+from bench.pipeline import drive, full_batches
+from facestream import samples
+from facestream.detector_service import models
+from facestream.detector_service.engine import Engine
+from facestream.detector_service.processor import FrameProcessor
+from facestream.detector_service.stats import Stats
+from facestream.schemas import Frame, pack_pose
+
+
+@dataclass(frozen=True)
+class PoseBenchConfig:
+    batches: tuple[int, ...]
+    frames: int  # of the video, from its start (at most its 795)
+    provider: str
+    decode_threads: int
+    repeats: int
+    out: Path
+
+
+def video_frames(count: int) -> list[Frame]:
+    """The first ``count`` frames of vtest.avi as JPEG frames (quality 90)."""
+    video = cv2.VideoCapture(str(samples.fetch() / samples.FOOTAGE.filename))
+    frames = []
+    while len(frames) < count:
+        ok, image = video.read()
+        if not ok:
+            break
+        data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
+        frames.append(Frame("street", len(frames), time.time_ns(), image.shape[1], image.shape[0], data))
+    return frames
+
+
+def run(cfg: PoseBenchConfig, command: str) -> dict:
+    path = models.resolve("movenet")
+    plugin = models.plugin_for(models.read_metadata(path), str(path))
+    frames = video_frames(cfg.frames)
+    rows, people = [], None
+    for batch in cfg.batches:
+        engine = Engine(path, plugin.input_spec.resolve(None), batch, plugin, cfg.provider)
+        processor = FrameProcessor(
+            engine,
+            plugin,
+            plugin.default_thresholds,
+            cfg.decode_threads,
+            Stats(engine.provider, bool(engine.fallbacks)),
+        )
+        processor.warm_up()
+        runs = []
+        for _ in range(cfg.repeats):
+            fps, found = _run(processor, full_batches(frames, batch))
+            runs.append(fps)
+            people = people or found
+        processor.close()
+        rows.append(
+            {"batch": batch, "frames_per_s": round(statistics.median(runs), 1), "runs": [round(r, 1) for r in runs]}
+        )
+        _progress(f"batch {batch}: {rows[-1]['frames_per_s']:.1f} frames/s on {engine.provider}")
+    counts = [len(event_people) for event_people in people]
+    scores = [score for event_people in people for score in event_people]
+    result = {
+        "benchmark": "pose",
+        "command": command,
+        "machine": describe(),
+        "settings": settings_of(cfg),
+        "model_file": path.name,
+        "provider": engine.provider,
+        "input_size": list(plugin.input_spec.resolve(None)),
+        "rows": rows,
+        "people": {
+            "frames": len(counts),
+            "per_frame_mean": round(float(np.mean(counts)), 2),
+            "frames_with_people": round(sum(c > 0 for c in counts) / max(len(counts), 1), 3),
+            "score_quantiles": {q: round(float(np.quantile(scores, q / 100)), 3) for q in (10, 50, 90)}
+            if scores
+            else {},
+        },
+    }
+    save(result, cfg.out)
+    print(
+        f"movenet on {engine.provider}: "
+        + ", ".join(f"batch {r['batch']} {r['frames_per_s']:.0f} frames/s" for r in rows)
+    )
+    return result
+
+
+def _run(processor: FrameProcessor, batches: list[list[Frame]]) -> tuple[float, list[list[float]]]:
+    """(frames/s, each frame's people's scores) through ``processor`` as the service drives it."""
+    found: list[list[float]] = []
+
+    def seen(event) -> None:
+        pack_pose(event)
+        found.append([p.score for p in event.persons])
+
+    return drive(processor, batches, seen), found
