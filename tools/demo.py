@@ -5,7 +5,8 @@ photos in the gallery, runs a detector (with face embeddings), the pose service,
 and producers streaming the photos as three cameras, and prints every detection event and every alert
 as it arrives: on the portraits camera Obama is known and Biden appears as a stranger; the annotated
 camera, with two faces in most of its photos, runs the crowd rule; the corridor camera shows a
-basketball player toppling and lying on the floor (``samples.fall_footage``), for the fall rule. The
+basketball player toppling and lying on the floor (``samples.fall_footage``), for the pose service
+and the fall rule only. The
 services are the same commands a deployment runs, in child processes; their logs go to files so the
 terminal shows events and alerts.
 """
@@ -24,7 +25,10 @@ CAMERAS = {
     "portraits": {"rules": "stranger"},
     "corridor": {"rules": "fall"},
 }
-FALL_FPS = 5.0  # the corridor's own rate: its player topples within a second
+FALL_FPS = 3.0  # the corridor's own rate: its player topples within a second
+# The corridor streams to a topic of its own that only the pose service reads: on a small machine one
+# detector with embeddings and the pose service cannot both take every camera's frames.
+CORRIDOR_TOPIC = "frames.corridor"
 KNOWN = ("Barack Obama", "obama.jpg")
 
 
@@ -54,7 +58,7 @@ def demo(duration: float, fps: float, batch: int) -> None:
     log_dir = paths.home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     corridor = samples.fall_footage(log_dir / "corridor", FALL_FPS)
-    pose = PoseConfig(group="facestream-demo-pose", max_wait_ms=100.0)
+    pose = PoseConfig(group="facestream-demo-pose", frames_topic=CORRIDOR_TOPIC, max_wait_ms=100.0)
     started_ns = time.time_ns()
     children = [
         _spawn("detector", log_dir, detector_command(detector)),
@@ -63,7 +67,11 @@ def demo(duration: float, fps: float, batch: int) -> None:
             "alerting", log_dir, alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS))
         ),
         _spawn("producer", log_dir, producer_command(list(cameras.items()), fps=fps, loop=True)),
-        _spawn("corridor", log_dir, producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True)),
+        _spawn(
+            "corridor",
+            log_dir,
+            producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, topic=CORRIDOR_TOPIC),
+        ),
     ]
     click.echo(
         f"streaming {len(cameras)} cameras at {fps:g} fps and a corridor at {FALL_FPS:g}; logs in {log_dir}; "
@@ -97,7 +105,7 @@ def _ensure_broker() -> None:
 
         LocalBroker().start()
     kafka_clients.ensure_topics(
-        {FRAMES_TOPIC: 4, DETECTIONS_TOPIC: 4, POSES_TOPIC: 4, DEAD_LETTER_TOPIC: 1, ALERTS_TOPIC: 4}
+        {FRAMES_TOPIC: 4, CORRIDOR_TOPIC: 1, DETECTIONS_TOPIC: 4, POSES_TOPIC: 4, DEAD_LETTER_TOPIC: 1, ALERTS_TOPIC: 4}
     )
 
 
