@@ -5,6 +5,7 @@ import logging
 import socket
 import sys
 import time
+from collections import deque
 from concurrent.futures import Future, wait
 
 from facestream import kafka_clients, logs
@@ -77,7 +78,11 @@ class DetectorService:
         self.processor = processor or build_processor(config)
         self.stats = self.processor.stats
         self.limits = FrameLimits(config.max_frame_bytes, config.max_pixels)
-        self._skipped: dict[str, tuple[int, int]] = {}  # camera -> (frames skipped, highest seq skipped)
+        # camera -> runs of its frames skipped and not yet announced, oldest first, as [highest seq of the
+        # run, frames in it, whether a skip may still join it]: with batches pipelined, frames after an
+        # event's frame may be skipped before that event is built. A frame taken closes its camera's run,
+        # so there are never more runs than frames in flight.
+        self._skipped: dict[str, deque[list]] = {}
         self._seen: dict[str, int] = {}  # camera -> frames taken, for --every-nth
         self._fatal: str | None = None
 
@@ -206,6 +211,9 @@ class DetectorService:
             if self._passed_over(frame):
                 self._skip(msg, frame, too_old=False)
                 continue
+            runs = self._skipped.get(frame.camera_id)
+            if runs:
+                runs[-1][2] = False  # this frame's event announces the run; later skips start another
             frames.append(frame)
             sources.append(msg)
         return self.processor.begin(frames, sources) if frames else None
@@ -255,8 +263,11 @@ class DetectorService:
         counted and remembered for the camera's next event; a too-old one is said for the camera's
         first skip and every 100th (passing over is what was asked for: said once, at start)."""
         count = self.stats.count_skipped(frame.camera_id, too_old)
-        skipped, last_seq = self._skipped.get(frame.camera_id, (0, -1))
-        self._skipped[frame.camera_id] = (skipped + 1, max(last_seq, frame.frame_seq))
+        runs = self._skipped.setdefault(frame.camera_id, deque())
+        if runs and runs[-1][2]:
+            runs[-1][0], runs[-1][1] = frame.frame_seq, runs[-1][1] + 1
+        else:
+            runs.append([frame.frame_seq, 1, True])
         self.member.tracker.done((msg.topic(), msg.partition()), msg.offset())
         if too_old and logs.worth_saying(count):
             age_s = (time.time_ns() - frame.capture_ts_ns) / 1e9
@@ -271,11 +282,11 @@ class DetectorService:
 
     def _announcing_skips(self, event):
         """``event`` with the frames of its camera skipped before it (and after its previous event)."""
-        skipped, last_seq = self._skipped.get(event.camera_id, (0, -1))
-        if not skipped or event.frame_seq < last_seq:
-            return event
-        del self._skipped[event.camera_id]
-        return dataclasses.replace(event, skipped_before=skipped)
+        runs = self._skipped.get(event.camera_id)
+        skipped = 0
+        while runs and runs[0][0] < event.frame_seq:
+            skipped += runs.popleft()[1]
+        return dataclasses.replace(event, skipped_before=skipped) if skipped else event
 
     def _dead_letter(self, msg, stage: str, error: Exception) -> None:
         log.warning("dead-lettering %s/%d@%d (%s): %s", msg.topic(), msg.partition(), msg.offset(), stage, error)

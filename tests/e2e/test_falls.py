@@ -1,6 +1,7 @@
 """Fall alerts from real images through the real broker: a producer, the pose service (MoveNet on the
 CPU) and an alerting worker, each the command a deployment runs."""
 
+import json
 import uuid
 from pathlib import Path
 
@@ -79,3 +80,22 @@ def test_pedestrians_walking_past_raise_no_fall(names: dict, bootstrap: str, sam
     wait_for_line(log_path, "poses 795", timeout_s=120.0)  # every frame's pose event read
     alerts = alerts_until(bootstrap, names, worker, log_path, lambda alerts: True)
     assert states(alerts, "street", "fall") == [], alerts
+
+
+def test_the_pose_service_at_a_third_of_the_rate_counts_and_announces_what_it_passed_over(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "court"
+    folder.mkdir()
+    for index in range(9):
+        (folder / f"{index:04d}.png").symlink_to(sample_dir / "basketball1.png")
+    photos_to(names["frames"], {"court": folder}, max_width=0)
+    log = poses(names, batch=4, every_nth=3)
+    events = sorted(
+        (unpack_pose(r.value()) for r in read_topic(bootstrap, names["poses"], 3)), key=lambda e: e.frame_seq
+    )
+    assert [(e.frame_seq, e.skipped_before) for e in events] == [(0, 0), (3, 2), (6, 2)]
+    assert all(len(e.persons) == 2 for e in events)
+    summary = json.loads(next(line for line in reversed(log.splitlines()) if line.startswith("{")))
+    assert (summary["frames"], summary["events"], summary["skipped_nth"]) == (9, 3, 6)
+    assert "one frame in 3 per camera" in log and "skipped-nth 6" in log
