@@ -8,6 +8,7 @@ Workers of one app id are one consumer group: start more to share the partitions
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import faust
@@ -49,7 +50,15 @@ class AlertingStats:
         )
 
 
-def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gallery, stats: AlertingStats) -> faust.App:
+def build(
+    config: AlertingConfig,
+    bootstrap: str,
+    partitions: int,
+    gallery: Gallery,
+    stats: AlertingStats,
+    on_ownership: Callable[[bool], None] = lambda owns: None,
+) -> faust.App:
+    """The app; ``on_ownership`` is told, after each rebalance, whether this worker owns partitions."""
     data = paths.home() / "alerting"  # faust's own folder per app id below it (its default is in the cwd)
     data.mkdir(parents=True, exist_ok=True)
     app = faust.App(
@@ -70,6 +79,11 @@ def build(config: AlertingConfig, bootstrap: str, partitions: int, gallery: Gall
         table_standby_replicas=0,
         **kafka_auth.faust_options(kafka_settings.load()),  # TLS / SASL as every other client has them
     )
+
+    @app.on_partitions_assigned.connect
+    async def assigned(_app, assigned, **_kwargs) -> None:
+        on_ownership(bool(assigned))
+
     raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
     alerts_topic = app.topic(config.alerts_topic, **raw)
     cameras = app.Table(TABLE, default=dict, partitions=partitions, key_type=str, use_partitioner=True)

@@ -101,6 +101,13 @@ class AlertingConfig:
         metavar="JSON",
     )
     stats_interval: float = setting(10.0, "Seconds between stats lines (0: off).", minimum=0)
+    http_port: int = setting(
+        0,
+        "Serve /metrics, /healthz (alive) and /readyz (gallery loaded, partitions assigned) on this port (0: off).",
+        minimum=0,
+        maximum=65535,
+    )
+    http_host: str = setting("127.0.0.1", "Address those endpoints listen on (0.0.0.0: every interface).")
     _resolved: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

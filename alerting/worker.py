@@ -3,9 +3,12 @@ it), the gallery loaded and followed, then the faust app until SIGINT/SIGTERM.""
 
 import logging
 
-from facestream import gallery, kafka_clients
+from prometheus_client import CollectorRegistry
+
+from facestream import gallery, health, kafka_clients
 from facestream.alerting import app as alerting_app
 from facestream.alerting.config import AlertingConfig
+from facestream.alerting.metrics import AlertingCollector
 
 log = logging.getLogger(__name__)
 PARTITIONS = 4  # as the detector makes the detections topic; an existing topic's own count is used
@@ -31,7 +34,14 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
             config.gallery_topic: kafka_clients.COMPACTED,
         },
     )
+    stats = alerting_app.AlertingStats()
+    readiness = health.Readiness("gallery_loaded", "partitions_assigned")
+    if config.http_port:
+        registry = CollectorRegistry()
+        registry.register(AlertingCollector(stats))
+        health.serve(readiness, registry, config.http_port, config.http_host)
     follower = gallery.Follower(bootstrap, config.gallery_topic).start()
+    readiness.mark("gallery_loaded")
     log.info(
         "alerting %s, rules %s: %s, %s -> %s, gallery %s (%d people)",
         config.group,
@@ -42,8 +52,14 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
         config.gallery_topic,
         len(follower.gallery.entries()),
     )
-    stats = alerting_app.AlertingStats()
-    app = alerting_app.build(config, bootstrap, partitions, follower.gallery, stats)
+    app = alerting_app.build(
+        config,
+        bootstrap,
+        partitions,
+        follower.gallery,
+        stats,
+        on_ownership=lambda owns: readiness.mark("partitions_assigned", owns),
+    )
     try:
         faust.Worker(app, loglevel=logging.getLogger().level or logging.INFO, quiet=True).execute_from_commandline()
     finally:

@@ -113,9 +113,15 @@ class DetectorConfig:
     allow_random_weights: bool = setting(
         False, "Run a model exported with --random-init (benchmarks only; every stats line warns)."
     )
-    metrics_port: int = setting(0, "Serve Prometheus metrics on this port (0: off).", minimum=0, maximum=65535)
+    metrics_port: int = setting(
+        0,
+        "Serve /metrics (Prometheus), /healthz (alive) and /readyz (model warmed up, partitions assigned) on this "
+        "port (0: off).",
+        minimum=0,
+        maximum=65535,
+    )
     metrics_host: str = setting(
-        "127.0.0.1", "Address the metrics endpoint listens on (0.0.0.0: every interface, e.g. in a container)."
+        "127.0.0.1", "Address those endpoints listen on (0.0.0.0: every interface, e.g. in a container)."
     )
     switch_interval_ms: float | None = setting(
         None,

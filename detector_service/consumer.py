@@ -10,6 +10,7 @@ serves rebalances and proves the member alive without fetching frames it could n
 
 import logging
 import time
+from collections.abc import Callable
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
@@ -36,6 +37,7 @@ class GroupMember:
         session_timeout_s: float = 6.0,
         transactions: Transactions | None = None,
         fetch_queue_mb: int = 256,
+        on_ownership: Callable[[bool], None] = lambda owns: None,
     ) -> None:
         """``start_at`` (earliest, latest) or ``start_back_s`` (seconds back from now) is where a
         partition this group never committed starts; a committed one resumes after its commit."""
@@ -48,6 +50,7 @@ class GroupMember:
         self.assigned_at: float | None = None
         self.lost_at: float | None = None  # monotonic clock of the latest loss without a hand-over
         self._flush = publisher_flush
+        self._on_ownership = on_ownership  # told whether this member owns partitions, after each change
         self._paused: list[TopicPartition] = []
         self._held: list = []  # records a keep-alive poll returned (a partition assigned meanwhile)
         config = kafka_clients.client_config(
@@ -132,6 +135,7 @@ class GroupMember:
         self.assigned |= {(p.topic, p.partition) for p in partitions}
         if partitions:
             self.assigned_at = time.monotonic()
+        self._on_ownership(bool(self.assigned))
         log.info("assigned %s", _names(partitions))
         if self._start_back_s is not None and partitions:
             consumer.incremental_assign(self._placed(consumer, partitions))
@@ -180,6 +184,7 @@ class GroupMember:
         tps = [(p.topic, p.partition) for p in partitions]
         self.assigned -= set(tps)
         self.tracker.forget(tps)
+        self._on_ownership(bool(self.assigned))
 
 
 def _names(partitions) -> str:

@@ -5,14 +5,9 @@ Values are read from ``Stats`` at scrape time (one set of counters, no double bo
 families get Prometheus's ``_total`` suffix.
 """
 
-import logging
-
-from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from facestream.detector_service.stats import STAGES, Stats
-
-log = logging.getLogger(__name__)
 
 
 class StatsCollector:
@@ -84,11 +79,3 @@ class StatsCollector:
         if s.warning:
             warning.add_metric([s.warning], 1)
         yield warning
-
-
-def serve(stats: Stats, model: str, port: int, host: str = "127.0.0.1") -> None:
-    """Expose /metrics on ``host``:``port`` from a daemon thread: this machine only unless told otherwise."""
-    registry = CollectorRegistry()
-    registry.register(StatsCollector(stats, model))
-    start_http_server(port, addr=host, registry=registry)
-    log.info("metrics on http://%s:%d/metrics", host, port)

@@ -8,7 +8,9 @@ import time
 from collections import deque
 from concurrent.futures import Future, wait
 
-from facestream import kafka_clients, logs
+from prometheus_client import CollectorRegistry
+
+from facestream import health, kafka_clients, logs
 from facestream.detector_service import metrics, models, transactions
 from facestream.detector_service.batcher import Batcher
 from facestream.detector_service.config import DetectorConfig
@@ -75,8 +77,16 @@ class DetectorService:
     def __init__(self, config: DetectorConfig, processor=None, bootstrap: str | None = None) -> None:
         self.config = config
         self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
+        # Ready once the model is warmed up and this replica owns partitions; /healthz, /readyz and
+        # /metrics answer from before the warm-up, which can take minutes (a TensorRT build).
+        self.readiness = health.Readiness("model_warm", "partitions_assigned")
+        registry = CollectorRegistry()
+        if config.metrics_port:
+            health.serve(self.readiness, registry, config.metrics_port, config.metrics_host)
         self.processor = processor or build_processor(config)
         self.stats = self.processor.stats
+        registry.register(metrics.StatsCollector(self.stats, self.processor.describe()))
+        self.readiness.mark("model_warm")
         self.limits = FrameLimits(config.max_frame_bytes, config.max_pixels)
         # camera -> runs of its frames skipped and not yet announced, oldest first, as [highest seq of the
         # run, frames in it, whether a skip may still join it]: with batches pipelined, frames after an
@@ -114,11 +124,10 @@ class DetectorService:
             session_timeout_s=cfg.session_timeout_s,
             transactions=transactions.Transactions(producer) if cfg.exactly_once else None,
             fetch_queue_mb=cfg.fetch_queue_mb,
+            on_ownership=lambda owns: self.readiness.mark("partitions_assigned", owns),
         )
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)
-        if cfg.metrics_port:
-            metrics.serve(self.stats, self.processor.describe(), cfg.metrics_port, cfg.metrics_host)
         log.info(
             "detector %s, batch %d, max wait %.0f ms, group %s%s%s: %s -> %s",
             self.processor.describe(),

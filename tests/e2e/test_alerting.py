@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from http_helpers import free_port, get, scrape
 from kafka_helpers import detector_config, photos_to, read_topic, run_service
 from worker_helpers import alerting, alerts_until, ended, states, stop, wait_for
 
@@ -191,3 +192,19 @@ def test_two_workers_one_killed_the_other_takes_its_cameras_with_their_state(
         seen = states(alerts, camera, "stranger")
         assert seen[0] == "new" and seen[-1] == "end" and seen.count("new") == 1, (camera, seen)
         assert len({a.alert_id for a in alerts if a.camera_id == camera}) == 1
+
+
+def test_a_worker_is_ready_once_its_gallery_is_loaded_and_it_owns_partitions(names: dict, tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "alerting.log"
+    worker = alerting(names, log, http_port=port)
+    try:
+        deadline = time.monotonic() + 60
+        while get(port, "/readyz")[0] != 200:
+            assert time.monotonic() < deadline and worker.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.2)
+        assert get(port, "/healthz") == (200, {"alive": True})
+        assert get(port, "/readyz")[1]["checks"] == {"gallery_loaded": True, "partitions_assigned": True}
+        assert "facestream_alerting_detection_events_total 0.0" in scrape(port)
+    finally:
+        stop(worker, log)

@@ -1,28 +1,17 @@
-"""A running detector's Prometheus metrics: counters move, and the CPU fallback is visible there."""
+"""A running detector's Prometheus metrics (counters move, the CPU fallback is visible there), and its
+/healthz and /readyz: alive from the start, ready once warmed up and assigned partitions."""
 
-import socket
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import cv2
 import numpy as np
+from http_helpers import free_port, get, scrape
 from kafka_helpers import detector_config
 
 from facestream.detector_service.config import detector_command
 from facestream.schemas import Frame, pack_frame
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def scrape(port: int) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
-        return response.read().decode()
 
 
 def scrape_until(port: int, needle: str, timeout_s: float = 60.0) -> str:
@@ -77,6 +66,30 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         assert 'facestream_stage_seconds_total{stage="infer"}' in text
         assert 'facestream_stage_seconds_total{stage="decode"}' in text
         assert listening_on(port) == ["127.0.0.1"]  # this machine only, unless --metrics-host says otherwise
+    finally:
+        detector.terminate()
+        detector.wait(timeout=60)
+
+
+def test_healthz_answers_during_warm_up_and_readyz_once_warm_and_assigned(topics: dict, yunet_path) -> None:
+    # A long warm-up (YuNet at 2560x1440, batch 16, one thread: seconds): alive but not ready meanwhile.
+    port = free_port()
+    config = detector_config(
+        topics, metrics_port=port, stop_after_idle=30.0, batch=16, input_size=(2560, 1440), ort_threads=1
+    )
+    detector = subprocess.Popen(detector_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while get(port, "/healthz")[0] != 200:
+            assert time.monotonic() < deadline and detector.poll() is None
+            time.sleep(0.05)
+        status, body = get(port, "/readyz")
+        assert status == 503 and body["checks"] == {"model_warm": False, "partitions_assigned": False}, body
+        while get(port, "/readyz")[0] != 200:
+            assert time.monotonic() < deadline and detector.poll() is None
+            time.sleep(0.2)
+        assert get(port, "/readyz")[1]["checks"] == {"model_warm": True, "partitions_assigned": True}
+        assert "facestream_frames_total 0.0" in scrape(port)
     finally:
         detector.terminate()
         detector.wait(timeout=60)

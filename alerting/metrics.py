@@ -1,0 +1,24 @@
+"""Prometheus metrics of an alerting worker, read from its ``AlertingStats`` at scrape time."""
+
+from prometheus_client.core import CounterMetricFamily
+
+
+class AlertingCollector:
+    def __init__(self, stats) -> None:
+        self.stats = stats
+
+    def collect(self):
+        s = self.stats
+        for name, help_text, value in (
+            ("facestream_alerting_detection_events", "Detection events read", s.events),
+            ("facestream_alerting_pose_events", "Pose events read", s.poses),
+            ("facestream_alerting_duplicates", "Events at or before the last frame seen on their camera", s.duplicates),
+            ("facestream_alerting_unreadable", "Events that failed their schema", s.unreadable),
+        ):
+            yield CounterMetricFamily(name, help_text, value=value)
+        alerts = CounterMetricFamily(
+            "facestream_alerts", "Alert records sent, by kind and state", labels=["kind", "state"]
+        )
+        for key, count in sorted(s.alerts.items()):
+            alerts.add_metric(key.split(" ", 1), count)
+        yield alerts

@@ -1,0 +1,71 @@
+"""``/healthz``, ``/readyz`` and ``/metrics`` of a long-running service, on one port.
+
+Starlette on uvicorn, in a daemon thread: the service's own loop never serves HTTP. ``/healthz``
+answers 200 as long as the process runs (alive: restart it if not); ``/readyz`` answers 200 only
+once every readiness check holds (e.g. the model loaded and warmed up, the group joined, partitions
+assigned), else 503 with the checks that do not, so an orchestrator or a compose healthcheck waits
+for it. ``/metrics`` is Prometheus's text format from the service's registry.
+"""
+
+import logging
+import threading
+import time
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from facestream.errors import ConfigError
+
+log = logging.getLogger(__name__)
+START_TIMEOUT_S = 10.0
+
+
+class Readiness:
+    """Named checks, each false until the service marks it; ready when all hold. Thread-safe."""
+
+    def __init__(self, *checks: str) -> None:
+        self._checks = dict.fromkeys(checks, False)
+        self._lock = threading.Lock()
+
+    def mark(self, check: str, holds: bool = True) -> None:
+        with self._lock:
+            self._checks[check] = holds
+
+    def state(self) -> dict[str, bool]:
+        with self._lock:
+            return dict(self._checks)
+
+    @property
+    def ready(self) -> bool:
+        return all(self.state().values())
+
+
+def serve(readiness: Readiness, registry: CollectorRegistry, port: int, host: str = "127.0.0.1") -> None:
+    """Start serving on ``host``:``port`` (this machine only unless told otherwise); return once it
+    listens, or raise ConfigError (e.g. the port is taken)."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    async def healthz(_request) -> Response:
+        return JSONResponse({"alive": True})
+
+    async def readyz(_request) -> Response:
+        checks = readiness.state()
+        return JSONResponse(
+            {"ready": all(checks.values()), "checks": checks}, status_code=200 if all(checks.values()) else 503
+        )
+
+    async def metrics(_request) -> Response:
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    app = Starlette(routes=[Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)])
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, name="health", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise ConfigError(f"cannot serve /healthz, /readyz and /metrics on {host}:{port} (is the port taken?)")
+        time.sleep(0.02)
+    log.info("health and metrics on http://%s:%d (/healthz, /readyz, /metrics)", host, port)
