@@ -20,6 +20,7 @@ from facestream.detector_service.transactions import Transactions
 from facestream.errors import BrokerError
 
 log = logging.getLogger(__name__)
+IDLE_WARN_S = 10.0  # a member without partitions this long after a rebalance is told it idles
 
 
 class GroupMember:
@@ -76,9 +77,12 @@ class GroupMember:
         # A batch that has run a quarter of the poll interval gets keep-alive polls from then on.
         self.keep_alive_s = max(0.5, int(config.get("max.poll.interval.ms", 300_000)) / 4000)
         self.consumer = kafka_clients.made(Consumer, config)
+        self._topic = topic
+        self._idle_since: float | None = None  # when the latest rebalance left this member without partitions
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)
 
     def consume(self, max_messages: int, timeout_s: float) -> list:
+        self._say_if_idle()
         if self._held:
             taken, self._held = self._held[:max_messages], self._held[max_messages:]
             return taken
@@ -137,8 +141,28 @@ class GroupMember:
             self.assigned_at = time.monotonic()
         self._on_ownership(bool(self.assigned))
         log.info("assigned %s", _names(partitions))
+        # Cooperative rebalancing may hand a joining member nothing in its first round: only a member
+        # still without partitions IDLE_WARN_S later is told that it idles.
+        self._idle_since = None if self.assigned else (self._idle_since or time.monotonic())
         if self._start_back_s is not None and partitions:
             consumer.incremental_assign(self._placed(consumer, partitions))
+
+    def _say_if_idle(self) -> None:
+        """A member left without partitions idles: a topic's partitions bound how many members share it.
+        Said once per spell without partitions."""
+        if self._idle_since is None or time.monotonic() - self._idle_since < IDLE_WARN_S:
+            return
+        self._idle_since = float("inf")  # said; a later assignment resets it
+        try:
+            count = len(self.consumer.list_topics(self._topic, timeout=5).topics[self._topic].partitions)
+        except KafkaException:
+            count = "?"
+        log.warning(
+            "this replica owns no partition of %s: the group has more members than the topic has partitions (%s), "
+            "so it idles, not ready, until one is free (more replicas need more partitions)",
+            self._topic,
+            count,
+        )
 
     def _placed(self, consumer, partitions) -> list[TopicPartition]:
         """``partitions`` with the ones this group never committed set to the first record of the last

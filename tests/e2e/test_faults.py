@@ -311,3 +311,21 @@ def test_a_replica_behind_a_large_backlog_holds_a_bounded_part_of_it(topics: dic
     )
     assert (result["lost"], result["duplicates"]) == (0, 0), result
     assert memory.peak_mb - memory.start_mb <= bound_mb, result
+
+
+def test_a_replica_beyond_the_partition_count_says_it_idles(topics: dict, tmp_path) -> None:
+    # The topic has 2 partitions: a third replica of the group gets none, and must say so.
+    logs = [tmp_path / f"{name}.log" for name in "abc"]
+    replicas = [replica(topics, log, stop_after_idle=None) for log in logs]
+    try:
+        deadline = time.monotonic() + 90
+        while not any("owns no partition" in log.read_text(errors="replace") for log in logs):
+            assert time.monotonic() < deadline, "\n".join(log.read_text()[-1500:] for log in logs)
+            time.sleep(0.5)
+    finally:
+        for process in replicas:
+            process.terminate()
+        for process in replicas:
+            assert process.wait(timeout=60) == 0
+    idle = [log for log in logs if "owns no partition" in log.read_text()]
+    assert len(idle) == 1 and "more members than the topic has partitions (2)" in idle[0].read_text()
