@@ -52,31 +52,36 @@ def build_events(
         else [tuple(map(tuple, marks)) for marks in np.round(faces.landmarks.astype(np.float64), 2).tolist()]
     )
     vectors = [None] * len(scores) if embeddings is None else [v.tobytes() for v in embeddings.astype("<f2")]
-    events, start = [], 0
-    for frame, count in zip(frames, counts.tolist()):
-        end = start + count
-        found = tuple(
-            Face(box=tuple(box), score=score, landmarks=marks, embedding=vector)
-            for box, score, marks, vector in zip(
-                boxes[start:end], scores[start:end], points[start:end], vectors[start:end]
-            )
+    return [
+        DetectionEvent(
+            **_frame_fields(frame, model),
+            faces=tuple(
+                Face(box=tuple(boxes[i]), score=scores[i], landmarks=points[i], embedding=vectors[i]) for i in found
+            ),
+            embedder=embedder,
         )
-        events.append(
-            DetectionEvent(
-                event_id=event_id_for(frame.camera_id, frame.frame_seq, model),
-                camera_id=frame.camera_id,
-                frame_seq=frame.frame_seq,
-                capture_ts_ns=frame.capture_ts_ns,
-                detect_ts_ns=time.time_ns(),
-                model=model,
-                width=frame.width,
-                height=frame.height,
-                faces=found,
-                embedder=embedder,
-            )
-        )
-        start = end
-    return events
+        for frame, found in _per_frame(frames, counts)
+    ]
+
+
+def _per_frame(frames: list[Frame], counts: np.ndarray):
+    """(frame, the indices of its found items) for each frame, the items of all frames lying in frame order."""
+    ends = np.cumsum(counts).tolist()
+    return [(frame, range(end - count, end)) for frame, count, end in zip(frames, counts.tolist(), ends)]
+
+
+def _frame_fields(frame: Frame, model: ModelRef) -> dict:
+    """What every per-frame event says of its frame, and when and by which model it was made."""
+    return {
+        "event_id": event_id_for(frame.camera_id, frame.frame_seq, model),
+        "camera_id": frame.camera_id,
+        "frame_seq": frame.frame_seq,
+        "capture_ts_ns": frame.capture_ts_ns,
+        "detect_ts_ns": time.time_ns(),
+        "model": model,
+        "width": frame.width,
+        "height": frame.height,
+    }
 
 
 def build_pose_events(frames: list[Frame], people: Detections, counts: np.ndarray, model: ModelRef) -> list[PoseEvent]:
@@ -91,28 +96,15 @@ def build_pose_events(frames: list[Frame], people: Detections, counts: np.ndarra
         ],
         axis=-1,
     ).tolist()
-    events, start = [], 0
-    for frame, count in zip(frames, counts.tolist()):
-        end = start + count
-        found = tuple(
-            Person(box=tuple(box), score=score, keypoints=tuple(map(tuple, points)))
-            for box, score, points in zip(boxes[start:end], scores[start:end], keypoints[start:end])
+    return [
+        PoseEvent(
+            **_frame_fields(frame, model),
+            persons=tuple(
+                Person(box=tuple(boxes[i]), score=scores[i], keypoints=tuple(map(tuple, keypoints[i]))) for i in found
+            ),
         )
-        events.append(
-            PoseEvent(
-                event_id=event_id_for(frame.camera_id, frame.frame_seq, model),
-                camera_id=frame.camera_id,
-                frame_seq=frame.frame_seq,
-                capture_ts_ns=frame.capture_ts_ns,
-                detect_ts_ns=time.time_ns(),
-                model=model,
-                width=frame.width,
-                height=frame.height,
-                persons=found,
-            )
-        )
-        start = end
-    return events
+        for frame, found in _per_frame(frames, counts)
+    ]
 
 
 class Publisher:

@@ -121,6 +121,24 @@ def score(message_type: str, where: str, value: Any) -> float:
     return result
 
 
+def outcome_fields(event: Any) -> dict[str, Any]:
+    """The fields every per-frame event shares, as its map holds them (``frame_outcome`` reads them
+    back); ``skipped_before`` only when frames were skipped."""
+    out = {
+        "event_id": event.event_id,
+        "camera_id": event.camera_id,
+        "frame_seq": event.frame_seq,
+        "capture_ts_ns": event.capture_ts_ns,
+        "detect_ts_ns": event.detect_ts_ns,
+        "model": event.model.fields(),
+        "width": event.width,
+        "height": event.height,
+    }
+    if event.skipped_before:
+        out["skipped_before"] = event.skipped_before
+    return out
+
+
 def frame_outcome(message_type: str, fields: dict[str, Any]) -> dict[str, Any]:
     """The fields every per-frame event shares (which frame, when, its size, what was skipped before
     it), as keyword arguments; ``model`` is left to the caller, which knows its ModelRef type."""

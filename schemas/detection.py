@@ -54,21 +54,9 @@ class DetectionEvent:
     skipped_before: int = 0  # frames of this camera skipped as too old since its previous event
 
     def fields(self) -> dict[str, Any]:
-        out = {
-            "event_id": self.event_id,
-            "camera_id": self.camera_id,
-            "frame_seq": self.frame_seq,
-            "capture_ts_ns": self.capture_ts_ns,
-            "detect_ts_ns": self.detect_ts_ns,
-            "model": self.model.fields(),
-            "width": self.width,
-            "height": self.height,
-            "faces": [face.fields() for face in self.faces],
-        }
+        out = {**f.outcome_fields(self), "faces": [face.fields() for face in self.faces]}
         if self.embedder is not None:
             out["embedder"] = self.embedder.fields()
-        if self.skipped_before:
-            out["skipped_before"] = self.skipped_before
         return out
 
 

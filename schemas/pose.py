@@ -58,20 +58,7 @@ class PoseEvent:
     skipped_before: int = 0  # frames of this camera not processed since its previous event (too old, or --every-nth)
 
     def fields(self) -> dict[str, Any]:
-        out = {
-            "event_id": self.event_id,
-            "camera_id": self.camera_id,
-            "frame_seq": self.frame_seq,
-            "capture_ts_ns": self.capture_ts_ns,
-            "detect_ts_ns": self.detect_ts_ns,
-            "model": self.model.fields(),
-            "width": self.width,
-            "height": self.height,
-            "persons": [person.fields() for person in self.persons],
-        }
-        if self.skipped_before:
-            out["skipped_before"] = self.skipped_before
-        return out
+        return {**f.outcome_fields(self), "persons": [person.fields() for person in self.persons]}
 
 
 def _person_from(index: int, value: Any) -> Person:
