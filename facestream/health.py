@@ -39,11 +39,8 @@ class Readiness:
         return all(self.state().values())
 
 
-def serve(readiness: Readiness, registry: CollectorRegistry, port: int, host: str = "127.0.0.1") -> None:
-    """Start serving on ``host``:``port`` (this machine only unless told otherwise); return once it
-    listens, or raise ConfigError (e.g. the port is taken)."""
-    import uvicorn
-    from starlette.applications import Starlette
+def routes(readiness: Readiness, registry: CollectorRegistry) -> list:
+    """Starlette routes of ``/healthz``, ``/readyz`` and ``/metrics``, for an app that serves more."""
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
@@ -59,13 +56,28 @@ def serve(readiness: Readiness, registry: CollectorRegistry, port: int, host: st
     async def metrics(_request) -> Response:
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
-    app = Starlette(routes=[Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)])
+    return [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)]
+
+
+def serve_app(app, port: int, host: str, what: str) -> None:
+    """Serve the ASGI ``app`` on ``host``:``port`` from a daemon thread; return once it listens, or
+    raise ConfigError (e.g. the port is taken). ``what`` names it in messages."""
+    import uvicorn
+
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, name="health", daemon=True)
+    thread = threading.Thread(target=server.run, name="http", daemon=True)
     thread.start()
     deadline = time.monotonic() + START_TIMEOUT_S
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            raise ConfigError(f"cannot serve /healthz, /readyz and /metrics on {host}:{port} (is the port taken?)")
+            raise ConfigError(f"cannot serve {what} on {host}:{port} (is the port taken?)")
         time.sleep(0.02)
+
+
+def serve(readiness: Readiness, registry: CollectorRegistry, port: int, host: str = "127.0.0.1") -> None:
+    """Start serving the three endpoints on ``host``:``port`` (this machine only unless told
+    otherwise); return once it listens, or raise ConfigError (e.g. the port is taken)."""
+    from starlette.applications import Starlette
+
+    serve_app(Starlette(routes=routes(readiness, registry)), port, host, "/healthz, /readyz and /metrics")
     log.info("health and metrics on http://%s:%d (/healthz, /readyz, /metrics)", host, port)

@@ -6,12 +6,14 @@ and producers streaming the photos as three cameras, and prints every detection 
 as it arrives: on the portraits camera Obama is known and Biden appears as a stranger; the annotated
 camera, with two faces in most of its photos, runs the crowd rule; the corridor camera shows a
 basketball player toppling and lying on the floor (``samples.fall_footage``), for the pose service
-and the fall rule only. The
-services are the same commands a deployment runs, in child processes; their logs go to files so the
-terminal shows events and alerts.
+and the fall rule only. The dashboard shows it all live in a browser. The services are the same
+commands a deployment runs, in child processes; their logs go to files so the terminal shows events
+and alerts.
 """
 
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,19 +35,24 @@ KNOWN = ("Barack Obama", "obama.jpg")
 
 
 @click.command(
-    epilog="\b\nExamples:\n  facestream demo\n  facestream demo --duration 0 --fps 5   # until Ctrl-C",
+    epilog="\b\nExamples:\n  facestream demo\n  facestream demo --duration 0 --fps 5   # until Ctrl-C\n"
+    "  facestream demo --dashboard-port 9000                 # the live page on http://127.0.0.1:9000",
     context_settings={"show_default": True},
 )
 @click.option("--duration", type=click.FloatRange(min=0), default=30.0, help="Seconds to stream (0: until Ctrl-C).")
 @click.option("--fps", type=click.FloatRange(min=0.1), default=2.0, help="Frames per second per camera.")
 @click.option("--batch", type=click.IntRange(min=1), default=4)
-def demo(duration: float, fps: float, batch: int) -> None:
+@click.option(
+    "--dashboard-port", type=click.IntRange(min=0, max=65535), default=8080, help="The live page's port (0: none)."
+)
+def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
     """Stream real photos as three cameras through Kafka; print detections and alerts live."""
     from facestream import samples
     from facestream.alerting.config import AlertingConfig, alerting_command
+    from facestream.dashboard.config import DashboardConfig, dashboard_command
     from facestream.detector_service.config import DetectorConfig, PoseConfig, detector_command, pose_command
     from facestream.producers.config import producer_command
-    from facestream.schemas import GALLERY_TOPIC
+    from facestream.schemas import FRAMES_TOPIC, GALLERY_TOPIC
     from facestream.tools.gallery import enrol
 
     _ensure_broker()
@@ -73,6 +80,10 @@ def demo(duration: float, fps: float, batch: int) -> None:
             producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, topic=CORRIDOR_TOPIC),
         ),
     ]
+    if dashboard_port:
+        page = DashboardConfig(port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")
+        children.append(_spawn("dashboard", log_dir, dashboard_command(page)))
+        click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser)", err=True)
     click.echo(
         f"streaming {len(cameras)} cameras at {fps:g} fps and a corridor at {FALL_FPS:g}; logs in {log_dir}; "
         "Ctrl-C stops",
@@ -111,7 +122,19 @@ def _ensure_broker() -> None:
 
 def _spawn(name: str, log_dir: Path, cmd: list[str]) -> subprocess.Popen:
     log = open(log_dir / f"{name}.log", "wb")
-    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    return subprocess.Popen(
+        cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+    )
+
+
+def _die_with_parent() -> None:
+    """In the child, on Linux: SIGTERM when the demo dies, however it dies (even SIGKILL), so that no
+    service outlives it and keeps streaming into the next run."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _since(started_ns: int, duration: float, children: list[subprocess.Popen]):

@@ -14,3 +14,20 @@ def fetch() -> None:
     from facestream import samples as store
 
     click.echo(store.fetch())
+
+
+@samples.command(
+    name="fall-footage",
+    epilog="\b\nExample:\n  facestream samples fall-footage --fps 3 corridor/\n"
+    "  facestream produce --camera corridor --source corridor/ --fps 3 --loop",
+)
+@click.option("--fps", type=click.FloatRange(min=0.5), default=3.0, show_default=True, help="The rate it is made for.")
+@click.argument("folder", type=click.Path(file_okay=False))
+def fall_footage(fps: float, folder: str) -> None:
+    """Make a camera's footage of a fall from a real photo (a player toppling, lying, getting up) as
+    numbered JPEGs in FOLDER, for the pose service and the fall rule; print the folder."""
+    from pathlib import Path
+
+    from facestream import samples as store
+
+    click.echo(store.fall_footage(Path(folder), fps))

@@ -1,26 +1,90 @@
-"""The main job a new user runs (`make demo` runs `facestream demo`), on the test broker."""
+"""The main job a new user runs (`make demo` runs `facestream demo`), on the test broker, and its
+dashboard as they see it: in a real headless Chromium."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+from browser_helpers import chromium, console_errors, count, images_loaded, wait_until
+from http_helpers import free_port, get
+
+# Where the screenshot goes besides the test's own folder (docs/images/dashboard.png is one made so).
+SCREENSHOT = os.environ.get("FACESTREAM_SCREENSHOT")
 
 
-def test_demo_streams_real_photos_and_prints_events(bootstrap: str, yunet_path, sample_dir) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "facestream", "demo", "--duration", "30", "--fps", "2"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = [line for line in done.stdout.splitlines() if "face(s)" in line]
-    assert len(lines) >= 10, done.stdout
+def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
+    bootstrap: str, yunet_path, sample_dir, tmp_path: Path
+) -> None:
+    port = free_port()
+    out, err = tmp_path / "demo.out", tmp_path / "demo.err"
+    with open(out, "wb") as stdout_file, open(err, "wb") as stderr_file:  # files: the page test may take a while
+        demo = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "facestream",
+                "demo",
+                "--duration",
+                "45",
+                "--fps",
+                "2",
+                "--dashboard-port",
+                str(port),
+            ],
+            stdout=stdout_file,
+            stderr=stderr_file,
+        )
+    try:
+        wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 90)
+        with chromium() as page:
+            page.get(f"http://127.0.0.1:{port}/")
+            wait_until("three camera tiles", lambda: count(page, ".tile") == 3, 30)
+            wait_until(
+                "faces boxed on both face cameras",
+                lambda: (
+                    count(page, ".tile[data-camera=portraits] rect.face") >= 1
+                    and count(page, ".tile[data-camera=annotated] rect.face") >= 1
+                ),
+                30,
+            )
+            wait_until(
+                "a skeleton on the corridor", lambda: count(page, ".tile[data-camera=corridor] line.bone") >= 4, 30
+            )
+            wait_until(
+                "a stranger alert", lambda: count(page, ".alert[data-kind=stranger][data-camera=portraits]") >= 1, 40
+            )
+            wait_until(
+                "the stranger's evidence frame", lambda: images_loaded(page, ".alert[data-kind=stranger] img") >= 1, 20
+            )
+            wait_until(
+                "the detector's group with its member",
+                lambda: "facestream-demo" in page.find_element("id", "groups").text,
+                20,
+            )
+            assert count(page, ".tile img") == 3 and images_loaded(page, ".tile img") == 3
+            assert "live" in page.find_element("id", "status").text
+            page.save_screenshot(str(tmp_path / "dashboard.png"))
+            if SCREENSHOT:
+                page.save_screenshot(SCREENSHOT)
+            assert console_errors(page) == []
+        demo.wait(timeout=120)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait()
+    stdout, stderr = out.read_text(), err.read_text()
+    assert demo.returncode == 0, stderr[-3000:]
+    lines = [line for line in stdout.splitlines() if "face(s)" in line]
+    assert len(lines) >= 10, stdout
     assert any(line.startswith("portraits") for line in lines) and any(line.startswith("annotated") for line in lines)
-    assert "0 face(s)" not in done.stdout  # every sample photo holds a face
-    assert "events (portraits)" in done.stderr and "Kafka keeps running" in done.stderr
+    assert "0 face(s)" not in stdout  # every sample photo holds a face
+    assert "events (portraits)" in stderr and "Kafka keeps running" in stderr
+    assert f"dashboard: http://127.0.0.1:{port}/" in stderr
     # Obama is enrolled, Biden is not: the portraits camera shows a stranger (a new alert on a fresh
     # broker; the demo's alerting group keeps its state, so a run after another may continue it).
-    alerts = [line for line in done.stdout.splitlines() if line.startswith("ALERT")]
-    assert any(line.startswith("ALERT portraits  stranger") for line in alerts), done.stdout[-3000:]
+    alerts = [line for line in stdout.splitlines() if line.startswith("ALERT")]
+    assert any(line.startswith("ALERT portraits  stranger") for line in alerts), stdout[-3000:]
     assert not any(line.startswith("ALERT annotated  stranger") for line in alerts)  # crowd rule only there
     # The corridor's player topples and lies on the floor: the pose service and the fall rule say so.
-    assert any(line.split()[1:3] == ["corridor", "fall"] for line in alerts), done.stdout[-3000:]
+    assert any(line.split()[1:3] == ["corridor", "fall"] for line in alerts), stdout[-3000:]

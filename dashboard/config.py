@@ -1,0 +1,41 @@
+"""``facestream dashboard``'s settings, checked where they are given (``facestream.config``)."""
+
+import sys
+from dataclasses import dataclass
+
+from facestream.config import check, command_line, setting
+from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
+
+
+def parse_topics(text: str) -> tuple[str, ...]:
+    """``frames,frames.corridor`` -> the topic names (at least one)."""
+    topics = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not topics:
+        raise ValueError(f"expected topic names separated by commas, got {text!r}")
+    return topics
+
+
+@dataclass(frozen=True)
+class DashboardConfig:
+    host: str = setting("127.0.0.1", "Address to listen on (0.0.0.0: every interface; set --token then).")
+    port: int = setting(8080, "Port of the page (and of /healthz, /readyz, /metrics).", minimum=1, maximum=65535)
+    token: str = setting("", "Access token the page asks for (?token=..., then a cookie); empty: none.")
+    frames_topic: str = setting(FRAMES_TOPIC, "Topics of the camera frames (comma-separated).", parse=parse_topics)
+    detections_topic: str = setting(DETECTIONS_TOPIC, "Topic of the detection events.")
+    poses_topic: str = setting(POSES_TOPIC, "Topic of the pose events.")
+    alerts_topic: str = setting(ALERTS_TOPIC, "Topic of the alerts.")
+    frame_rate: float = setting(2.0, "Frames per second per camera the page shows at most.", minimum=0.1)
+    alerts_kept: int = setting(50, "Alerts the feed keeps (and reads back at start).", minimum=1)
+    groups_interval: float = setting(2.0, "Seconds between reads of the consumer groups and their lag.", minimum=0.5)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    @property
+    def frames_topics(self) -> tuple[str, ...]:
+        return parse_topics(self.frames_topic)
+
+
+def dashboard_command(config: DashboardConfig | None = None, **changes) -> list[str]:
+    """The command that runs the dashboard with ``config`` (and ``changes``) in a child process."""
+    return [sys.executable, "-m", "facestream", "dashboard", *command_line(config or DashboardConfig(), **changes)]

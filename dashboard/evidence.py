@@ -1,0 +1,77 @@
+"""An alert's evidence frame, read back from the frames topics by its capture time (records carry
+the producer's clock as their timestamp, within moments of capture) and the box drawn on it: the
+dashboard keeps no history of frames, so memory stays at a few frames per camera."""
+
+import time
+
+from facestream import kafka_clients
+from facestream.schemas import Alert, Frame, SchemaError, unpack_frame
+
+LOOK_BEFORE_S = 2.0  # records' timestamps trail capture slightly; start a little earlier
+LOOK_AFTER_S = 10.0  # give up past this, or past the topics' ends
+READ_TIMEOUT_S = 10.0
+
+
+def find_frame(topics: tuple[str, ...], camera_id: str, frame_seq: int, capture_ts_ns: int) -> Frame | None:
+    """The frame ``camera_id``/``frame_seq`` from ``topics``, or None if it is no longer kept."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = kafka_clients.made(
+        Consumer, kafka_clients.client_config(**{"group.id": "facestream-viewer-evidence", "enable.auto.commit": False})
+    )
+    try:
+        since_ms = capture_ts_ns // 1_000_000 - int(LOOK_BEFORE_S * 1000)
+        asked = [
+            TopicPartition(topic, p, since_ms)
+            for topic in topics
+            for p in consumer.list_topics(topic, timeout=READ_TIMEOUT_S).topics[topic].partitions
+        ]
+        starts = [tp for tp in consumer.offsets_for_times(asked, timeout=READ_TIMEOUT_S) if tp.offset >= 0]
+        if not starts:
+            return None
+        ends = {
+            (tp.topic, tp.partition): consumer.get_watermark_offsets(tp, timeout=READ_TIMEOUT_S)[1] for tp in starts
+        }
+        consumer.assign(starts)
+        open_parts = {(tp.topic, tp.partition) for tp in starts}
+        key, until_ms = camera_id.encode(), capture_ts_ns // 1_000_000 + int(LOOK_AFTER_S * 1000)
+        deadline = time.monotonic() + READ_TIMEOUT_S
+        while open_parts and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            where = (msg.topic(), msg.partition())
+            if msg.offset() >= ends[where] - 1 or msg.timestamp()[1] > until_ms:
+                open_parts.discard(where)
+            if msg.key() != key:
+                continue
+            try:
+                frame = unpack_frame(msg.value())
+            except SchemaError:
+                continue
+            if frame.frame_seq == frame_seq:
+                return frame
+        return None
+    finally:
+        consumer.close()
+
+
+def evidence_jpeg(alert: Alert, topics: tuple[str, ...]) -> bytes | None:
+    """The frame of the alert's first sighting as a JPEG with the sighting's box drawn, or None."""
+    import cv2
+    import numpy as np
+
+    if not alert.evidence:
+        return None
+    sighting = alert.evidence[0]
+    frame = find_frame(topics, alert.camera_id, sighting.frame_seq, sighting.capture_ts_ns)
+    if frame is None:
+        return None
+    image = cv2.imdecode(np.frombuffer(frame.data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        return None
+    if sighting.box is not None:
+        x0, y0, x1, y1 = (round(v) for v in sighting.box)
+        cv2.rectangle(image, (x0, y0), (x1, y1), (40, 40, 230), max(2, image.shape[1] // 200))
+    ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    return jpeg.tobytes() if ok else None

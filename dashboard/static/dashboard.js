@@ -1,0 +1,183 @@
+// The page: one server-sent-event stream of the dashboard's state, drawn into camera tiles, the
+// alerts feed and the consumer groups table. Text goes in as text (never as HTML).
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+// COCO keypoint pairs joined into a skeleton (the order of schemas/pose.py KEYPOINT_NAMES).
+const BONES = [[0, 1], [0, 2], [1, 3], [2, 4], [5, 6], [5, 7], [7, 9], [6, 8], [8, 10],
+               [5, 11], [6, 12], [11, 12], [11, 13], [13, 15], [12, 14], [14, 16]];
+const MIN_KEYPOINT_SCORE = 0.2;
+
+const tiles = new Map();  // camera id -> {root, img, svg, figures, shownSeq}
+const alertItems = new Map();  // alert id -> li
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function svgElement(tag, attributes) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  return node;
+}
+
+function tileFor(cameraId) {
+  if (tiles.has(cameraId)) return tiles.get(cameraId);
+  const root = element("div", "tile");
+  root.dataset.camera = cameraId;
+  const view = element("div", "view");
+  const img = element("img");
+  img.alt = `latest frame of ${cameraId}`;
+  // Both fit the frame into the tile the same way (contain, centred), so boxes stay on the faces.
+  const svg = svgElement("svg", { preserveAspectRatio: "xMidYMid meet" });
+  view.append(img, svg);
+  const meta = element("div", "meta");
+  const figures = element("span", "figures");
+  meta.append(element("span", "name", cameraId), figures);
+  root.append(view, meta);
+  const cameras = document.getElementById("cameras");
+  cameras.querySelector(".empty")?.remove();
+  cameras.append(root);
+  const tile = { root, img, svg, figures, shownSeq: null, pending: null };
+  // What was found is drawn once its own frame is on screen, never over another frame.
+  img.addEventListener("load", () => { if (tile.pending) draw(tile, tile.pending); });
+  tiles.set(cameraId, tile);
+  return tile;
+}
+
+function draw(tile, camera) {
+  tile.svg.replaceChildren();
+  tile.svg.setAttribute("viewBox", `0 0 ${camera.width} ${camera.height}`);
+  for (const face of camera.faces || []) {
+    const [x0, y0, x1, y1] = face.box;
+    tile.svg.append(svgElement("rect", { class: "face", x: x0, y: y0, width: x1 - x0, height: y1 - y0 }));
+  }
+  for (const person of camera.people || []) {
+    const [x0, y0, x1, y1] = person.box;
+    tile.svg.append(svgElement("rect", { class: "person", x: x0, y: y0, width: x1 - x0, height: y1 - y0 }));
+    for (const [a, b] of BONES) {
+      const [ax, ay, as] = person.keypoints[a];
+      const [bx, by, bs] = person.keypoints[b];
+      if (as >= MIN_KEYPOINT_SCORE && bs >= MIN_KEYPOINT_SCORE) {
+        tile.svg.append(svgElement("line", { class: "bone", x1: ax, y1: ay, x2: bx, y2: by }));
+      }
+    }
+  }
+  tile.root.dataset.faces = (camera.faces || []).length;
+  tile.root.dataset.people = (camera.people || []).length;
+}
+
+function renderCameras(cameras, openAlerts) {
+  for (const camera of cameras) {
+    const tile = tileFor(camera.camera_id);
+    const latency = camera.latency_ms === null ? "no events" : `${camera.latency_ms} ms (max ${camera.latency_max_ms})`;
+    tile.figures.textContent = `${camera.fps.toFixed(1)} fps · ${latency}`;
+    tile.root.classList.toggle("alerting", openAlerts.has(camera.camera_id));
+    if (camera.frame_seq === undefined) continue;
+    tile.pending = camera;
+    if (camera.frame_seq !== tile.shownSeq) {
+      tile.shownSeq = camera.frame_seq;
+      tile.img.src = `frames/${encodeURIComponent(camera.camera_id)}/${camera.frame_seq}.jpg`;
+    } else if (tile.img.complete) {
+      draw(tile, camera);  // the same frame, its events arrived since
+    }
+  }
+}
+
+function clock(ms) {
+  return ms === null ? "" : new Date(ms).toLocaleTimeString();
+}
+
+function lifecycle(states) {
+  const parts = [];
+  for (const state of states) {
+    const last = parts[parts.length - 1];
+    if (last && last.state === state) last.times += 1;
+    else parts.push({ state, times: 1 });
+  }
+  return parts.map((p) => (p.times > 1 ? `${p.state} ×${p.times}` : p.state)).join(" → ");
+}
+
+function renderAlerts(alerts) {
+  const list = document.getElementById("alerts");
+  if (alerts.length) list.querySelector(".empty")?.remove();
+  const seen = new Set();
+  alerts.forEach((alert, index) => {
+    seen.add(alert.alert_id);
+    let item = alertItems.get(alert.alert_id);
+    if (!item) {
+      item = element("li", "alert");
+      const img = element("img");
+      img.alt = "evidence frame";
+      img.loading = "lazy";
+      img.src = `evidence/${encodeURIComponent(alert.alert_id)}.jpg`;
+      img.addEventListener("error", () => { img.replaceWith(element("span", "empty", "evidence no longer in Kafka")); });
+      const text = element("div");
+      text.append(element("div", "kind"), element("div", "where"), element("div", "lifecycle"), element("div", "when"));
+      item.append(img, text);
+      alertItems.set(alert.alert_id, item);
+    }
+    item.dataset.kind = alert.kind;
+    item.dataset.state = alert.state;
+    item.dataset.camera = alert.camera_id;
+    item.querySelector(".kind").textContent = `${alert.kind} · ${alert.state}`;
+    const similarity = alert.evidence && alert.evidence.similarity !== null && alert.evidence.similarity !== undefined
+      ? ` · similarity ${alert.evidence.similarity.toFixed(2)}` : "";
+    item.querySelector(".where").textContent = `${alert.camera_id} · count ${alert.count}${similarity}`;
+    item.querySelector(".lifecycle").textContent = lifecycle(alert.lifecycle);
+    const ended = alert.ended_ts_ms ? ` – ${clock(alert.ended_ts_ms)}` : "";
+    item.querySelector(".when").textContent = `${clock(alert.started_ts_ms)}${ended}`;
+    if (list.children[index] !== item) list.insertBefore(item, list.children[index] || null);
+  });
+  for (const [id, item] of alertItems) {
+    if (!seen.has(id)) { item.remove(); alertItems.delete(id); }
+  }
+}
+
+function renderGroups(groups) {
+  const body = document.getElementById("groups");
+  body.replaceChildren();
+  if (!groups.length) {
+    const row = element("tr");
+    const cell = element("td", "empty", "No consumer groups.");
+    cell.colSpan = 4;
+    row.append(cell);
+    body.append(row);
+  }
+  for (const group of groups) {
+    const row = element("tr");
+    row.dataset.group = group.group;
+    const members = element("td");
+    for (const member of group.members || []) {
+      members.append(element("div", "member", `${member.client_id} @ ${member.host}: ${member.partitions.length} partition(s)`));
+    }
+    if (group.error) members.append(element("div", "member", group.error));
+    const lag = Object.values(group.lag || {}).reduce((a, b) => a + b, 0);
+    row.append(element("td", "", group.group), element("td", "", group.state || ""), members,
+               element("td", "lag", String(lag)));
+    body.append(row);
+  }
+}
+
+function render(state) {
+  const open = new Set(state.alerts.filter((a) => a.state !== "end").map((a) => a.camera_id));
+  renderCameras(state.cameras, open);
+  renderAlerts(state.alerts);
+  renderGroups(state.groups);
+  const events = state.cameras.reduce((n, c) => n + c.events_total, 0);
+  document.getElementById("summary").textContent =
+    `${state.cameras.length} camera(s) · ${events} event(s) seen · ${open.size} camera(s) alerting`;
+}
+
+function connect() {
+  const status = document.getElementById("status");
+  const source = new EventSource("events");
+  source.onopen = () => { status.textContent = "live"; status.className = "status live"; };
+  source.onmessage = (message) => render(JSON.parse(message.data));
+  source.onerror = () => { status.textContent = "reconnecting"; status.className = "status"; };
+}
+
+connect();

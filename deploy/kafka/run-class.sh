@@ -1,0 +1,4 @@
+#!/bin/sh
+# Run one of Kafka's classes on the jars in /opt/kafka/libs (what the distribution's kafka-run-class.sh does).
+exec java ${KAFKA_HEAP_OPTS:--Xms256m -Xmx1g} -Dlog4j2.configurationFile=/opt/kafka/config/log4j2.xml \
+  -cp '/opt/kafka/libs/*' "$@"
