@@ -51,3 +51,10 @@ def test_the_alert_rule_settings_in_the_docs_are_the_codes() -> None:
     text = (ROOT / "docs" / "alerting.md").read_text()
     for settings in (StrangerSettings, CrowdSettings, FallSettings):
         assert settings_table(settings) in text, f"paste facestream.config.settings_table({settings.__name__})"
+
+
+def test_the_dashboard_settings_in_the_docs_are_the_codes() -> None:
+    from facestream.config import settings_table
+    from facestream.dashboard.config import DashboardConfig
+
+    assert settings_table(DashboardConfig) in (ROOT / "docs" / "dashboard.md").read_text()

@@ -1,0 +1,167 @@
+"""The project's docker-compose.yml started for real with podman-compose on this machine (see
+``pythonpath`` in pyproject).
+
+Two things podman 4.3 (Debian 12's) cannot do that the file relies on, and what stands in for them:
+- healthchecks run on systemd timers, and this machine has no systemd: a thread here runs
+  ``podman healthcheck run`` on every container of the stack every few seconds, as the timers would;
+- ``depends_on`` conditions (healthy needs podman 4.6; a finished one-shot breaks podman's
+  ``--requires``): services are started one at a time (``up -d --no-deps``) in the order the file's
+  ``depends_on`` gives, each once its dependencies meet the file's conditions, checked here with
+  ``podman inspect`` and ``podman wait``.
+Everything else (images, networks, names, volumes, environment, commands, scaling) is
+podman-compose's own reading of the file.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE_FILE = ROOT / "docker-compose.yml"
+CONTAINERS_CONF = ROOT / "deploy" / "podman" / "containers.conf"
+HEALTH_TICK_S = 3.0
+
+
+def podman_env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF), **extra}
+
+
+def needed_tools() -> list[str]:
+    """What this machine lacks to run the stack (empty when all is there)."""
+    return [tool for tool in ("podman", "runc", "debootstrap") if not shutil.which(tool)]
+
+
+class Stack:
+    """One project of the compose file, under its own name, with its own host ports."""
+
+    def __init__(self, project: str, profile: str, env: dict[str, str], log: Path) -> None:
+        self.project, self.profile, self.log = project, profile, log
+        self.env = podman_env(**env)
+        self.spec = yaml.safe_load(COMPOSE_FILE.read_text())
+        self._ticking = threading.Event()
+
+    # -- podman-compose and podman ------------------------------------------------------------
+
+    def compose(self, *args: str, timeout_s: float = 900) -> str:
+        cmd = [
+            sys.executable,
+            "-m",
+            "podman_compose",
+            "-f",
+            str(COMPOSE_FILE),
+            "-p",
+            self.project,
+            "--profile",
+            self.profile,
+            *args,
+        ]
+        return self._run(cmd, timeout_s)
+
+    def podman(self, *args: str, timeout_s: float = 120, check: bool = True) -> str:
+        return self._run(["podman", *args], timeout_s, check)
+
+    def _run(self, cmd: list[str], timeout_s: float, check: bool = True) -> str:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=timeout_s, cwd=ROOT)
+        with open(self.log, "a") as log:
+            log.write(f"$ {' '.join(cmd)}\n{done.stdout}{done.stderr}\n")
+        if check and done.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd[:6])} ... failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        return done.stdout
+
+    def containers(self, service: str | None = None, running: bool = True) -> list[str]:
+        label = [f"--filter=label=io.podman.compose.project={self.project}"]
+        if service:
+            label.append(f"--filter=label=io.podman.compose.service={service}")
+        out = self.podman("ps", *([] if running else ["-a"]), *label, "--format", "{{.Names}}", check=False)
+        return sorted(out.split())
+
+    def health(self, container: str) -> str:
+        out = self.podman("inspect", container, "--format", "{{json .State.Health}}", check=False).strip()
+        try:
+            return json.loads(out).get("Status", "") if out and out != "null" else ""
+        except json.JSONDecodeError:
+            return ""
+
+    # -- starting in the file's order ---------------------------------------------------------
+
+    def services(self) -> list[str]:
+        """The services of the profile, dependencies first."""
+        wanted = {
+            name
+            for name, spec in self.spec["services"].items()
+            if not spec.get("profiles") or self.profile in spec["profiles"]
+        }
+        ordered: list[str] = []
+
+        def visit(name: str) -> None:
+            if name in ordered:
+                return
+            for dep in self.spec["services"][name].get("depends_on", {}):
+                visit(dep)
+            ordered.append(name)
+
+        for name in sorted(wanted):
+            visit(name)
+        return ordered
+
+    def up(self, timeout_s: float = 300) -> None:
+        """Start every service of the profile, each once its dependencies meet their conditions."""
+        self.start_health_ticks()
+        for service in self.services():
+            for dep, rule in self.spec["services"][service].get("depends_on", {}).items():
+                self.wait_for(dep, rule.get("condition", "service_started"), timeout_s)
+            self.compose("up", "-d", "--no-deps", service)
+
+    def wait_for(self, service: str, condition: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            names = self.containers(service, running=False)
+            if condition == "service_completed_successfully" and names:
+                codes = [self.podman("wait", name, timeout_s=timeout_s).strip() for name in names]
+                assert codes == ["0"] * len(names), f"{service} exited with {codes}: {self.logs(service)}"
+                return
+            if condition == "service_healthy" and names and all(self.health(n) == "healthy" for n in names):
+                return
+            if condition == "service_started" and self.containers(service):
+                return
+            assert time.monotonic() < deadline, (
+                f"{service} not {condition} within {timeout_s:.0f} s: {self.logs(service)}"
+            )
+            time.sleep(1.0)
+
+    def wait_healthy(self, service: str, timeout_s: float, count: int = 1) -> list[str]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            names = self.containers(service)
+            if len(names) >= count and all(self.health(n) == "healthy" for n in names):
+                return names
+            assert time.monotonic() < deadline, (
+                f"{service}: {[(n, self.health(n)) for n in names]} after {timeout_s:.0f} s: {self.logs(service)}"
+            )
+            time.sleep(1.0)
+
+    def logs(self, service: str, lines: int = 40) -> str:
+        return "\n".join(
+            self.podman("logs", "--tail", str(lines), n, check=False) for n in self.containers(service, False)
+        )
+
+    # -- what systemd timers would do ---------------------------------------------------------
+
+    def start_health_ticks(self) -> None:
+        def tick() -> None:
+            while not self._ticking.wait(HEALTH_TICK_S):
+                for name in self.containers():
+                    subprocess.run(["podman", "healthcheck", "run", name], capture_output=True, env=self.env)
+
+        threading.Thread(target=tick, name="health-ticks", daemon=True).start()
+
+    def down(self) -> None:
+        self._ticking.set()
+        self.compose("down", "-v", "-t", "10", timeout_s=300)

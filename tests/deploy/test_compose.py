@@ -1,0 +1,116 @@
+"""docker-compose.yml, started for real: podman and podman-compose on this machine, the CPU profile,
+the project's images built from the file. No registry is reachable here, so deploy/local-images.sh
+first builds the base images the Dockerfiles name (a Debian root file system from debootstrap, with
+Python; Kafka from Maven Central's jars) under their official names; see compose_helpers for what
+podman 4.3 cannot do and what stands in for it."""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from compose_helpers import ROOT, Stack, needed_tools, podman_env
+from http_helpers import free_port, get
+from kafka_helpers import committed_total
+
+from facestream import kafka_clients
+from facestream.schemas import unpack_alert, unpack_detection, unpack_frame
+
+PARTITIONS = 6  # FACESTREAM_PARTITIONS: room for the three detector replicas, and more
+DETECTOR_GROUP = "facestream-detector"
+
+
+def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path) -> None:
+    missing = needed_tools()
+    assert not missing, f"{missing} missing: apt-get install podman runc debootstrap (.ci/run does)"
+    bin_dir = str(Path(sys.executable).parent)  # the images script asks facestream for Kafka's jars
+    subprocess.run(
+        ["bash", str(ROOT / "deploy" / "local-images.sh")],
+        check=True,
+        timeout=1200,
+        env=podman_env(PATH=f"{bin_dir}:{os.environ['PATH']}"),
+    )
+    kafka_port, page_port = free_port(), free_port()
+    stack = Stack(
+        f"fstest{uuid.uuid4().hex[:6]}",
+        "cpu",
+        {
+            "FACESTREAM_COMPOSE_KAFKA_PORT": str(kafka_port),
+            "FACESTREAM_DASHBOARD_PORT": str(page_port),
+            "FACESTREAM_PARTITIONS": str(PARTITIONS),
+        },
+        tmp_path / "compose.log",
+    )
+    stack.compose("build", timeout_s=1800)
+    bootstrap = f"127.0.0.1:{kafka_port}"
+    try:
+        stack.up()
+        for service in ("detector", "pose", "alerting", "dashboard"):
+            stack.wait_healthy(service, timeout_s=300)
+
+        # Events and alerts flow, read from the host through the published port.
+        cameras = wait_for_records(bootstrap, "detections", lambda found: {"portraits", "annotated"} <= found)
+        kinds = wait_for_records(bootstrap, "alerts", lambda found: {"stranger", "fall"} <= found, kind=True)
+        assert {"portraits", "annotated"} <= cameras and {"stranger", "fall"} <= kinds
+        status, state = get(page_port, "/api/state")
+        assert status == 200 and {c["camera_id"] for c in state["cameras"]} == {"portraits", "annotated", "corridor"}
+
+        # Three replicas share the detector group's partitions, then one takes them all again.
+        stack.compose("up", "-d", "--no-deps", "--scale", "detector=3", "detector")
+        assert len(stack.wait_healthy("detector", timeout_s=300, count=3)) == 3
+        assert members_with_partitions(bootstrap, 3) == 3
+        stack.compose("up", "-d", "--no-deps", "--scale", "detector=1", "detector")
+        for extra in stack.containers("detector")[1:]:  # what scaling in leaves running, stopped as compose does
+            stack.podman("stop", "-t", "30", extra)
+        assert len(stack.containers("detector")) == 1
+        assert members_with_partitions(bootstrap, 1) == 1
+
+        # Nothing lost: the cameras stop, the detector catches up, every frame has its event.
+        stack.compose("stop", "cameras")
+        frames = {(f.camera_id, f.frame_seq) for f in map(unpack_frame, values(bootstrap, "frames"))}
+        wait_until_committed(bootstrap, len(frames))
+        events = {(e.camera_id, e.frame_seq) for e in map(unpack_detection, values(bootstrap, "detections"))}
+        assert len(frames) > 100 and frames <= events, f"{len(frames - events)} of {len(frames)} frames lost"
+    except BaseException:
+        for service in stack.services():
+            print(f"--- {service}\n{stack.logs(service)}")
+        raise
+    finally:
+        stack.down()
+
+
+def values(bootstrap: str, topic: str) -> list[bytes]:
+    return [r.value() for r in kafka_clients.read_to_end(topic, bootstrap, timeout_s=60)]
+
+
+def wait_for_records(bootstrap: str, topic: str, done, kind: bool = False, timeout_s: float = 180) -> set[str]:
+    """Camera ids (or alert kinds) seen on ``topic`` once ``done(seen)`` holds."""
+    deadline, seen = time.monotonic() + timeout_s, set()
+    while not done(seen):
+        assert time.monotonic() < deadline, f"{topic}: only {sorted(seen)} after {timeout_s:.0f} s"
+        time.sleep(3)
+        for value in values(bootstrap, topic):
+            seen.add(unpack_alert(value).kind if kind else unpack_detection(value).camera_id)
+    return seen
+
+
+def members_with_partitions(bootstrap: str, count: int, timeout_s: float = 120) -> int:
+    """Once the detector group has ``count`` members and each owns partitions: ``count``."""
+    admin = kafka_clients.admin(bootstrap)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        group = admin.describe_consumer_groups([DETECTOR_GROUP])[DETECTOR_GROUP].result()
+        owned = [len(m.assignment.topic_partitions) for m in group.members]
+        if len(owned) == count and all(owned) and sum(owned) == PARTITIONS:
+            return count
+        assert time.monotonic() < deadline, f"the detector group has partitions {owned}, wanted {count} members"
+        time.sleep(2)
+
+
+def wait_until_committed(bootstrap: str, frames: int, timeout_s: float = 180) -> None:
+    deadline = time.monotonic() + timeout_s
+    while committed_total(bootstrap, DETECTOR_GROUP, "frames") < frames:
+        assert time.monotonic() < deadline, "the detector did not catch up with the frames"
+        time.sleep(2)

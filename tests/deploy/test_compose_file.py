@@ -1,0 +1,95 @@
+"""What can be checked of the deployment files without starting them, for both profiles (the GPU
+one cannot run here): the compose file resolves, every command it gives the facestream image is one
+the CLI accepts, every variable is documented, the images copy what exists and pin what the
+services need."""
+
+import re
+import subprocess
+import sys
+import tomllib
+
+import click
+import pytest
+import yaml
+from compose_helpers import COMPOSE_FILE, ROOT, podman_env
+
+from facestream import paths
+from facestream.tools.cli import cli
+
+SPEC = yaml.safe_load(COMPOSE_FILE.read_text())
+FACESTREAM_SERVICES = [name for name, s in SPEC["services"].items() if s["image"].startswith("facestream:")]
+DOCKERFILES = [ROOT / "Dockerfile", ROOT / "deploy" / "gpu.Dockerfile", ROOT / "deploy" / "kafka" / "Dockerfile"]
+
+
+@pytest.mark.parametrize("profile", ["cpu", "gpu"])
+def test_podman_compose_resolves_the_file(profile: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "podman_compose", "-f", str(COMPOSE_FILE), "--profile", profile, "config"],
+        capture_output=True,
+        text=True,
+        env=podman_env(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    resolved = yaml.safe_load(done.stdout)
+    assert ("detector-gpu" in resolved["services"]) == (profile == "gpu")
+
+
+@pytest.mark.parametrize("service", FACESTREAM_SERVICES)
+def test_every_facestream_command_in_the_file_is_one_the_cli_accepts(service: str) -> None:
+    # Variables at their defaults; the image's data folder is this machine's (the same layout, the same
+    # fetched files), so paths the CLI checks for existence are checked too.
+    args = [
+        re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", a).replace("/var/lib/facestream", str(paths.home()))
+        for a in SPEC["services"][service]["command"]
+    ]
+    group = cli.make_context("facestream", [], resilient_parsing=True)
+    command = cli.get_command(group, args[0])
+    assert command is not None, f"{service}: no facestream command {args[0]!r}"
+    rest = args[1:]
+    if isinstance(command, click.Group):  # e.g. models build-engine, gallery enroll
+        sub = command.get_command(group, rest[0])
+        assert sub is not None, f"{service}: no facestream {args[0]} {rest[0]!r}"
+        command, rest = sub, rest[1:]
+    command.make_context(args[0], rest)  # raises on an unknown option or a bad value
+
+
+def test_every_variable_the_file_reads_is_documented() -> None:
+    variables = set(re.findall(r"\$\{(\w+)", COMPOSE_FILE.read_text()))
+    documented = (ROOT / "docs" / "deploy.md").read_text()
+    assert variables and not [v for v in sorted(variables) if f"`{v}`" not in documented]
+
+
+def test_the_services_have_no_fixed_names_or_host_ports_where_they_scale() -> None:
+    for name, service in SPEC["services"].items():
+        assert "container_name" not in service, name
+        if name.startswith("detector") or name in ("pose", "alerting"):
+            assert "ports" not in service, f"{name} scales: no host port"
+
+
+@pytest.mark.parametrize("dockerfile", DOCKERFILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_dockerfile_copies_only_what_exists_and_runs_as_a_user(dockerfile) -> None:
+    text = dockerfile.read_text()
+    context = ROOT if dockerfile.parent.name != "kafka" else dockerfile.parent
+    made_by_the_images_script = {"lib/", "log4j2.xml"}  # deploy/local-images.sh puts them in the context
+    for line in re.findall(r"^COPY (?!--from)(.+)$", text, re.M):
+        for source in line.split()[:-1]:
+            if not source.startswith("--") and source not in made_by_the_images_script:
+                assert (context / source).exists(), f"{dockerfile.name}: COPY {source} does not exist"
+    assert re.search(r"^USER (?!root)\w+", text, re.M), f"{dockerfile.name} runs as root"
+
+
+def test_the_images_pin_every_package_the_services_need() -> None:
+    def names(path) -> dict[str, str]:
+        pins = [line.split("==") for line in path.read_text().splitlines() if "==" in line]
+        return {name.lower().replace("_", "-"): version for name, version in pins}
+
+    cpu, gpu = names(ROOT / "deploy" / "requirements.txt"), names(ROOT / "deploy" / "requirements-gpu.txt")
+    needed = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for requirement in needed:
+        name = re.split(r"[<>=\[ ;]", requirement)[0].lower()
+        assert name in cpu, f"deploy/requirements.txt does not pin {name}"
+    assert "torch" not in cpu and "torch" not in gpu  # exporting only; the services never import it
+    swapped = {"onnxruntime": "onnxruntime-gpu"}
+    for name, version in cpu.items():
+        assert gpu.get(swapped.get(name, name)) == version or name in swapped, f"{name}: CPU and GPU pins differ"

@@ -1,0 +1,112 @@
+"""The dashboard on a test's own topics of the real broker: its access token, an alert's evidence
+frame read back from Kafka, unreadable records counted and said, and the page in Chromium."""
+
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+from browser_helpers import chromium, console_errors, count, images_loaded, wait_until
+from http_helpers import free_port, get
+
+from facestream import kafka_clients
+from facestream.dashboard.config import DashboardConfig, dashboard_command
+from facestream.schemas import (
+    Alert,
+    DetectionEvent,
+    Face,
+    Frame,
+    ModelRef,
+    Sighting,
+    pack_alert,
+    pack_detection,
+    pack_frame,
+)
+
+TOKEN = "s3cret-token"
+MODEL = ModelRef("yunet", "2023mar", "0" * 64)
+
+
+@pytest.fixture
+def page_on_topics(bootstrap: str, tmp_path: Path):
+    tag = uuid.uuid4().hex[:10]
+    names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts")}
+    kafka_clients.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
+    port = free_port()
+    config = DashboardConfig(
+        port=port,
+        token=TOKEN,
+        frames_topic=names["frames"],
+        detections_topic=names["detections"],
+        poses_topic=names["poses"],
+        alerts_topic=names["alerts"],
+    )
+    log = tmp_path / "dashboard.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(dashboard_command(config), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 60)
+        yield names, port, log
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0, log.read_text()[-3000:]
+
+
+def fetch(port: int, path: str, headers: dict | None = None) -> tuple[int, bytes, str]:
+    """(status, body, Set-Cookie) of ``path``."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=15) as response:
+            return response.status, response.read(), response.headers.get("set-cookie", "")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), ""
+
+
+def test_the_token_guards_everything_but_health(page_on_topics) -> None:
+    _names, port, _log = page_on_topics
+    assert fetch(port, "/")[0] == 401 and fetch(port, "/api/state")[0] == 401 and fetch(port, "/metrics")[0] == 401
+    assert fetch(port, "/?token=wrong")[0] == 401
+    assert get(port, "/healthz")[0] == 200 and get(port, "/readyz")[0] == 200  # for the orchestrator
+    status, body, cookie = fetch(port, f"/?token={TOKEN}")
+    assert status == 200 and b"facestream" in body and "facestream_token" in cookie and "HttpOnly" in cookie
+    assert fetch(port, "/api/state", {"Cookie": f"facestream_token={TOKEN}"})[0] == 200
+    assert fetch(port, "/api/state", {"Authorization": f"Bearer {TOKEN}"})[0] == 200
+
+
+def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
+    page_on_topics, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    names, port, log = page_on_topics
+    producer = kafka_clients.producer("dashboard-test", bootstrap)
+    photo = (sample_dir / "biden.jpg").read_bytes()
+    now = time.time_ns()
+    frame = Frame("gate", 7, now, 1280, 2082, photo)
+    face = Face((574.0, 225.0, 820.0, 546.0), 0.94)
+    event = DetectionEvent("e7", "gate", 7, now, now + 200_000_000, MODEL, 1280, 2082, (face,))
+    sighting = Sighting("e7", 7, now, face.box, 0.11)
+    alert = Alert("alert-1", "stranger", "new", "gate", now, now, (sighting,), 1)
+    with chromium() as page:
+        page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
+        wait_until("the page live", lambda: "live" in page.find_element("id", "status").text, 20)
+        kafka_clients.send(producer, names["frames"], pack_frame(frame), key=b"gate")
+        producer.flush(10)
+        time.sleep(0.5)  # the event after its frame, as the detector makes it
+        kafka_clients.send(producer, names["detections"], pack_detection(event), key=b"gate")
+        kafka_clients.send(producer, names["detections"], b"\x93not an event", key=b"gate")
+        kafka_clients.send(producer, names["alerts"], pack_alert(alert), key=b"gate")
+        producer.flush(10)
+        wait_until("the gate's tile with a face", lambda: count(page, ".tile[data-camera=gate] rect.face") == 1, 30)
+        wait_until("the alert", lambda: count(page, ".alert[data-kind=stranger][data-state=new]") == 1, 30)
+        wait_until("its evidence frame", lambda: images_loaded(page, ".alert img") == 1, 30)
+        assert console_errors(page) == []
+        page.save_screenshot(str(tmp_path / "page.png"))
+    status, jpeg, _ = fetch(port, "/evidence/alert-1.jpg", {"Authorization": f"Bearer {TOKEN}"})
+    assert status == 200 and jpeg[:2] == b"\xff\xd8" and len(jpeg) > 10_000  # the photo, with its box drawn
+    assert fetch(port, "/evidence/nope.jpg", {"Authorization": f"Bearer {TOKEN}"})[0] == 404
+    status, metrics, _ = fetch(port, "/metrics", {"Authorization": f"Bearer {TOKEN}"})
+    line = f'facestream_dashboard_unreadable_records_total{{topic="{names["detections"]}"}} 1.0'
+    assert line in metrics.decode()
+    assert f"unreadable record at {names['detections']}/" in log.read_text()
