@@ -55,7 +55,12 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
         kinds = wait_for_records(bootstrap, "alerts", lambda found: {"stranger", "fall"} <= found, kind=True)
         assert {"portraits", "annotated"} <= cameras and {"stranger", "fall"} <= kinds
         status, state = get(page_port, "/api/state")
-        assert status == 200 and {c["camera_id"] for c in state["cameras"]} == {"portraits", "annotated", "corridor"}
+        assert status == 200 and {c["camera_id"] for c in state["cameras"]} == {
+            "portraits",
+            "annotated",
+            "corridor",
+            "lobby",
+        }
 
         # Three replicas share the detector group's partitions, then one takes them all again.
         stack.compose("up", "-d", "--no-deps", "--scale", "detector=3", "detector")
