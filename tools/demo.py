@@ -67,22 +67,18 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
     corridor = samples.fall_footage(log_dir / "corridor", FALL_FPS)
     pose = PoseConfig(group="facestream-demo-pose", frames_topic=CORRIDOR_TOPIC, max_wait_ms=100.0)
     started_ns = time.time_ns()
-    children = [
-        _spawn("detector", log_dir, detector_command(detector)),
-        _spawn("pose", log_dir, pose_command(pose)),
-        _spawn(
-            "alerting", log_dir, alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS))
-        ),
-        _spawn("producer", log_dir, producer_command(list(cameras.items()), fps=fps, loop=True)),
-        _spawn(
-            "corridor",
-            log_dir,
-            producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, topic=CORRIDOR_TOPIC),
-        ),
-    ]
+    commands = {
+        "detector": detector_command(detector),
+        "pose": pose_command(pose),
+        "alerting": alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS)),
+        "producer": producer_command(list(cameras.items()), fps=fps, loop=True),
+        "corridor": producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, topic=CORRIDOR_TOPIC),
+    }
     if dashboard_port:
         page = DashboardConfig(port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")
-        children.append(_spawn("dashboard", log_dir, dashboard_command(page)))
+        commands["dashboard"] = dashboard_command(page)
+    children = {name: _spawn(log_dir / f"{name}.log", command) for name, command in commands.items()}
+    if dashboard_port:
         click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser)", err=True)
     click.echo(
         f"streaming {len(cameras)} cameras at {fps:g} fps and a corridor at {FALL_FPS:g}; logs in {log_dir}; "
@@ -91,13 +87,13 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
     )
     counts: dict[str, int] = {}
     try:
-        for line, kind in _since(started_ns, duration, children):
+        for line, kind in _since(started_ns, duration, children, log_dir):
             click.echo(line)
             counts[kind] = counts.get(kind, 0) + 1
     except KeyboardInterrupt:
         pass
     finally:
-        for proc in reversed(children):
+        for proc in reversed(children.values()):
             _stop(proc)
     click.echo(", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing arrived", err=True)
     if not any(kind.startswith("events") for kind in counts):
@@ -120,8 +116,8 @@ def _ensure_broker() -> None:
     )
 
 
-def _spawn(name: str, log_dir: Path, cmd: list[str]) -> subprocess.Popen:
-    log = open(log_dir / f"{name}.log", "wb")
+def _spawn(log_path: Path, cmd: list[str]) -> subprocess.Popen:
+    log = open(log_path, "wb")
     return subprocess.Popen(
         cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
     )
@@ -137,9 +133,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-def _since(started_ns: int, duration: float, children: list[subprocess.Popen]):
+def _since(started_ns: int, duration: float, children: dict[str, subprocess.Popen], log_dir: Path):
     """(line to print, what it counts as) for each detection event and alert made after
-    ``started_ns``, until ``duration`` passes or a child dies."""
+    ``started_ns``, until ``duration`` passes or a child dies (then the end of its log says why)."""
     from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, unpack_alert, unpack_detection
     from facestream.tools.alerts import describe as describe_alert
     from facestream.tools.events import describe as describe_event
@@ -147,9 +143,11 @@ def _since(started_ns: int, duration: float, children: list[subprocess.Popen]):
     end = time.monotonic() + duration if duration else None
 
     def done() -> bool:
-        for child in children:
+        for name, child in children.items():
             if child.poll() is not None:
-                raise click.ClickException(f"{' '.join(child.args[:3])} exited with code {child.returncode}")
+                log = log_dir / f"{name}.log"
+                tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:])
+                raise click.ClickException(f"the {name} exited with code {child.returncode}; the end of {log}:\n{tail}")
         return end is not None and time.monotonic() >= end
 
     for msg in kafka_clients.records([DETECTIONS_TOPIC, ALERTS_TOPIC], done):

@@ -2,6 +2,7 @@
 dashboard as they see it: in a real headless Chromium."""
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -102,3 +103,18 @@ def settled(port: int, within_s: float) -> bool:
             return True
         time.sleep(1)
     return False
+
+
+def test_a_demo_whose_dashboard_cannot_start_says_why(bootstrap: str, yunet_path, sample_dir) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "facestream", "demo", "--duration", "60", "--dashboard-port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    assert done.returncode == 1
+    assert "the dashboard exited with code 2" in done.stderr and "is the port taken?" in done.stderr, done.stderr
