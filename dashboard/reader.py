@@ -92,7 +92,7 @@ class GroupReader:
             time.sleep(self.config.groups_interval)
 
     def _groups(self, admin) -> list[dict]:
-        from confluent_kafka import ConsumerGroupTopicPartitions
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
         from confluent_kafka.admin import OffsetSpec
 
         timeout = max(5.0, self.config.groups_interval)
@@ -108,8 +108,6 @@ class GroupReader:
         partitions = {(tp.topic, tp.partition) for c in committed.values() for tp in c.topic_partitions}
         ends = {}
         if partitions:
-            from confluent_kafka import TopicPartition
-
             asked = {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}
             for tp, future in admin.list_offsets(asked, request_timeout=timeout).items():
                 ends[(tp.topic, tp.partition)] = future.result().offset

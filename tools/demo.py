@@ -77,9 +77,8 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
     if dashboard_port:
         page = DashboardConfig(port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")
         commands["dashboard"] = dashboard_command(page)
-    children = {name: _spawn(log_dir / f"{name}.log", command) for name, command in commands.items()}
-    if dashboard_port:
         click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser)", err=True)
+    children = {name: _spawn(log_dir / f"{name}.log", command) for name, command in commands.items()}
     click.echo(
         f"streaming {len(cameras)} cameras at {fps:g} fps and a corridor at {FALL_FPS:g}; logs in {log_dir}; "
         "Ctrl-C stops",
