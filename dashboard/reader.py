@@ -31,17 +31,12 @@ class RecordReader:
         self.unreadable = Counter(
             "facestream_dashboard_unreadable_records", "Records that broke their schema.", ["topic"], registry=registry
         )
-        self.unpack: dict[str, Callable] = {
-            **dict.fromkeys(config.frames_topics, unpack_frame),
-            config.detections_topic: unpack_detection,
-            config.poses_topic: unpack_pose,
-            config.alerts_topic: unpack_alert,
-        }
-        self.apply: dict[str, Callable] = {
-            **dict.fromkeys(config.frames_topics, state.on_frame),
-            config.detections_topic: state.on_event,
-            config.poses_topic: state.on_event,
-            config.alerts_topic: state.on_alert,
+        # Per topic: how its records are read, and what the state does with them.
+        self.handlers: dict[str, tuple[Callable, Callable]] = {
+            **dict.fromkeys(config.frames_topics, (unpack_frame, state.on_frame)),
+            config.detections_topic: (unpack_detection, state.on_event),
+            config.poses_topic: (unpack_pose, state.on_event),
+            config.alerts_topic: (unpack_alert, state.on_alert),
         }
 
     def start(self) -> None:
@@ -57,17 +52,18 @@ class RecordReader:
     def _run(self) -> None:
         # A topic made after the start (by the services) is found at the next metadata refresh.
         refresh = {"topic.metadata.refresh.interval.ms": 5000}
-        records = kafka_clients.records(list(self.unpack), lambda: False, False, on_assign=self._assigned, **refresh)
+        records = kafka_clients.records(list(self.handlers), lambda: False, False, on_assign=self._assigned, **refresh)
         for msg in records:
             topic = msg.topic()
+            unpack, apply = self.handlers[topic]
             try:
-                value = self.unpack[topic](msg.value())
+                value = unpack(msg.value())
             except SchemaError as exc:
                 self.unreadable.labels(topic).inc()
                 log.warning("unreadable record at %s/%d@%d: %s", topic, msg.partition(), msg.offset(), exc)
                 continue
             self.read.labels(topic).inc()
-            self.apply[topic](value)
+            apply(value)
 
 
 class GroupReader:
