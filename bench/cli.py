@@ -29,6 +29,18 @@ def _batches(_ctx, _param, value: str) -> tuple[int, ...]:
         raise click.BadParameter(f"expected comma-separated sizes like 1,8,16,32, got {value!r}") from None
 
 
+def _cpu_list(_ctx, _param, value: str) -> tuple[int, ...]:
+    """``12-15`` or ``0,2,4`` (or both, comma-separated) -> the core numbers; empty -> ()."""
+    cores: list[int] = []
+    try:
+        for part in filter(None, value.split(",")):
+            first, _, last = part.partition("-")
+            cores += range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise click.BadParameter(f"expected cores like 12-15 or 0,2,4, got {value!r}") from None
+    return tuple(cores)
+
+
 def _key_values(_ctx, _param, values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     pairs = tuple(tuple(v.split("=", 1)) for v in values)
     bad = [v for v, pair in zip(values, pairs) if len(pair) != 2 or not all(pair)]
@@ -272,9 +284,17 @@ Examples:
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
 @click.option(
+    "--frame-size",
+    type=parsed(parse_size, "WxH"),
+    default=None,
+    help="Frames of exactly WIDTHxHEIGHT (the photos scaled to cover it, centre-cropped), as a camera of that "
+    "resolution sends; default: the photos at 640 px wide, their own aspect.",
+)
+@click.option(
     "--variants",
     default="all,hw,gpu,all/keep,hw/keep,all/t4",
-    help="GPU decoder set-ups: backends all|hw|gpu|hybrid, then /keep (reuse Images), /tN (N host threads).",
+    help="GPU decoder set-ups: backends all|hw|gpu|hybrid, then /keep (reuse Images), /tN (N host threads), "
+    "/cN (N images per nvImageCodec call).",
 )
 @click.option("--cpu-threads", type=int, default=16, help="Threads of the CPU decoder, measured first.")
 @click.option("--repeats", type=int, default=3)
@@ -285,6 +305,7 @@ def decode(
     batch: int,
     height: int,
     width: int,
+    frame_size: tuple[int, int] | None,
     variants: str,
     cpu_threads: int,
     repeats: int,
@@ -299,6 +320,7 @@ def decode(
         batch=batch,
         height=height,
         width=width,
+        frame_size=frame_size,
         variants=tuple(v for v in variants.split(",") if v),
         cpu_threads=cpu_threads,
         repeats=repeats,
@@ -432,6 +454,7 @@ Examples:
   python -m bench e2e --model mogface.onnx --cameras 4,8,10,12 --batch 16 --provider cuda
   python -m bench e2e --model yunet --cameras 50,100,200,300 --replicas 2 --batch 64
   python -m bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --frame-size 640x480
+  python -m bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --producer-cpus 12-15 --profile-s 5
 """,
     context_settings={"show_default": True},
 )
@@ -459,6 +482,19 @@ Examples:
     "default: the photos at 640 px wide, their own aspect.",
 )
 @click.option(
+    "--producer-cpus",
+    callback=_cpu_list,
+    default="",
+    help="Pin the producer processes to these cores (e.g. 12-15) and the broker, detectors and reader to the "
+    "others; default: no pinning.",
+)
+@click.option(
+    "--profile-s",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    help="Sample every replica with py-spy for this many seconds in each step (needs py-spy; 0: never).",
+)
+@click.option(
     "--detect-arg", "detect_args", multiple=True, help="More options for detect, e.g. --detect-arg=--decode=gpu."
 )
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
@@ -475,6 +511,8 @@ def e2e(
     allow_random_weights: bool,
     cameras_per_producer: int,
     frame_size: tuple[int, int] | None,
+    producer_cpus: tuple[int, ...],
+    profile_s: float,
     detect_args: tuple[str, ...],
     out: Path | None,
 ) -> None:
@@ -495,5 +533,7 @@ def e2e(
         extra_detect_args=(*detect_args, *(("--allow-random-weights",) if allow_random_weights else ())),
         cameras_per_producer=cameras_per_producer,
         frame_size=frame_size,
+        producer_cpus=producer_cpus,
+        profile_s=profile_s,
     )
     run(cfg, _command("e2e"))

@@ -2,9 +2,10 @@
 
 Inside the detector on the H200, GPU decoding took 0.3-0.7 ms per frame against nvImageCodec's
 0.04-0.06 standalone. This benchmark times ``Preprocessor`` (the CPU pool) and ``GpuPreprocessor``
-under several ``GpuDecodeSettings`` on the same frames (the sample photos, 640 px wide), first with
-the GPU otherwise idle, then while an engine (YuNet FP16 at the same batch) replays on it without
-pause, as inference does in the detector. Each figure is the median of the repeats.
+under several ``GpuDecodeSettings`` on the same frames (the sample photos, 640 px wide, or all of one
+size as cameras send them), first with the GPU otherwise idle, then while an engine (YuNet FP16 at the
+same batch) replays on it without pause, as inference does in the detector. Each figure is the median
+of the repeats.
 """
 
 import statistics
@@ -32,6 +33,7 @@ class DecodeBenchConfig:
     batch: int
     height: int
     width: int
+    frame_size: tuple[int, int] | None  # (width, height) of every frame; None: the photos at 640 px wide
     variants: tuple[str, ...]  # e.g. "all", "hw/keep", "all/t4": GpuDecodeSettings.parse
     cpu_threads: int
     repeats: int
@@ -42,7 +44,7 @@ class DecodeBenchConfig:
 def run(cfg: DecodeBenchConfig, command: str) -> dict:
     for variant in cfg.variants:
         GpuDecodeSettings.parse(variant)  # a typo fails before anything is timed
-    frames = jpeg_corpus(cfg.width, cfg.frames)
+    frames = jpeg_corpus(cfg.width, cfg.frames, cfg.frame_size)
     batches = full_batches(frames, cfg.batch)
     missing = preprocess_gpu.available()
     load = _Load(cfg) if cfg.load and missing is None else None

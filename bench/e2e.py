@@ -6,14 +6,25 @@ producer (one process per ``cameras_per_producer`` cameras) with N cameras at th
 for a fixed time while one reader takes the events as a downstream service would. Capture-to-event
 latency is the reader's clock at arrival minus the frame's ``capture_ts_ns`` (same machine, same
 clock). Counts go up until p99 passes the latency limit.
+
+Producers, broker, detectors and reader share one machine here, unlike a deployment's edge cameras:
+``producer_cpus`` pins the producers to cores of their own (everything else gets the others), and each
+step records the cores every part kept busy. Each replica serves /metrics, scraped every second, so a
+step also records its stage busy times (decoding, inference, events) and a per-second timeline of its
+first seconds; ``profile_s`` samples every replica with py-spy for that long mid-step.
 """
 
 import os
+import re
+import shutil
+import socket
 import subprocess
+import sys
 import threading
 import time
+import urllib.request
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +36,7 @@ from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
 from facestream.detector_service import models
 from facestream.detector_service.config import DetectorConfig, detector_command
+from facestream.detector_service.stats import STAGES
 from facestream.producers.config import ProducerConfig, producer_command
 from facestream.schemas import unpack_detection
 
@@ -44,6 +56,8 @@ class E2EConfig:
     extra_detect_args: tuple[str, ...] = ()
     cameras_per_producer: int = 50  # one producer process paces at most this many cameras
     frame_size: tuple[int, int] | None = None  # (width, height) of every frame; None: the photos at 640 px wide
+    producer_cpus: tuple[int, ...] = ()  # cores the producers are pinned to, the rest to the others; (): no pinning
+    profile_s: float = 0.0  # py-spy each replica this long in the middle of each step (0: never)
 
 
 def run(cfg: E2EConfig, command: str) -> dict:
@@ -58,19 +72,31 @@ def run(cfg: E2EConfig, command: str) -> dict:
     logs = paths.home() / "bench" / f"e2e-{tag}"
     logs.mkdir(parents=True, exist_ok=True)
     log_files = [logs / f"detector-{i}.log" for i in range(cfg.replicas)]
+    broker_pid = LocalBroker().status().pid
+    cpus = _Cpus(cfg.producer_cpus)
+    cpus.pin_rest(os.getpid(), broker_pid)  # the reader, the broker and (inherited) the detectors
+    ports = [_free_port() for _ in log_files]
     # The replicas start once and serve every camera count, as long-running services do: a count's
     # cameras carry its own key prefix, and a count starts only after the last one's events are all in.
-    detectors = [_start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log) for log in log_files]
+    detectors = [
+        _start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log, port) for log, port in zip(log_files, ports)
+    ]
     rows, reader = [], None
     try:
         _wait_until_settled(detectors, log_files, f"e2e-{tag}", partitions, bootstrap)
         reader = _Reader(bootstrap, events)
-        meter = _CpuMeter([proc.pid for proc in detectors], LocalBroker().status().pid)
+        meter = _CpuMeter([proc.pid for proc in detectors], broker_pid)
         for count in cfg.cameras:
             meter.start()
-            row = _one(cfg, frames, reader, count, logs)
+            with _Stages(ports) as stages, _Profiles(cfg, detectors, logs, count):
+                row = _one(cfg, frames, reader, count, logs, cpus)
             row["cores_busy"] = meter.stop()
+            row["stages"] = stages.summary()
             row["detector_stats"] = [_last_stats_line(log) for log in log_files]
+            if cfg.profile_s:
+                row["profile"] = {
+                    f"detector-{i}": _profile_summary(logs / f"pyspy-{count}-{i}.txt") for i in range(cfg.replicas)
+                }
             rows.append(row)
             print(
                 f"{count:>4} cameras x {cfg.fps:g} fps, {cfg.replicas} replica(s): {row['events_per_s']:.0f} events/s, "
@@ -97,6 +123,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
         "machine": describe(),
         "model_name": model_name,
         "settings": settings_of(cfg),
+        "cpus": cpus.describe(),
         "logs": str(logs),
         "rows": rows,
         "max_cameras_within_limit": max((r["cameras"] for r in within), default=0),
@@ -109,7 +136,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     return result
 
 
-def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path) -> dict:
+def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path, cpus: "_Cpus") -> dict:
     """Stream ``count`` cameras for the configured time; what the reader saw of them."""
     prefix = f"n{count}"
     per_camera = int(cfg.fps * cfg.duration_s)
@@ -123,12 +150,20 @@ def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path)
         )
         cmd = producer_command(cameras[first : first + cfg.cameras_per_producer], config)
         with open(logs / f"producer-{prefix}-{first}.log", "wb") as log:  # the child keeps its own handle
-            producers.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+            producers.append(
+                subprocess.Popen(
+                    cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=cpus.pin_producer
+                )
+            )
     for proc in producers:
         if proc.wait(timeout=cfg.duration_s * 3 + 60):
             raise RuntimeError(f"a producer exited with {proc.returncode}; logs in {logs}")
     produced = per_camera * count
     lag = produced - reader.count(prefix)
+    # Frames a producer sent later than their schedule (it could not keep pace): a load generator short of CPU.
+    late = sum(
+        int(n) for log in logs.glob(f"producer-{prefix}-*.log") for n in re.findall(r"\((\d+) late", log.read_text())
+    )
     reader.wait_for(prefix, produced, timeout_s=10.0)
     latencies, arrivals = reader.taken(prefix)
     span = float(arrivals.max() - arrivals.min()) / 1e9 if len(arrivals) > 1 else 0.0
@@ -138,12 +173,14 @@ def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path)
         "frames_produced": produced,
         "events": len(latencies),
         "not_delivered_10s_after_end": produced - len(latencies),
-        "lag_at_end": lag,  # frames produced but not yet turned into events when the producers finished
+        "lag_at_end": lag,
+        "producer_late_frames": late,  # frames produced but not yet turned into events when the producers finished
         "events_per_s": round(len(latencies) / span, 1) if span else 0.0,
         "latency_ms_p50": round(float(np.percentile(latencies, 50)), 1) if len(latencies) else None,
         "latency_ms_p99": round(float(np.percentile(latencies, 99)), 1) if len(latencies) else float("inf"),
         "latency_ms_max": round(float(latencies.max()), 1) if len(latencies) else None,
         "latency_ms_p99_per_5s": _p99_by_window(latencies, arrivals, 5.0),
+        "latency_ms_p99_per_1s_first_10s": _p99_by_window(latencies, arrivals, 1.0)[:10],
     }
 
 
@@ -157,8 +194,11 @@ def _p99_by_window(latencies: np.ndarray, arrivals_ns: np.ndarray, window_s: flo
     return [round(float(np.percentile(latencies[window == w], 99)), 1) for w in np.unique(window)]
 
 
-def _start_detector(cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path) -> subprocess.Popen:
+def _start_detector(
+    cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path, metrics_port: int
+) -> subprocess.Popen:
     config = DetectorConfig(
+        metrics_port=metrics_port,
         model=cfg.model,
         group=group,
         batch=cfg.batch,
@@ -219,6 +259,190 @@ def _wait_until_settled(
             return
         time.sleep(1.0)
     raise RuntimeError(f"detector group {group} not settled within {timeout_s:.0f} s; logs in {logs[0].parent}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _Cpus:
+    """Producers on cores of their own and everything else (reader, broker, detectors) on the others, so
+    the load generator cannot take the detectors' cores; with no producer cores given, nothing is pinned."""
+
+    def __init__(self, producer_cpus: tuple[int, ...]) -> None:
+        allowed = os.sched_getaffinity(0)
+        self.producers = set(producer_cpus)
+        if self.producers - allowed:
+            raise ValueError(f"producer cores {sorted(self.producers - allowed)} are not among this machine's")
+        self.rest = allowed - self.producers
+        if not self.rest:
+            raise ValueError("the producer cores leave none for the broker and the detectors")
+
+    def pin_rest(self, *pids: int | None) -> None:
+        """Every thread of each process onto the other cores (threads and children made later inherit it)."""
+        if not self.producers:
+            return
+        for pid in filter(None, pids):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                os.sched_setaffinity(int(tid), self.rest)
+
+    def pin_producer(self) -> None:
+        """In a producer child before it runs (``preexec_fn``)."""
+        if self.producers:
+            os.sched_setaffinity(0, self.producers)
+
+    def describe(self) -> dict:
+        if not self.producers:
+            return {"pinned": False, "cores": len(self.rest)}
+        return {"pinned": True, "producers": sorted(self.producers), "rest": sorted(self.rest)}
+
+
+class _Stages:
+    """Each replica's /metrics scraped every second during a step: its stage busy times over the step
+    (seconds of decoding, inference, ... per second of wall time) and a timeline of its first seconds."""
+
+    FIRST_S = 15
+
+    def __init__(self, ports: list[int]) -> None:
+        self._ports = ports
+        self._samples: list[tuple[float, list[dict[str, float]]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> "_Stages":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        while True:
+            self._samples.append((time.monotonic(), [_scrape(port) for port in self._ports]))
+            if self._stop.wait(1.0):
+                self._samples.append((time.monotonic(), [_scrape(port) for port in self._ports]))
+                return
+
+    def summary(self) -> list[dict]:
+        if len(self._samples) < 2:
+            return []
+        (t0, first), (t1, last) = self._samples[0], self._samples[-1]
+        out = []
+        for i, (a, b) in enumerate(zip(first, last)):
+            frames, batches = b["frames"] - a["frames"], b["batches"] - a["batches"]
+            timeline = [(t, s[i]) for t, s in self._samples[: self.FIRST_S + 1]]
+            steps = list(zip(timeline, timeline[1:]))
+            out.append(
+                {
+                    "frames_per_s": round(frames / (t1 - t0), 1),
+                    "batch_avg": round(frames / batches, 1) if batches else None,
+                    "busy": {k: round((b[k] - a[k]) / (t1 - t0), 3) for k in STAGES},
+                    "first_s_frames": [round(y["frames"] - x["frames"]) for (_, x), (_, y) in steps],
+                    "first_s_decode_busy": [
+                        round((y["decode"] - x["decode"]) / (u - t), 2) for (t, x), (u, y) in steps
+                    ],
+                }
+            )
+        return out
+
+
+def _scrape(port: int) -> dict[str, float]:
+    """Frames, batches and stage seconds from one replica's /metrics."""
+    found = dict.fromkeys(("frames", "batches", *STAGES), 0.0)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+        for line in response.read().decode().splitlines():
+            name, _, value = line.rpartition(" ")
+            if name == "facestream_frames_total":
+                found["frames"] = float(value)
+            elif name == "facestream_batches_total":
+                found["batches"] = float(value)
+            elif name.startswith('facestream_stage_seconds_total{stage="'):
+                found[name.split('"')[1]] = float(value)
+    return found
+
+
+class _Profiles:
+    """py-spy on every replica for ``profile_s`` seconds, from a third into the step (native frames,
+    idle threads too, so waits show as well as work); raw stacks in the logs folder."""
+
+    def __init__(self, cfg: E2EConfig, detectors: list[subprocess.Popen], logs: Path, count: int) -> None:
+        self._cfg, self._detectors, self._logs, self._count = cfg, detectors, logs, count
+        self._timer: threading.Timer | None = None
+        self._procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> None:
+        if self._cfg.profile_s:
+            self._timer = threading.Timer(self._cfg.duration_s / 3, self._start)
+            self._timer.start()
+
+    def _start(self) -> None:
+        for i, proc in enumerate(self._detectors):
+            out = self._logs / f"pyspy-{self._count}-{i}.txt"
+            cmd = [
+                py_spy(),
+                "record",
+                "--pid",
+                str(proc.pid),
+                "--duration",
+                f"{self._cfg.profile_s:g}",
+                "--rate",
+                "100",
+            ]
+            cmd += ["--format", "raw", "--threads", "--idle", "--native", "--output", str(out)]
+            self._procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def __exit__(self, *_exc) -> None:
+        if self._timer is not None:
+            self._timer.join()
+        for proc in self._procs:
+            proc.wait(timeout=self._cfg.profile_s + 60)
+
+
+def py_spy() -> str:
+    """py-spy's program: on the PATH, or beside a package folder it was installed into (--target)."""
+    found = shutil.which("py-spy") or next(
+        (str(Path(entry) / "bin" / "py-spy") for entry in sys.path if (Path(entry) / "bin" / "py-spy").is_file()), None
+    )
+    if found is None:
+        raise RuntimeError("--profile-s needs py-spy (pip install py-spy)")
+    return found
+
+
+def _profile_summary(path: Path, top: int = 6) -> dict:
+    """Per thread: its samples, and the Python functions and the innermost (often native) frames it was
+    in most, as shares of its samples. py-spy's raw lines: ``thread (TID): NAME;outer;...;inner COUNT``."""
+    if not path.exists():
+        return {"error": "py-spy wrote nothing"}
+    threads: dict[str, tuple[Counter, Counter]] = defaultdict(lambda: (Counter(), Counter()))
+    for line in path.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        if not count.isdigit() or len(frames) < 2:
+            continue
+        name = frames[0].split(": ", 1)[-1]
+        python = [f for f in frames[1:] if ".py:" in f]
+        where, leaf = threads[name]
+        where[_without_line(python[-1]) if python else "(no Python frame)"] += int(count)
+        leaf[_without_line(frames[-1])] += int(count)
+    summary = {}
+    for name, (where, leaf) in sorted(threads.items(), key=lambda item: -sum(item[1][0].values())):
+        total = sum(where.values())
+        summary[name] = {
+            "samples": total,
+            "python": [[f, round(n / total, 3)] for f, n in where.most_common(top)],
+            "innermost": [[f, round(n / total, 3)] for f, n in leaf.most_common(top)],
+        }
+    return summary
+
+
+def _without_line(frame: str) -> str:
+    """``func (file.py:12)`` -> ``func (file.py)``; a native ``0x7f.. (libc.so.6)`` -> ``(libc.so.6)``."""
+    name, _, where = frame.partition(" (")
+    where = where.rstrip(")").rsplit(":", 1)[0]
+    return f"({where})" if name.startswith("0x") else f"{name} ({where})"
 
 
 class _CpuMeter:

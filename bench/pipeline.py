@@ -28,6 +28,7 @@ from facestream.detector_service.engine import Engine
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import STAGES, Stats
+from facestream.producers.encoder import cover_crop
 from facestream.schemas import Frame, pack_detection
 
 
@@ -50,14 +51,18 @@ class PipelineBenchConfig:
     embedder: str = "none"  # as detect --embedder takes it
 
 
-def jpeg_corpus(width: int, count: int) -> list[Frame]:
-    """The sample photos scaled to ``width`` and JPEG-encoded (quality 85), cycled to ``count`` frames."""
+def jpeg_corpus(width: int, count: int, frame_size: tuple[int, int] | None = None) -> list[Frame]:
+    """The sample photos scaled to ``width`` (or cover-cropped to ``frame_size``, as ``produce
+    --frame-size`` sends them) and JPEG-encoded (quality 85), cycled to ``count`` frames."""
     folder = samples.fetch()
     encoded = []
     for f in samples.PORTRAITS + samples.ANNOTATED:
         image = cv2.imread(str(folder / f.filename))
         h, w = image.shape[:2]
-        image = cv2.resize(image, (width, max(1, round(h * width / w))), interpolation=cv2.INTER_AREA)
+        if frame_size is not None:
+            image = cover_crop(image, *frame_size)
+        else:
+            image = cv2.resize(image, (width, max(1, round(h * width / w))), interpolation=cv2.INTER_AREA)
         data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
         encoded.append((data, image.shape[1], image.shape[0]))
     return [

@@ -84,7 +84,8 @@ class DetectorConfig:
     gpu_decoder: str = setting(
         DEFAULT_GPU_DECODER,
         "nvImageCodec set-up: backends all|hw|gpu|hybrid, then /keep (decode into the last batch's images), "
-        "/tN (N host threads); e.g. all, hw/keep/t4.",
+        "/tN (N host threads), /cN (N images per decoding call; default: the whole batch in one call); "
+        "e.g. all, hw/keep/t4.",
         parse=GpuDecodeSettings.parse,
         metavar="SETUP",
     )

@@ -1,4 +1,4 @@
-"""How nvImageCodec decodes JPEGs on the GPU, as ``--gpu-decoder`` spells it (``hw/keep``, ``all/t4``).
+"""How nvImageCodec decodes JPEGs on the GPU, as ``--gpu-decoder`` spells it (``hw/keep``, ``all/t4/c64``).
 
 Plain Python, so the command line can check and show the set-up without importing OpenCV or CuPy.
 """
@@ -25,27 +25,32 @@ class GpuDecodeSettings:
     backends: str = "hw"  # a key of BACKENDS
     cpu_threads: int = 0  # nvImageCodec's host threads per decoder; 0: one per core
     keep_images: bool = True  # decode into the previous batch's Images rather than allocate new ones
+    chunk: int = 0  # images per nvImageCodec call; 0: the whole batch in one call
 
     def __post_init__(self) -> None:
         if self.backends not in BACKENDS:
             raise ValueError(f"backends must be one of {', '.join(BACKENDS)}, got {self.backends!r}")
+        if self.chunk < 0:
+            raise ValueError(f"images per decoding call must be >= 1 (or 0: the whole batch), got {self.chunk}")
 
     @classmethod
     def parse(cls, text: str) -> "GpuDecodeSettings":
-        """``backends[/keep][/tN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4`` is the hardware
-        decoder, decoding into kept Images, 4 host threads; ``hw/keep`` (the defaults) is DEFAULT_GPU_DECODER."""
+        """``backends[/keep][/tN][/cN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4/c64`` is the hardware
+        decoder, decoding into kept Images, 4 host threads, 64 images per call; ``hw/keep`` (the defaults)
+        is DEFAULT_GPU_DECODER."""
         backends, *flags = text.split("/")
-        threads = 0
+        numbers = {"t": 0, "c": 0}  # host threads, images per call
         for flag in flags:
-            if flag[:1] == "t" and flag[1:].isdigit():
-                threads = int(flag[1:])
+            if flag[:1] in numbers and flag[1:].isdigit():
+                numbers[flag[0]] = int(flag[1:])
             elif flag != "keep":
-                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep or tN)")
-        return cls(backends=backends, cpu_threads=threads, keep_images="keep" in flags)
+                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep, tN or cN)")
+        return cls(backends=backends, cpu_threads=numbers["t"], keep_images="keep" in flags, chunk=numbers["c"])
 
     def __str__(self) -> str:
         """The ``--gpu-decoder`` spelling, which ``parse`` reads back."""
-        return self.backends + "/keep" * self.keep_images + (f"/t{self.cpu_threads}" if self.cpu_threads else "")
+        numbers = (f"/t{self.cpu_threads}" if self.cpu_threads else "") + (f"/c{self.chunk}" if self.chunk else "")
+        return self.backends + "/keep" * self.keep_images + numbers
 
 
 DEFAULT_GPU_DECODER = str(GpuDecodeSettings())  # "hw/keep": detect's and bench pipeline's default

@@ -12,16 +12,16 @@ def test_the_default_is_the_hardware_decoder_into_kept_images() -> None:
 
 
 def test_backends_then_flags_in_any_order() -> None:
-    expected = GpuDecodeSettings(backends="hw", cpu_threads=4, keep_images=True)
-    assert GpuDecodeSettings.parse("hw/keep/t4") == expected == GpuDecodeSettings.parse("hw/t4/keep")
+    expected = GpuDecodeSettings(backends="hw", cpu_threads=4, keep_images=True, chunk=64)
+    assert GpuDecodeSettings.parse("hw/keep/t4/c64") == expected == GpuDecodeSettings.parse("hw/c64/t4/keep")
 
 
-@pytest.mark.parametrize("text", ["fast", "hw/quick", "gpu/t", "/keep"])
+@pytest.mark.parametrize("text", ["fast", "hw/quick", "gpu/t", "/keep", "hw/c", "hw/c-1"])
 def test_a_misspelt_set_up_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         GpuDecodeSettings.parse(text)
 
 
-@pytest.mark.parametrize("text", ["hw/keep", "all", "all/t4", "hybrid/keep/t2"])
+@pytest.mark.parametrize("text", ["hw/keep", "all", "all/t4", "hybrid/keep/t2", "hw/keep/c64", "all/t4/c32"])
 def test_the_spelling_reads_back(text: str) -> None:
     assert str(GpuDecodeSettings.parse(text)) == text
