@@ -13,7 +13,7 @@ import numpy as np
 
 from facestream.detector_service import graph_rewrite
 from facestream.detector_service.models.base import Detections, InputSpec, InputTransform, Thresholds
-from facestream.detector_service.postprocess import select
+from facestream.detector_service.postprocess import select_batch
 from facestream.schemas import ModelRef
 
 # BGR mean and std of the official preprocessing; the extra /255 after them is part of it too
@@ -56,16 +56,15 @@ class MogFace:
     ) -> list[Detections]:
         anchors = self.anchors(input_hw)
         scores = outputs["scores"].astype(np.float32)
-        deltas = outputs["deltas"].astype(np.float32)
-        results = []
-        for i in range(len(scores)):
-            idx = np.flatnonzero(scores[i] > thresholds.score_threshold)
-            boxes = boxes_from_deltas(anchors[outputs["anchor"][i, idx]], deltas[i, idx])
-            # The official boxes are inclusive pixel indices (x1 = x0 + w - 1); events use
-            # continuous coordinates (x1 = x0 + w), which scale back to the frame exactly.
-            boxes[:, 2:] += 1.0
-            results.append(select(boxes, scores[i, idx], None, thresholds))
-        return results
+        passing = scores > thresholds.score_threshold
+        image, rank = np.nonzero(passing)  # every image's candidates at once, grouped by image
+        boxes = boxes_from_deltas(
+            anchors[outputs["anchor"][image, rank]], outputs["deltas"][image, rank].astype(np.float32)
+        )
+        # The official boxes are inclusive pixel indices (x1 = x0 + w - 1); events use
+        # continuous coordinates (x1 = x0 + w), which scale back to the frame exactly.
+        boxes[:, 2:] += 1.0
+        return select_batch(boxes, scores[image, rank], None, passing.sum(axis=1), thresholds)
 
     def anchors(self, input_hw: tuple[int, int]) -> np.ndarray:
         if input_hw not in self._anchors:

@@ -21,7 +21,7 @@ from facestream.detector_service.models.base import (
     fetch_patched,
     save_stamped,
 )
-from facestream.detector_service.postprocess import select
+from facestream.detector_service.postprocess import select_batch
 from facestream.schemas import ModelRef
 
 WEIGHTS = PackagedFile(
@@ -92,7 +92,7 @@ class YuNet:
     def to_detections(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], thresholds: Thresholds
     ) -> list[Detections]:
-        """All images' candidates at once (one pass of array arithmetic per batch), then NMS per image."""
+        """All images' candidates at once: one pass of array arithmetic and one NMS call per batch."""
         passing = outputs["scores"] > thresholds.score_threshold  # (N, K), best first per image
         image, rank = np.nonzero(passing)  # grouped by image
         col, row, stride = self._grid(input_hw)[outputs["anchor"][image, rank]].T
@@ -107,11 +107,7 @@ class YuNet:
             axis=-1,
         )
         scores = outputs["scores"][image, rank]
-        ends = np.cumsum(passing.sum(axis=1))
-        return [
-            select(boxes[lo:hi], scores[lo:hi], landmarks[lo:hi], thresholds)
-            for lo, hi in zip(np.concatenate([[0], ends[:-1]]), ends)
-        ]
+        return select_batch(boxes, scores, landmarks, passing.sum(axis=1), thresholds)
 
     def _grid(self, input_hw: tuple[int, int]) -> np.ndarray:
         """Each anchor's (column, row, stride), in the network's output order (stride, then row-major)."""

@@ -1,15 +1,56 @@
 import numpy as np
 
 from facestream.detector_service.models.base import Detections, Thresholds
-from facestream.detector_service.postprocess import nms, select, to_frames
+from facestream.detector_service.postprocess import select, select_batch, to_frames
 from facestream.detector_service.preprocess import Placed
+
+
+def greedy(boxes: np.ndarray, scores: np.ndarray, thresholds: Thresholds) -> list[int]:
+    """The textbook selection, box by box, that select_batch must match: filter, best top_k, greedy NMS, cap."""
+    order = [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if scores[i] > thresholds.score_threshold]
+    kept: list[int] = []
+    for i in order[: thresholds.top_k]:
+        if len(kept) == thresholds.max_faces:
+            break
+        if all(box_iou(boxes[i], boxes[k]) <= thresholds.nms_iou for k in kept):
+            kept.append(i)
+    return kept
+
+
+def box_iou(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    inter = max(min(a[2], b[2]) - max(a[0], b[0]), 0) * max(min(a[3], b[3]) - max(a[1], b[1]), 0)
+    union = max(a[2] - a[0], 0) * max(a[3] - a[1], 0) + max(b[2] - b[0], 0) * max(b[3] - b[1], 0) - inter
+    return inter / union if union > 0 else 0.0
 
 
 def test_nms_keeps_best_of_overlapping_boxes() -> None:
     boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30], [0, 0, 10, 10.5]], dtype=np.float32)
-    assert nms(boxes, iou_threshold=0.5, max_out=10).tolist() == [0, 2]
-    assert nms(boxes, iou_threshold=0.9, max_out=10).tolist() == [0, 1, 2]
-    assert nms(boxes, iou_threshold=0.5, max_out=1).tolist() == [0]
+    scores = np.array([0.9, 0.8, 0.7, 0.6], dtype=np.float32)
+    assert select(boxes, scores, None, Thresholds(0.0, 0.5)).boxes.tolist() == boxes[[0, 2]].tolist()
+    assert select(boxes, scores, None, Thresholds(0.0, 0.9)).boxes.tolist() == boxes[[0, 1, 2]].tolist()
+    assert select(boxes, scores, None, Thresholds(0.0, 0.5, max_faces=1)).boxes.tolist() == boxes[[0]].tolist()
+
+
+def test_a_batch_selects_exactly_what_each_image_alone_would() -> None:
+    """Random crowded images (boxes past the edges too, tied scores, an empty image) through one call,
+    against the box-by-box selection of each image on its own; boxes of different images never interact."""
+    rng = np.random.default_rng(7)
+    for thresholds in (Thresholds(0.3, 0.3), Thresholds(0.5, 0.45, top_k=12, max_faces=5), Thresholds(0.0, 0.0)):
+        counts = np.array([40, 0, 25, 60, 1])
+        total = counts.sum()
+        corner = rng.uniform(-30, 600, (total, 2))
+        boxes = np.hstack([corner, corner + rng.uniform(5, 80, (total, 2))]).astype(np.float32)
+        boxes[::3] = boxes[1::3][: len(boxes[::3])] + 1  # near-duplicates across and within images
+        scores = rng.choice(np.linspace(0, 1, 21), total).astype(np.float32)  # many ties
+        landmarks = rng.uniform(0, 600, (total, 5, 2)).astype(np.float32)
+        batch = select_batch(boxes, scores, landmarks, counts, thresholds)
+        assert len(batch) == len(counts)
+        for image, (lo, hi) in enumerate(zip(np.cumsum(counts) - counts, np.cumsum(counts))):
+            expected = [lo + i for i in greedy(boxes[lo:hi], scores[lo:hi], thresholds)]
+            assert batch[image].boxes.tolist() == boxes[expected].tolist(), (thresholds, image)
+            assert batch[image].scores.tolist() == scores[expected].tolist()
+            assert batch[image].landmarks.tolist() == landmarks[expected].tolist()
 
 
 def test_select_filters_sorts_and_caps() -> None:
