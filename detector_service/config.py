@@ -55,6 +55,15 @@ class DetectorConfig:
         "camera's next event as skipped_before): for a heavy model that need not see every frame, e.g. body pose.",
         minimum=1,
     )
+    max_fps_per_camera: float | None = setting(
+        None,
+        "Process at most N frames a second of each camera, newest first (a backlog yields its latest frames): "
+        "the others are skipped, counted per camera and announced on the camera's next event (skipped_before). "
+        "Frames at least 1/N s apart are taken, so a camera at exactly N fps may lose one to jitter. "
+        "Default: every frame.",
+        minimum=0.01,
+        metavar="N",
+    )
     fetch_queue_mb: int = setting(
         256,
         "MiB of frames fetched ahead of the batches at most (librdkafka's queued.max.messages.kbytes): with the "
@@ -64,6 +73,13 @@ class DetectorConfig:
     max_wait_ms: float = setting(50.0, "Longest wait for a batch to fill, from its first frame.", minimum=0)
     provider: str = setting(
         "auto", "ONNX Runtime execution provider; auto tries tensorrt, cuda, cpu in turn.", choices=PROVIDER_CHOICES
+    )
+    device: int | None = setting(
+        None,
+        "The GPU to run on, numbered among those visible (CUDA_VISIBLE_DEVICES, when set, lists them): one replica "
+        "per GPU with --device 0, --device 1, ... Default: the first.",
+        minimum=0,
+        metavar="N",
     )
     input_size: tuple[int, int] | None = setting(
         None, "Network input WIDTHxHEIGHT (default: the model's).", parse=parse_size, show=show_size, metavar="WxH"

@@ -54,6 +54,14 @@ class StatsCollector:
         for camera, count in sorted(s.skipped_nth.items()):
             passed_over.add_metric([camera], count)
         yield passed_over
+        over_rate = CounterMetricFamily(
+            "facestream_frames_over_rate",
+            "Frames skipped to keep within --max-fps-per-camera, by camera",
+            labels=["camera"],
+        )
+        for camera, count in sorted(s.skipped_rate.items()):
+            over_rate.add_metric([camera], count)
+        yield over_rate
         stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
         for name in STAGES:
             stages.add_metric([name], getattr(s, f"{name}_s"))

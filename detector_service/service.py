@@ -11,7 +11,7 @@ from concurrent.futures import Future, wait
 from prometheus_client import CollectorRegistry
 
 from facestream import health, kafka_clients, logs
-from facestream.detector_service import metrics, models, transactions
+from facestream.detector_service import gpu_choice, metrics, models, transactions
 from facestream.detector_service.batcher import Batcher
 from facestream.detector_service.config import DetectorConfig
 from facestream.detector_service.consumer import GroupMember
@@ -21,9 +21,10 @@ from facestream.detector_service.events import Publisher
 from facestream.detector_service.limits import FrameLimits, LimitError
 from facestream.detector_service.models.base import Thresholds
 from facestream.detector_service.processor import FrameProcessor, Pending
+from facestream.detector_service.rate_limit import RateLimit
 from facestream.detector_service.stats import Stats, StatsReporter
 from facestream.errors import BrokerError, ModelError
-from facestream.schemas import SchemaError, unpack_frame
+from facestream.schemas import Frame, SchemaError, unpack_frame
 from facestream.signals import StopOnSignals
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 
 def build_processor(config: DetectorConfig) -> FrameProcessor:
     """Model file -> plugin, engine (warmed up) and processor, refusing random weights unless allowed."""
+    if config.device is not None:  # before any CUDA library starts in this process
+        gpu_choice.use_gpu(config.device)
     path = models.resolve(config.model)
     metadata = models.read_metadata(path)
     model = models.plugin_for(metadata, str(path))
@@ -94,6 +97,7 @@ class DetectorService:
         # so there are never more runs than frames in flight.
         self._skipped: dict[str, deque[list]] = {}
         self._seen: dict[str, int] = {}  # camera -> frames taken, for --every-nth
+        self._rate = RateLimit(config.max_fps_per_camera) if config.max_fps_per_camera else None
         self._fatal: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -129,13 +133,16 @@ class DetectorService:
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval)
         log.info(
-            "detector %s, batch %d, max wait %.0f ms, group %s%s%s: %s -> %s",
+            "detector %s, batch %d, max wait %.0f ms, group %s%s%s%s: %s -> %s",
             self.processor.describe(),
             cfg.batch,
             cfg.max_wait_ms,
             cfg.group,
             ", exactly-once" if cfg.exactly_once else "",
             f", one frame in {cfg.every_nth} per camera" if cfg.every_nth > 1 else "",
+            f", at most {cfg.max_fps_per_camera:g} frames/s per camera (newest first; the others skipped, counted)"
+            if cfg.max_fps_per_camera
+            else "",
             cfg.frames_topic,
             cfg.detections_topic,
         )
@@ -192,33 +199,18 @@ class DetectorService:
     # -- one batch ----------------------------------------------------------------------------
 
     def _begin(self, messages: list) -> Pending | None:
-        """Track each message, dead-letter unreadable ones, start decoding the rest."""
+        """Track each message, dead-letter unreadable ones, skip what is asked to be skipped (too old,
+        over the rate, passed over), start decoding the rest."""
+        readable = [(msg, frame) for msg in messages if (frame := self._readable(msg)) is not None]
+        old = {id(frame) for _, frame in readable if self._too_old(frame)}
+        over = self._rate.over([f for _, f in readable if id(f) not in old]) if self._rate is not None else set()
         frames, sources = [], []
-        for msg in messages:
-            if msg.error():
-                log.warning("consumer error: %s", msg.error())
-                continue
-            if not self.member.owns(msg):  # revoked while the batch filled: the new owner has it
-                continue
-            self.member.tracker.track((msg.topic(), msg.partition()), msg.offset())
-            self.stats.frames += 1
-            if msg.key() is None:  # frames are keyed by camera: one without breaks its camera's order
-                self._dead_letter(msg, "key", SchemaError("Frame", "key", "the record has no key (its camera id)"))
-                continue
-            try:
-                frame = unpack_frame(msg.value())
-            except SchemaError as exc:
-                self._dead_letter(msg, "schema", exc)
-                continue
-            problem = self.limits.problem(len(msg.value() or b""), frame)
-            if problem is not None:
-                self._dead_letter(msg, "limits", LimitError(problem))
-                continue
-            if self._too_old(frame):
-                self._skip(msg, frame)
-                continue
-            if self._passed_over(frame):
-                self._skip(msg, frame, too_old=False)
+        for msg, frame in readable:  # in order: a camera's skips and takes make its runs (see _skip)
+            reason = "old" if id(frame) in old else "rate" if id(frame) in over else None
+            if reason is None and self._passed_over(frame):
+                reason = "nth"
+            if reason is not None:
+                self._skip(msg, frame, reason)
                 continue
             runs = self._skipped.get(frame.camera_id)
             if runs:
@@ -226,6 +218,30 @@ class DetectorService:
             frames.append(frame)
             sources.append(msg)
         return self.processor.begin(frames, sources) if frames else None
+
+    def _readable(self, msg) -> Frame | None:
+        """The frame of a record this replica owns, tracked; None for an error, a record revoked while
+        the batch filled, or one dead-lettered (no key, bad schema, over the limits)."""
+        if msg.error():
+            log.warning("consumer error: %s", msg.error())
+            return None
+        if not self.member.owns(msg):  # revoked while the batch filled: the new owner has it
+            return None
+        self.member.tracker.track((msg.topic(), msg.partition()), msg.offset())
+        self.stats.frames += 1
+        if msg.key() is None:  # frames are keyed by camera: one without breaks its camera's order
+            self._dead_letter(msg, "key", SchemaError("Frame", "key", "the record has no key (its camera id)"))
+            return None
+        try:
+            frame = unpack_frame(msg.value())
+        except SchemaError as exc:
+            self._dead_letter(msg, "schema", exc)
+            return None
+        problem = self.limits.problem(len(msg.value() or b""), frame)
+        if problem is not None:
+            self._dead_letter(msg, "limits", LimitError(problem))
+            return None
+        return frame
 
     def _finish(self, pending: Pending) -> None:
         self._await(pending.future)
@@ -267,18 +283,19 @@ class DetectorService:
         seen = self._seen[frame.camera_id] = self._seen.get(frame.camera_id, -1) + 1
         return seen % self.config.every_nth != 0
 
-    def _skip(self, msg, frame, too_old: bool = True) -> None:
-        """A frame too old to matter, or passed over by ``--every-nth``: no event, its offset done,
-        counted and remembered for the camera's next event; a too-old one is said for the camera's
-        first skip and every 100th (passing over is what was asked for: said once, at start)."""
-        count = self.stats.count_skipped(frame.camera_id, too_old)
+    def _skip(self, msg, frame, reason: str) -> None:
+        """A frame too old to matter, over the camera's rate or passed over by ``--every-nth`` (``reason``
+        old, rate, nth): no event, its offset done, counted and remembered for the camera's next event. A
+        too-old one is said for the camera's first skip and every 100th (the other two are what was asked
+        for: said once, at start)."""
+        count = self.stats.count_skipped(frame.camera_id, reason)
         runs = self._skipped.setdefault(frame.camera_id, deque())
         if runs and runs[-1][2]:
             runs[-1][0], runs[-1][1] = frame.frame_seq, runs[-1][1] + 1
         else:
             runs.append([frame.frame_seq, 1, True])
         self.member.tracker.done((msg.topic(), msg.partition()), msg.offset())
-        if too_old and logs.worth_saying(count):
+        if reason == "old" and logs.worth_saying(count):
             age_s = (time.time_ns() - frame.capture_ts_ns) / 1e9
             log.warning(
                 "camera %s: skipping frame %d, captured %.1f s ago (over --max-frame-age-s %g; %d skipped so far)",

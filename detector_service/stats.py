@@ -27,6 +27,7 @@ class Stats:
     dead_letter_reasons: dict[str, int] = field(default_factory=dict)  # by stage: key, schema, limits, decode
     skipped_old: dict[str, int] = field(default_factory=dict)  # frames over --max-frame-age-s, by camera
     skipped_nth: dict[str, int] = field(default_factory=dict)  # frames passed over by --every-nth, by camera
+    skipped_rate: dict[str, int] = field(default_factory=dict)  # frames over --max-fps-per-camera, by camera
     dropped_revoked: int = 0  # outcomes of frames whose partition was revoked while they were in flight
     batches: int = 0
     slow_batches: int = 0  # batches that ran long enough to need keep-alive polls (see GroupMember)
@@ -46,10 +47,10 @@ class Stats:
         self.dead_letters += 1
         self.dead_letter_reasons[reason] = self.dead_letter_reasons.get(reason, 0) + 1
 
-    def count_skipped(self, camera_id: str, too_old: bool = True) -> int:
-        """Count one frame of ``camera_id`` skipped as too old (or passed over by --every-nth); return
-        how many of that camera so far, for that reason."""
-        counts = self.skipped_old if too_old else self.skipped_nth
+    def count_skipped(self, camera_id: str, reason: str = "old") -> int:
+        """Count one frame of ``camera_id`` skipped as too old (``reason`` old), over its rate (rate) or
+        passed over by --every-nth (nth); return how many of that camera so far, for that reason."""
+        counts = {"old": self.skipped_old, "rate": self.skipped_rate, "nth": self.skipped_nth}[reason]
         counts[camera_id] = counts.get(camera_id, 0) + 1
         return counts[camera_id]
 
@@ -66,6 +67,7 @@ class Stats:
             + (f" ({reasons})" if reasons else "")
             + (f" skipped-old {sum(self.skipped_old.values())}" if self.skipped_old else "")
             + (f" skipped-nth {sum(self.skipped_nth.values())}" if self.skipped_nth else "")
+            + (f" skipped-rate {sum(self.skipped_rate.values())}" if self.skipped_rate else "")
             + (f" dropped-revoked {self.dropped_revoked}" if self.dropped_revoked else "")
             + (f" slow-batches {self.slow_batches}" if self.slow_batches else "")
             + " "
@@ -82,6 +84,7 @@ class Stats:
             "dead_letter_reasons": dict(self.dead_letter_reasons),
             "skipped_old": sum(self.skipped_old.values()),
             "skipped_nth": sum(self.skipped_nth.values()),
+            "skipped_rate": sum(self.skipped_rate.values()),
             "dropped_revoked": self.dropped_revoked,
             "batches": self.batches,
             "slow_batches": self.slow_batches,

@@ -13,7 +13,9 @@ from facestream.schemas import FRAMES_TOPIC
 class ProducerConfig:
     fps: float = setting(10.0, "Frames per second per camera (0: as fast as possible).", minimum=0)
     loop: bool = setting(False, "Start a file source again at its end.")
-    max_frames: int | None = setting(None, "Stop each camera after N frames.", minimum=1)
+    max_frames: int | None = setting(
+        None, "Stop each camera after N frames (sent, refused or held back by --motion-gate).", minimum=1
+    )
     jpeg_quality: int = setting(85, "JPEG quality of the frames sent.", minimum=1, maximum=100)
     max_width: int = setting(1280, "Scale wider frames down (0: never).", minimum=0)
     frame_size: tuple[int, int] | None = setting(
@@ -23,6 +25,20 @@ class ProducerConfig:
         parse=parse_size,
         show=show_size,
         metavar="WxH",
+    )
+    motion_gate: bool = setting(
+        False,
+        "Send a frame only when the scene changed since the camera's last frame sent (and a keyframe at least "
+        "every --keyframe-s); the frames held back are counted and announced on the next frame (skipped_before).",
+    )
+    motion_min_area: float = setting(
+        0.001,
+        "With --motion-gate: the fraction of the frame that must change for it to be sent.",
+        minimum=0.00001,
+        maximum=1.0,
+    )
+    keyframe_s: float = setting(
+        5.0, "With --motion-gate: send a frame at least this often however quiet the scene.", minimum=0.1
     )
     topic: str = setting(FRAMES_TOPIC, "Topic to publish frames to.")
     max_frame_bytes: int = setting(

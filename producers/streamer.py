@@ -3,7 +3,8 @@
 One thread serves every camera in order of its next due time (a heap), so N cameras at F fps cost
 one loop, not N threads. The cameras start spread over one frame period, as independent cameras
 run out of step. A camera that falls behind does not burst to catch up: its schedule is reset and
-the late frames are counted.
+the late frames are counted. With a motion gate, a frame of an unchanged scene is held back (counted,
+its sequence number used) and the next frame sent says how many were.
 """
 
 import heapq
@@ -19,6 +20,7 @@ from confluent_kafka import KafkaException, Producer
 from facestream import kafka_clients, logs
 from facestream.producers.config import ProducerConfig
 from facestream.producers.encoder import JpegEncoder
+from facestream.producers.motion import MotionGate
 from facestream.producers.sources import CaptureSource, ImageSource, open_source
 from facestream.schemas import Frame, pack_frame
 from facestream.signals import StopOnSignals
@@ -37,6 +39,9 @@ class Camera:
     late: int = 0
     refused: int = 0  # frames never sent: over --max-frame-bytes, or refused by the client
     failed: int = 0  # frames sent that the broker did not take
+    gated: int = 0  # frames held back by the motion gate (the scene had not changed)
+    held: int = 0  # of those, the ones since the camera's last frame sent: its next frame's skipped_before
+    gate: MotionGate | None = None
     due: float = 0.0
     done: bool = False
     _frames: Iterator[tuple[str | None, np.ndarray]] | None = field(default=None, repr=False)
@@ -62,19 +67,22 @@ class StreamStats:
     bytes: int = 0
     errors: int = 0  # delivery errors
     refused: int = 0
+    gated: int = 0  # held back by the motion gate
     started: float = field(default_factory=time.monotonic)
 
     def line(self, cameras: list[Camera]) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         per_camera = " ".join(f"{c.camera_id}={c.sent}" + _troubles(c) for c in cameras)
+        captured = self.sent + self.refused + self.gated
+        gated = f", held back by the motion gate {self.gated} ({self.gated / captured:.0%})" if self.gated else ""
         return (
             f"sent {self.sent} frames ({self.sent / elapsed:.1f} fps), acked {self.acked}, "
-            f"{self.bytes / 1e6:.1f} MB, delivery errors {self.errors}, refused {self.refused} | {per_camera}"
+            f"{self.bytes / 1e6:.1f} MB, delivery errors {self.errors}, refused {self.refused}{gated} | {per_camera}"
         )
 
 
 def _troubles(camera: Camera) -> str:
-    counts = {"late": camera.late, "refused": camera.refused, "failed": camera.failed}
+    counts = {"late": camera.late, "refused": camera.refused, "failed": camera.failed, "gated": camera.gated}
     said = ", ".join(f"{n} {name}" for name, n in counts.items() if n)
     return f" ({said})" if said else ""
 
@@ -92,6 +100,9 @@ class Streamer:
         # loudly before anything is sent): still images are then read and kept once for all cameras.
         sources = {spec: open_source(spec) for _, spec in cameras}
         self.cameras = [Camera(cid, sources[spec], next_seq=first) for cid, spec in cameras]
+        if config.motion_gate:
+            for camera in self.cameras:
+                camera.gate = MotionGate(config.motion_min_area, config.keyframe_s)
         self.period = 1.0 / config.fps if config.fps > 0 else 0.0
         self.config = config
         self.encoder = JpegEncoder(config.jpeg_quality, config.max_width, config.frame_size)
@@ -101,6 +112,13 @@ class Streamer:
 
     def run(self) -> StreamStats:
         kafka_clients.check_reachable(self.bootstrap)
+        if self.config.motion_gate:
+            log.info(
+                "motion gate: a frame is sent when %.2g of it changed since the camera's last frame sent, "
+                "and at least every %g s; the others are held back and counted",
+                self.config.motion_min_area,
+                self.config.keyframe_s,
+            )
         producer = kafka_clients.producer("facestream-producer", self.bootstrap)  # JPEGs: no compression
         now = time.monotonic()
         # Independent cameras are not in step: their first frames spread over one period, so N
@@ -147,8 +165,14 @@ class Streamer:
             camera.done = True
             return
         capture_ts_ns = time.time_ns()
+        if camera.gate is not None and not camera.gate.wants(read[1], time.monotonic()):
+            camera.gated += 1
+            camera.held += 1
+            self.stats.gated += 1
+            self._next(camera)
+            return
         data, width, height = self._encode(*read)
-        frame = Frame(camera.camera_id, camera.next_seq, capture_ts_ns, width, height, data)
+        frame = Frame(camera.camera_id, camera.next_seq, capture_ts_ns, width, height, data, skipped_before=camera.held)
         payload = pack_frame(frame)
         if len(payload) > self.config.max_frame_bytes:
             self._refuse(camera, f"{len(payload):,} bytes, over --max-frame-bytes {self.config.max_frame_bytes:,}")
@@ -162,12 +186,19 @@ class Streamer:
                     on_delivery=self._on_delivery(camera, camera.next_seq),
                 )
                 camera.sent += 1
+                camera.held = 0
                 self.stats.sent += 1
                 self.stats.bytes += len(payload)
             except KafkaException as exc:  # refused by the client at once: this frame only
                 self._refuse(camera, str(exc.args[0]))
-        camera.next_seq += 1  # a refused frame leaves a gap in the camera's sequence, as a lost one would
-        if self.config.max_frames is not None and camera.sent + camera.refused >= self.config.max_frames:
+        self._next(camera)
+
+    def _next(self, camera: Camera) -> None:
+        """Past the frame just taken (sent, refused or held back): its sequence number is used, as a lost
+        frame's would be, and the camera is due one period later."""
+        camera.next_seq += 1
+        taken = camera.sent + camera.refused + camera.gated
+        if self.config.max_frames is not None and taken >= self.config.max_frames:
             camera.done = True
         camera.due += self.period
         if self.period and time.monotonic() - camera.due > max(self.period, 0.05):  # no pace, never late

@@ -18,9 +18,10 @@ class Frame:
     height: int
     data: bytes
     encoding: str = "jpeg"
+    skipped_before: int = 0  # frames of this camera the producer did not send since its previous one (motion gate)
 
     def fields(self) -> dict[str, Any]:
-        return {
+        out = {
             "camera_id": self.camera_id,
             "frame_seq": self.frame_seq,
             "capture_ts_ns": self.capture_ts_ns,
@@ -29,6 +30,9 @@ class Frame:
             "encoding": self.encoding,
             "data": self.data,
         }
+        if self.skipped_before:
+            out["skipped_before"] = self.skipped_before
+        return out
 
 
 def frame_from_fields(fields: dict[str, Any]) -> Frame:
@@ -43,6 +47,7 @@ def frame_from_fields(fields: dict[str, Any]) -> Frame:
         height=f.integer(_TYPE, fields, "height", minimum=1),
         encoding=encoding,
         data=f.blob(_TYPE, fields, "data"),
+        skipped_before=f.integer(_TYPE, fields, "skipped_before", minimum=1) if "skipped_before" in fields else 0,
     )
 
 

@@ -183,6 +183,34 @@ def test_frames_older_than_the_limit_are_skipped_counted_and_announced(
     assert "skipped-old 5" in log and "camera cam: skipping frame 0" in log
 
 
+def test_a_backlog_over_the_camera_rate_yields_its_newest_frames_counted_and_announced(
+    bootstrap: str, topics: dict, produce_raw, tmp_path: Path
+) -> None:
+    # Two cameras' second at 30 fps waiting in Kafka, a detector held to 5 frames a second per camera:
+    # it answers at most five frames of each, 200 ms of capture time or more apart, the newest of a
+    # batch always among them, and every other frame is counted and announced (none silently dropped).
+    small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
+    start = time.time_ns()
+    for seq in range(30):
+        for camera in ("a", "b"):
+            frame = Frame(camera, seq, start + seq * 33_333_333, 64, 48, small)
+            produce_raw(topics["frames"], camera.encode(), pack_frame(frame))
+    args = detector_args(topics, max_fps_per_camera=5.0, batch=64, max_wait_ms=500.0)
+    log = run_service([sys.executable, "-m", "facestream", "detect", *args])
+    (tmp_path / "detect.log").write_text(log)
+    events = [unpack_detection(r.value()) for r in read_topic(bootstrap, topics["detections"], 10)]
+    for camera in ("a", "b"):
+        mine = sorted((e for e in events if e.camera_id == camera), key=lambda e: e.frame_seq)
+        captured = np.diff([e.capture_ts_ns for e in mine]) / 1e6
+        assert 4 <= len(mine) <= 6 and (captured >= 200).all(), (camera, [e.frame_seq for e in mine])
+        assert 29 in [e.frame_seq for e in mine]  # the newest frame of the backlog
+        assert sum(e.skipped_before for e in mine) == mine[-1].frame_seq + 1 - len(mine)  # each skip announced
+    summary = final_summary(tmp_path / "detect.log")
+    assert summary["skipped_rate"] == 60 - len(events) and summary["events"] == len(events), summary
+    assert committed_total(bootstrap, topics["group"], topics["frames"]) == 60  # skipped frames count as done
+    assert "at most 5 frames/s per camera" in log and "skipped-rate" in log
+
+
 def test_an_overloaded_detector_skips_late_frames_and_stays_current(topics: dict, sample_dir: Path, tmp_path) -> None:
     # Before: 4 cameras at 30 fps, above what YuNet on this machine's CPU answers, had nothing skipped,
     # and the last events were 29 s old. With --max-frame-age-s 2 the detector stays within seconds.

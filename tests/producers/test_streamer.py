@@ -64,3 +64,30 @@ def test_a_frame_the_broker_refuses_is_named_by_camera_and_frame(
     assert (stats.acked, stats.errors) == (2, 2)
     assert "camera big: frame 7 not delivered" in caplog.text and "MSG_SIZE_TOO_LARGE" in caplog.text
     assert "big=2 (2 failed)" in stats.line(streamer.cameras)
+
+
+def test_the_motion_gate_sends_a_quiet_camera_its_keyframes_and_says_what_it_held_back(
+    bootstrap: str, topics: dict, sample_dir: Path, tmp_path: Path
+) -> None:
+    capture = cv2.VideoCapture(str(sample_dir / "vtest.avi"))
+    first = capture.read()[1]
+    capture.release()
+    quiet = tmp_path / "quiet.avi"  # the street's first frame held for 2 s, with sensor noise
+    writer = cv2.VideoWriter(str(quiet), cv2.VideoWriter_fourcc(*"MJPG"), 20, (first.shape[1], first.shape[0]))
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        writer.write(np.clip(first + rng.normal(0, 4, first.shape), 0, 255).astype(np.uint8))
+    writer.release()
+    config = ProducerConfig(
+        fps=20.0, topic=topics["frames"], start_seq=0, motion_gate=True, keyframe_s=0.5, stats_interval=60.0
+    )
+    streamer = Streamer([("quiet", str(quiet))], config, bootstrap=bootstrap)
+    stats = streamer.run()
+    frames = sorted(
+        (unpack_frame(r.value()) for r in read_topic(bootstrap, topics["frames"], 4)), key=lambda f: f.frame_seq
+    )
+    seqs = [f.frame_seq for f in frames]
+    assert 4 <= len(frames) <= 5 and seqs[0] == 0, seqs  # the first frame, then one each 0.5 s
+    assert [f.skipped_before for f in frames] == [0, *(b - a - 1 for a, b in zip(seqs, seqs[1:]))]
+    assert (stats.sent, stats.gated) == (len(frames), 40 - len(frames))
+    assert "held back by the motion gate" in stats.line(streamer.cameras)

@@ -17,6 +17,12 @@ def test_round_trip() -> None:
     assert unpack_frame(pack_frame(VALID)) == VALID
 
 
+def test_frames_held_back_by_the_producer_ride_on_the_next_one() -> None:
+    gated = Frame("door", 9, 1, 640, 480, b"\xff\xd8jpeg", skipped_before=3)
+    assert unpack_frame(pack_frame(gated)) == gated
+    assert "skipped_before" not in msgpack.unpackb(pack_frame(VALID))  # absent when nothing was held back
+
+
 def test_unknown_fields_are_ignored() -> None:
     assert unpack_frame(raw(exposure_ms=8, tags=["a"])) == VALID
 
@@ -40,6 +46,8 @@ def test_unknown_fields_are_ignored() -> None:
         ({"encoding": "png"}, "encoding", "unsupported"),
         ({"data": b""}, "data", "empty"),
         ({"data": "text"}, "data", "bytes"),
+        ({"skipped_before": 0}, "skipped_before", ">= 1"),
+        ({"skipped_before": 2.0}, "skipped_before", "integer"),
     ],
 )
 def test_each_invalid_field_is_named(changes: dict, field: str, words: str) -> None:
