@@ -299,6 +299,12 @@ Examples:
 @click.option("--cpu-threads", type=int, default=16, help="Threads of the CPU decoder, measured first.")
 @click.option("--repeats", type=int, default=3)
 @click.option("--load/--no-load", default=True, help="Also time each decoder while YuNet keeps the GPU busy.")
+@click.option(
+    "--python-load",
+    type=click.FloatRange(0, 0.95),
+    default=0.0,
+    help="Also time each decoder while a thread of its process runs Python this share of the time (0: not).",
+)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "decode-jpeg.json")
 def decode(
     frames: int,
@@ -310,6 +316,7 @@ def decode(
     cpu_threads: int,
     repeats: int,
     load: bool,
+    python_load: float,
     out: Path,
 ) -> None:
     """JPEG decoding alone: the CPU pool and nvImageCodec set-ups side by side, GPU idle and busy."""
@@ -326,6 +333,7 @@ def decode(
         repeats=repeats,
         load=load,
         out=out,
+        python_load=python_load,
     )
     run(cfg, _command("decode"))
 
@@ -365,6 +373,32 @@ def embedding(out: Path | None, faces: tuple[int, ...], **options) -> None:
         f"embedding-{options['embedder']}-{_name(options['model'])}-{options['precision']}-{options['provider']}.json"
     )
     run(EmbeddingBenchConfig(faces=faces, out=out or RESULTS / name, **options), _command("embedding"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  python -m bench gate                                      # vtest.avi and a quiet scene, YuNet on the CPU
+  python -m bench gate --min-area 0.001,0.01 --keyframe-s 2
+""",
+    context_settings={"show_default": True},
+)
+@click.option(
+    "--min-area",
+    "min_areas",
+    default="0.0005,0.001,0.002,0.005,0.01,0.02,0.05",
+    callback=lambda _c, _p, v: tuple(float(x) for x in v.split(",")),
+    help="--motion-min-area values to try, comma-separated.",
+)
+@click.option("--keyframe-s", type=click.FloatRange(min=0.1), default=5.0, help="As for produce --keyframe-s.")
+@click.option("--quiet-s", type=click.FloatRange(min=1), default=60.0, help="Length of the quiet scene.")
+@click.option("--batch", type=int, default=16, help="Frames per inference of the detector (YuNet, CPU).")
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "gate-vtest-yunet-cpu.json")
+def gate(out: Path, **options) -> None:
+    """The motion gate: share of frames sent and recall of faces against sending every frame."""
+    from bench.gate import GateBenchConfig, run
+
+    run(GateBenchConfig(out=out, **options), _command("gate"))
 
 
 @bench.command(
@@ -455,6 +489,8 @@ Examples:
   python -m bench e2e --model yunet --cameras 50,100,200,300 --replicas 2 --batch 64
   python -m bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --frame-size 640x480
   python -m bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --producer-cpus 12-15 --profile-s 5
+  python -m bench e2e --model yunet.onnx --cameras 300,300,300 --every-count --warm-up-s 10 --frame-size 640x480
+  python -m bench e2e --model mogface.onnx --batch 16 --source vtest.avi --produce-arg=--motion-gate --cameras 10,20
 """,
     context_settings={"show_default": True},
 )
@@ -489,6 +525,21 @@ Examples:
     "others; default: no pinning.",
 )
 @click.option(
+    "--source",
+    default=None,
+    help="Every camera streams this source (e.g. a video file; as for produce); default: the photo folders.",
+)
+@click.option(
+    "--produce-arg", "produce_args", multiple=True, help="More options for produce, e.g. --produce-arg=--motion-gate."
+)
+@click.option(
+    "--warm-up-s",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    help="Stream the first camera count this long before measuring (reported apart): a fresh broker runs cold.",
+)
+@click.option("--every-count", is_flag=True, help="Measure every camera count, also past the first over the limit.")
+@click.option(
     "--profile-s",
     type=click.FloatRange(min=0),
     default=0.0,
@@ -512,6 +563,10 @@ def e2e(
     cameras_per_producer: int,
     frame_size: tuple[int, int] | None,
     producer_cpus: tuple[int, ...],
+    source: str | None,
+    produce_args: tuple[str, ...],
+    warm_up_s: float,
+    every_count: bool,
     profile_s: float,
     detect_args: tuple[str, ...],
     out: Path | None,
@@ -534,6 +589,10 @@ def e2e(
         cameras_per_producer=cameras_per_producer,
         frame_size=frame_size,
         producer_cpus=producer_cpus,
+        source=source,
+        extra_produce_args=produce_args,
+        warm_up_s=warm_up_s,
+        every_count=every_count,
         profile_s=profile_s,
     )
     run(cfg, _command("e2e"))

@@ -4,8 +4,10 @@ Inside the detector on the H200, GPU decoding took 0.3-0.7 ms per frame against 
 0.04-0.06 standalone. This benchmark times ``Preprocessor`` (the CPU pool) and ``GpuPreprocessor``
 under several ``GpuDecodeSettings`` on the same frames (the sample photos, 640 px wide, or all of one
 size as cameras send them), first with the GPU otherwise idle, then while an engine (YuNet FP16 at the
-same batch) replays on it without pause, as inference does in the detector. Each figure is the median
-of the repeats.
+same batch) replays on it without pause, as inference does in the detector, and (``python_load``)
+while a thread of the same process runs Python half of the time, as the detector's event-building
+thread does: decoding needs the interpreter back for every image, so this shows what waiting for it
+costs. Each figure is the median of the repeats.
 """
 
 import statistics
@@ -39,6 +41,7 @@ class DecodeBenchConfig:
     repeats: int
     load: bool  # also time each variant while an engine keeps the GPU busy
     out: Path
+    python_load: float = 0.0  # also time each variant while a thread runs Python this share of the time
 
 
 def run(cfg: DecodeBenchConfig, command: str) -> dict:
@@ -68,10 +71,11 @@ def run(cfg: DecodeBenchConfig, command: str) -> dict:
         load.close()
     result["complete"] = True
     save(result, cfg.out)
-    print(f"{'decoder':<16} {'images/s':>10} {'under load':>11}")
+    print(f"{'decoder':<16} {'images/s':>10} {'under load':>11} {'Python busy':>12}")
     for row in rows:
         idle, loaded = row.get("images_per_s"), row.get("images_per_s_under_load")
-        print(f"{row['variant']:<16} {idle or '-':>10} {loaded or '-':>11} {row.get('error', '')}")
+        python = row.get("images_per_s_under_python_load")
+        print(f"{row['variant']:<16} {idle or '-':>10} {loaded or '-':>11} {python or '-':>12} {row.get('error', '')}")
     print(f"results: {cfg.out}")
     return result
 
@@ -92,6 +96,9 @@ def _measure(cfg: DecodeBenchConfig, variant: str, batches: list, load: "_Load |
         if load is not None:
             with load:
                 row["images_per_s_under_load"] = _images_per_s(decoder, batches, cfg.repeats)
+        if cfg.python_load:
+            with _PythonLoad(cfg.python_load):
+                row["images_per_s_under_python_load"] = _images_per_s(decoder, batches, cfg.repeats)
         return row
     finally:
         decoder.close()
@@ -105,6 +112,31 @@ def _images_per_s(decoder, batches: list, repeats: int) -> float:
             decoder.run(batch)
         rates.append(sum(len(b) for b in batches) / (time.perf_counter() - start))
     return round(statistics.median(rates), 1)
+
+
+class _PythonLoad:
+    """A thread that runs Python bytecode for ``share`` of each 10 ms and sleeps the rest."""
+
+    PERIOD_S = 0.01
+
+    def __init__(self, share: float) -> None:
+        self.share = share
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> None:
+        self._thread.start()
+
+    def __exit__(self, *_exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            busy_until = time.perf_counter() + self.PERIOD_S * self.share
+            while time.perf_counter() < busy_until:
+                sum(i * i for i in range(50))
+            time.sleep(self.PERIOD_S * (1 - self.share))
 
 
 class _Load:

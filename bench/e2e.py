@@ -57,6 +57,10 @@ class E2EConfig:
     cameras_per_producer: int = 50  # one producer process paces at most this many cameras
     frame_size: tuple[int, int] | None = None  # (width, height) of every frame; None: the photos at 640 px wide
     producer_cpus: tuple[int, ...] = ()  # cores the producers are pinned to, the rest to the others; (): no pinning
+    source: str | None = None  # every camera's source (e.g. a video); None: the photo folders, alternately
+    extra_produce_args: tuple[str, ...] = ()  # e.g. ("--motion-gate",)
+    warm_up_s: float = 0.0  # stream the first count this long, unmeasured, before the measured steps
+    every_count: bool = False  # measure every count, also past the first over the limit
     profile_s: float = 0.0  # py-spy each replica this long in the middle of each step (0: never)
 
 
@@ -81,21 +85,24 @@ def run(cfg: E2EConfig, command: str) -> dict:
     detectors = [
         _start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log, port) for log, port in zip(log_files, ports)
     ]
-    rows, reader = [], None
+    rows, reader, warm_up = [], None, None
     try:
         _wait_until_settled(detectors, log_files, f"e2e-{tag}", partitions, bootstrap)
         reader = _Reader(bootstrap, events)
         meter = _CpuMeter([proc.pid for proc in detectors], broker_pid)
-        for count in cfg.cameras:
+        if cfg.warm_up_s:  # the first count for a while, unmeasured: a broker that has just started runs cold
+            warm_up = _one(cfg, frames, reader, cfg.cameras[0], logs, cpus, "warm", cfg.warm_up_s)
+            print(f"warm-up: {cfg.cameras[0]} cameras for {cfg.warm_up_s:g} s, p99 {warm_up['latency_ms_p99']} ms")
+        for step, count in enumerate(cfg.cameras):
             meter.start()
-            with _Stages(ports) as stages, _Profiles(cfg, detectors, logs, count):
-                row = _one(cfg, frames, reader, count, logs, cpus)
+            with _Stages(ports) as stages, _Profiles(cfg, detectors, logs, step):
+                row = _one(cfg, frames, reader, count, logs, cpus, f"s{step}", cfg.duration_s)
             row["cores_busy"] = meter.stop()
             row["stages"] = stages.summary()
             row["detector_stats"] = [_last_stats_line(log) for log in log_files]
             if cfg.profile_s:
                 row["profile"] = {
-                    f"detector-{i}": _profile_summary(logs / f"pyspy-{count}-{i}.txt") for i in range(cfg.replicas)
+                    f"detector-{i}": _profile_summary(logs / f"pyspy-{step}-{i}.txt") for i in range(cfg.replicas)
                 }
             rows.append(row)
             print(
@@ -104,7 +111,9 @@ def run(cfg: E2EConfig, command: str) -> dict:
                 f"lag at end {row['lag_at_end']}, not delivered {row['not_delivered_10s_after_end']}",
                 flush=True,
             )
-            if row["latency_ms_p99"] > cfg.latency_limit_ms or row["not_delivered_10s_after_end"]:
+            if not cfg.every_count and (
+                row["latency_ms_p99"] > cfg.latency_limit_ms or row["not_delivered_10s_after_end"]
+            ):
                 break
     finally:
         if reader is not None:
@@ -124,6 +133,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
         "model_name": model_name,
         "settings": settings_of(cfg),
         "cpus": cpus.describe(),
+        "warm_up": warm_up,
         "logs": str(logs),
         "rows": rows,
         "max_cameras_within_limit": max((r["cameras"] for r in within), default=0),
@@ -136,19 +146,27 @@ def run(cfg: E2EConfig, command: str) -> dict:
     return result
 
 
-def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path, cpus: "_Cpus") -> dict:
-    """Stream ``count`` cameras for the configured time; what the reader saw of them."""
-    prefix = f"n{count}"
-    per_camera = int(cfg.fps * cfg.duration_s)
-    sources = [str(samples.portraits_dir()), str(samples.annotated_dir())]
-    cameras = [(f"{prefix}-cam-{cam:03d}", sources[cam % 2]) for cam in range(count)]
+def _one(
+    cfg: E2EConfig,
+    frames: str,
+    reader: "_Reader",
+    count: int,
+    logs: Path,
+    cpus: "_Cpus",
+    prefix: str,
+    duration_s: float,
+) -> dict:
+    """Stream ``count`` cameras (ids ``PREFIX-cam-N``) for ``duration_s``; what the reader saw of them."""
+    per_camera = int(cfg.fps * duration_s)
+    sources = [cfg.source] if cfg.source else [str(samples.portraits_dir()), str(samples.annotated_dir())]
+    cameras = [(f"{prefix}-cam-{cam:03d}", sources[cam % len(sources)]) for cam in range(count)]
     producers = []
     for first in range(0, count, cfg.cameras_per_producer):
         size = {"max_width": 640} if cfg.frame_size is None else {"frame_size": cfg.frame_size}
         config = ProducerConfig(
             fps=cfg.fps, loop=True, max_frames=per_camera, topic=frames, stats_interval=60.0, **size
         )
-        cmd = producer_command(cameras[first : first + cfg.cameras_per_producer], config)
+        cmd = [*producer_command(cameras[first : first + cfg.cameras_per_producer], config), *cfg.extra_produce_args]
         with open(logs / f"producer-{prefix}-{first}.log", "wb") as log:  # the child keeps its own handle
             producers.append(
                 subprocess.Popen(
@@ -156,20 +174,21 @@ def _one(cfg: E2EConfig, frames: str, reader: "_Reader", count: int, logs: Path,
                 )
             )
     for proc in producers:
-        if proc.wait(timeout=cfg.duration_s * 3 + 60):
+        if proc.wait(timeout=duration_s * 3 + 60):
             raise RuntimeError(f"a producer exited with {proc.returncode}; logs in {logs}")
-    produced = per_camera * count
+    texts = [log.read_text() for log in logs.glob(f"producer-{prefix}-*.log")]
+    # What the producers' final lines say they sent (a motion gate holds frames back), and the frames
+    # they sent later than their schedule (they could not keep pace: a load generator short of CPU).
+    produced = sum(int(n) for text in texts for n in re.findall(r"done: sent (\d+) frames", text))
+    late = sum(int(n) for text in texts for n in re.findall(r"\((\d+) late", text))
     lag = produced - reader.count(prefix)
-    # Frames a producer sent later than their schedule (it could not keep pace): a load generator short of CPU.
-    late = sum(
-        int(n) for log in logs.glob(f"producer-{prefix}-*.log") for n in re.findall(r"\((\d+) late", log.read_text())
-    )
     reader.wait_for(prefix, produced, timeout_s=10.0)
     latencies, arrivals = reader.taken(prefix)
     span = float(arrivals.max() - arrivals.min()) / 1e9 if len(arrivals) > 1 else 0.0
     return {
         "cameras": count,
         "producer_processes": len(producers),
+        "frames_captured": per_camera * count,
         "frames_produced": produced,
         "events": len(latencies),
         "not_delivered_10s_after_end": produced - len(latencies),
@@ -368,8 +387,8 @@ class _Profiles:
     """py-spy on every replica for ``profile_s`` seconds, from a third into the step (native frames,
     idle threads too, so waits show as well as work); raw stacks in the logs folder."""
 
-    def __init__(self, cfg: E2EConfig, detectors: list[subprocess.Popen], logs: Path, count: int) -> None:
-        self._cfg, self._detectors, self._logs, self._count = cfg, detectors, logs, count
+    def __init__(self, cfg: E2EConfig, detectors: list[subprocess.Popen], logs: Path, step: int) -> None:
+        self._cfg, self._detectors, self._logs, self._step = cfg, detectors, logs, step
         self._timer: threading.Timer | None = None
         self._procs: list[subprocess.Popen] = []
 
@@ -380,7 +399,7 @@ class _Profiles:
 
     def _start(self) -> None:
         for i, proc in enumerate(self._detectors):
-            out = self._logs / f"pyspy-{self._count}-{i}.txt"
+            out = self._logs / f"pyspy-{self._step}-{i}.txt"
             cmd = [
                 py_spy(),
                 "record",

@@ -100,9 +100,10 @@ class Streamer:
         # loudly before anything is sent): still images are then read and kept once for all cameras.
         sources = {spec: open_source(spec) for _, spec in cameras}
         self.cameras = [Camera(cid, sources[spec], next_seq=first) for cid, spec in cameras]
-        if config.motion_gate:
-            for camera in self.cameras:
-                camera.gate = MotionGate(config.motion_min_area, config.keyframe_s)
+        if config.motion_gate:  # keyframes spread over one interval, as the first frames are over one period
+            for i, camera in enumerate(self.cameras):
+                phase = config.keyframe_s * i / len(self.cameras)
+                camera.gate = MotionGate(config.motion_min_area, config.keyframe_s, phase)
         self.period = 1.0 / config.fps if config.fps > 0 else 0.0
         self.config = config
         self.encoder = JpegEncoder(config.jpeg_quality, config.max_width, config.frame_size)

@@ -28,6 +28,12 @@ def test_a_quiet_scene_sends_its_first_frame_and_keyframes_only(sample_dir: Path
     assert sent == [0, 10, 20, 30, 40], sent
 
 
+def test_a_phase_brings_the_first_keyframe_forward_only(sample_dir: Path) -> None:
+    gate = MotionGate(min_changed=0.001, keyframe_s=1.0, phase_s=0.3)
+    frames = quiet_scene(footage(sample_dir, 1)[0], 30)
+    assert [i for i, frame in enumerate(frames) if gate.wants(frame, now_s=i / 10)] == [0, 7, 17, 27]
+
+
 def test_pedestrians_walking_are_sent_and_the_reference_is_the_last_frame_sent(sample_dir: Path) -> None:
     frames = footage(sample_dir, 100)
     gate = MotionGate(min_changed=0.001, keyframe_s=60.0)
