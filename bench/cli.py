@@ -58,6 +58,16 @@ heads_option = click.option(
 )
 
 
+# What the cameras send (decode, e2e): frames of one size, or the photos as they are, 640 px wide.
+frame_size_option = click.option(
+    "--frame-size",
+    type=parsed(parse_size, "WxH"),
+    default=None,
+    help="Frames of exactly WIDTHxHEIGHT (the photos scaled to cover it, centre-cropped), as a camera of that "
+    "resolution sends; default: the photos at 640 px wide, their own aspect.",
+)
+
+
 @click.group()
 def bench() -> None:
     """Benchmarks: engine speed against PyTorch, and more."""
@@ -283,13 +293,7 @@ Examples:
 @click.option("--batch", type=int, default=256)
 @click.option("--height", type=int, default=480)
 @click.option("--width", type=int, default=640)
-@click.option(
-    "--frame-size",
-    type=parsed(parse_size, "WxH"),
-    default=None,
-    help="Frames of exactly WIDTHxHEIGHT (the photos scaled to cover it, centre-cropped), as a camera of that "
-    "resolution sends; default: the photos at 640 px wide, their own aspect.",
-)
+@frame_size_option
 @click.option(
     "--variants",
     default="all,hw,gpu,all/keep,hw/keep,all/t4",
@@ -510,13 +514,7 @@ Examples:
     default=50,
     help="Cameras paced by one producer process (more cameras, more processes).",
 )
-@click.option(
-    "--frame-size",
-    type=parsed(parse_size, "WxH"),
-    default=None,
-    help="Cameras send WIDTHxHEIGHT frames (the photos scaled to cover it, centre-cropped); "
-    "default: the photos at 640 px wide, their own aspect.",
-)
+@frame_size_option
 @click.option(
     "--producer-cpus",
     callback=_cpu_list,

@@ -15,6 +15,8 @@ Examples:
   facestream detect                                   # YuNet, group facestream-detector
   facestream detect --model yunet --group lobby --batch 16 --max-wait-ms 20
   facestream detect --model mogface.onnx --provider cuda    # from `facestream export mogface`
+  facestream detect --model mogface.onnx --device 1   # the second GPU: one replica per GPU
+  facestream detect --max-fps-per-camera 5            # at most 5 frames a second of each camera
   FACESTREAM_DETECT_BATCH=32 facestream detect        # any option from the environment
 """,
     context_settings={"show_default": True},

@@ -34,34 +34,36 @@ class StatsCollector:
             ),
         ):
             yield CounterMetricFamily(name, help_text, value=value)
-        reasons = CounterMetricFamily(
-            "facestream_dead_letters_by_reason",
-            "Frames dead-lettered, by why: key, schema, limits, decode",
-            labels=["reason"],
-        )
-        for reason, count in sorted(s.dead_letter_reasons.items()):
-            reasons.add_metric([reason], count)
-        yield reasons
-        skipped = CounterMetricFamily(
-            "facestream_frames_skipped", "Frames skipped as older than --max-frame-age-s, by camera", labels=["camera"]
-        )
-        for camera, count in sorted(s.skipped_old.items()):
-            skipped.add_metric([camera], count)
-        yield skipped
-        passed_over = CounterMetricFamily(
-            "facestream_frames_passed_over", "Frames not processed because of --every-nth, by camera", labels=["camera"]
-        )
-        for camera, count in sorted(s.skipped_nth.items()):
-            passed_over.add_metric([camera], count)
-        yield passed_over
-        over_rate = CounterMetricFamily(
-            "facestream_frames_over_rate",
-            "Frames skipped to keep within --max-fps-per-camera, by camera",
-            labels=["camera"],
-        )
-        for camera, count in sorted(s.skipped_rate.items()):
-            over_rate.add_metric([camera], count)
-        yield over_rate
+        for name, help_text, label, counts in (
+            (
+                "facestream_dead_letters_by_reason",
+                "Frames dead-lettered, by why: key, schema, limits, decode",
+                "reason",
+                s.dead_letter_reasons,
+            ),
+            (
+                "facestream_frames_skipped",
+                "Frames skipped as older than --max-frame-age-s, by camera",
+                "camera",
+                s.skipped_old,
+            ),
+            (
+                "facestream_frames_passed_over",
+                "Frames not processed because of --every-nth, by camera",
+                "camera",
+                s.skipped_nth,
+            ),
+            (
+                "facestream_frames_over_rate",
+                "Frames skipped to keep within --max-fps-per-camera, by camera",
+                "camera",
+                s.skipped_rate,
+            ),
+        ):
+            family = CounterMetricFamily(name, help_text, labels=[label])
+            for key, count in sorted(counts.items()):
+                family.add_metric([key], count)
+            yield family
         stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
         for name in STAGES:
             stages.add_metric([name], getattr(s, f"{name}_s"))

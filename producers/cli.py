@@ -14,6 +14,7 @@ Examples:
   facestream produce --camera a --source photos/ --camera b --source 'shots/*.jpg' --fps 2 --loop
   facestream produce --camera usb --source 0 --max-width 960 --jpeg-quality 80
   facestream produce --camera sim --source photos/ --frame-size 640x480 --fps 30 --loop
+  facestream produce --camera yard --source rtsp://10.0.0.8/s1 --motion-gate --keyframe-s 10
 """,
     context_settings={"show_default": True},
 )

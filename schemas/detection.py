@@ -51,7 +51,7 @@ class DetectionEvent:
     height: int
     faces: tuple[Face, ...]
     embedder: ModelRef | None = None  # which model made the faces' embeddings, when they have any
-    skipped_before: int = 0  # frames of this camera skipped as too old since its previous event
+    skipped_before: int = 0  # frames of this camera skipped (too old, over its rate) since its previous event
 
     def fields(self) -> dict[str, Any]:
         out = {**f.outcome_fields(self), "faces": [face.fields() for face in self.faces]}

@@ -55,7 +55,7 @@ class PoseEvent:
     width: int
     height: int
     persons: tuple[Person, ...]
-    skipped_before: int = 0  # frames of this camera not processed since its previous event (too old, or --every-nth)
+    skipped_before: int = 0  # frames of this camera not processed since its previous event (too old, rate, nth)
 
     def fields(self) -> dict[str, Any]:
         return {**f.outcome_fields(self), "persons": [person.fields() for person in self.persons]}
