@@ -26,6 +26,7 @@ from bench.pipeline import drive
 from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.engine import Engine
+from facestream.detector_service.postprocess import iou
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
 from facestream.producers.motion import MotionGate
@@ -126,18 +127,9 @@ def _recall(faces: list[np.ndarray], sent: np.ndarray) -> tuple[int, int]:
         if sent[t]:
             last = t
         total += len(boxes)
-        if last >= 0 and len(boxes):
-            found += int((_iou(boxes, faces[last]).max(axis=1, initial=0.0) >= MATCH_IOU).sum())
+        if last >= 0:
+            found += int(sum(iou(box, faces[last]).max(initial=0.0) >= MATCH_IOU for box in boxes))
     return found, total
-
-
-def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU of every box of ``a`` (N, 4) with every box of ``b`` (M, 4): (N, M)."""
-    top_left = np.maximum(a[:, None, :2], b[None, :, :2])
-    bottom_right = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    inter = np.prod(np.clip(bottom_right - top_left, 0, None), axis=2)
-    area_a, area_b = np.prod(a[:, 2:] - a[:, :2], axis=1), np.prod(b[:, 2:] - b[:, :2], axis=1)
-    return inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-9)
 
 
 class _Detector:

@@ -52,6 +52,16 @@ def select_batch(
     ]
 
 
+def iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Intersection over union of one (x0, y0, x1, y1) box with each of ``boxes``."""
+    w = np.maximum(np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0]), 0)
+    h = np.maximum(np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1]), 0)
+    inter = w * h
+    area = max(box[2] - box[0], 0) * max(box[3] - box[1], 0)
+    areas = np.maximum(boxes[:, 2] - boxes[:, 0], 0) * np.maximum(boxes[:, 3] - boxes[:, 1], 0)
+    return inter / np.maximum(area + areas - inter, 1e-9)
+
+
 def _rank_in_image(image: np.ndarray) -> np.ndarray:
     """Each element's place among its image's elements, for image numbers in ascending order."""
     return np.arange(len(image)) - np.searchsorted(image, image, side="left")

@@ -6,7 +6,7 @@ factor to between ``WIDTH`` and twice that across (averaging, which takes sensor
 factor is OpenCV's fast path) and lightly blurred, then compared with the last frame *sent*, not the
 previous one, so a slow change (a person edging in, the light going) adds up until it is sent. A pixel
 counts as changed when its grey level moved more than ``PIXEL_DELTA``; the frame goes when at least
-``min_changed`` of its pixels did. About 0.3 ms a frame at 768x576 on one core (``python -m bench gate``).
+``min_changed`` of its pixels did. About 0.25 ms a frame at 768x576 on one core (``python -m bench gate``).
 """
 
 import cv2
