@@ -510,17 +510,17 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
         )
     yunet = [r for r in measured if _model_name(r) == "yunet"]
     repeated = [r for r in yunet if sum(row["cameras"] == 300 for row in r["rows"]) >= 3]
-    if repeated:
-        run = repeated[-1]
-        rows300 = [row for row in run["rows"] if row["cameras"] == 300]
-        passed = sum(map(_within, rows300))
-        p99s = ", ".join(f"{row['latency_ms_p99']:.0f}" for row in rows300)
+    if repeated:  # every run of every file that repeated 300 cameras: none is left out
+        rows300 = [[row for row in r["rows"] if row["cameras"] == 300] for r in repeated]
+        passed = sum(_within(row) for rows in rows300 for row in rows)
+        total = sum(map(len, rows300))
+        p99s = "; ".join(", ".join(f"{row['latency_ms_p99']:.0f}" for row in rows) for rows in rows300)
         add(
-            f"e2e on one GPU, yunet, {_frames(run['settings'])}: 300 cameras, p99 < 200 ms in 3 of 3 runs",
-            f"{passed} of {len(rows300)} runs (p99 {p99s} ms)",
-            passed == len(rows300),
-            run["_file"],
-            f"{passed} of {len(rows300)} ({p99s} ms)",
+            f"e2e on one GPU, yunet, {_frames(repeated[0]['settings'])}: 300 cameras, p99 < 200 ms in 3 of 3 runs",
+            f"{passed} of {total} runs (p99 {p99s} ms)",
+            passed == total,
+            ", ".join(r["_file"] for r in repeated),
+            f"{passed} of {total} runs",
         )
     at500 = [(r, row) for r in yunet for row in r["rows"] if row["cameras"] == 500]
     if at500:
