@@ -3,10 +3,10 @@
 Three scenes at vtest's own 10 fps: OpenCV's ``vtest.avi`` (pedestrians crossing a fixed camera's
 view, 795 frames) and two quiet ones, each a frame of it held for ``quiet_s`` with sensor noise: its
 first (nobody's face is found there) and the one where most faces are (so a quiet scene's recall
-means something). Every frame goes
-through the detector's own processor (YuNet, real weights) as the producer would send it (JPEG,
-quality 85): the faces of the full stream. The producer's own ``MotionGate``, run over the same frames
-at their capture times, says which frames a gated camera would send. A face found in the full stream
+means something). Every frame goes through the detector's own processor (YuNet, real weights) as
+the producer would send it (JPEG, quality 85): the faces of the full stream. The producer's own
+``MotionGate``, run over the same frames at their capture times, says which frames a gated camera
+would send. A face found in the full stream
 at frame t still counts as found when the last frame sent at or before t has a face overlapping it
 (IoU >= ``MATCH_IOU``): what a service reading the events holds at t. Per minimum changed area: the
 share of frames sent, that recall, and the gate's own cost per frame on this machine.
@@ -137,10 +137,10 @@ class _Detector:
 
     def __init__(self, batch: int) -> None:
         path = models.resolve("yunet")
-        self.plugin = models.plugin_for(models.read_metadata(path), str(path))
-        engine = Engine(path, self.plugin.input_spec.resolve(None), batch, self.plugin, "cpu")
+        plugin = models.plugin_for(models.read_metadata(path), str(path))
+        engine = Engine(path, plugin.input_spec.resolve(None), batch, plugin, "cpu")
         self.processor = FrameProcessor(
-            engine, self.plugin, self.plugin.default_thresholds, 2, Stats(engine.provider, bool(engine.fallbacks))
+            engine, plugin, plugin.default_thresholds, 2, Stats(engine.provider, bool(engine.fallbacks))
         )
         self.batch = batch
 

@@ -684,7 +684,13 @@ def gated_mogface(results: dict[str, dict]) -> list[str]:
     """Cameras per GPU for MogFace-large with the motion gate, from the e2e runs on vtest.avi (every frame
     and gated, side by side) and the gate's measured share of frames sent on a quiet scene."""
     every = results.get("e2e-mogface-cuda-r1-vtest-every-frame.json")
-    gated = [r for name, r in results.items() if name.startswith("e2e-mogface") and "gate" in name]
+    gated = [
+        r
+        for r in results.values()
+        if r["benchmark"] == "e2e"
+        and _model_name(r) == "mogface"
+        and "--motion-gate" in r["settings"].get("extra_produce_args", ())
+    ]
     gates = [r for r in results.values() if r["benchmark"] == "gate"]
     if not (every and gated and gates):
         return []

@@ -40,16 +40,9 @@ def select_batch(
         keep = keep[picked[np.argsort(image[keep][picked], kind="stable")]]  # back to by image, best first
         keep = keep[_rank_in_image(image[keep]) < thresholds.max_faces]
     ends = np.cumsum(np.bincount(image[keep], minlength=len(counts)))[:-1]
-    out_boxes, out_scores = boxes[keep].astype(np.float32), scores[keep].astype(np.float32)
-    out_landmarks = None if landmarks is None else landmarks[keep].astype(np.float32)
-    return [
-        Detections(boxes=b, scores=s, landmarks=None if out_landmarks is None else lm)
-        for b, s, lm in zip(
-            np.split(out_boxes, ends),
-            np.split(out_scores, ends),
-            np.split(out_landmarks, ends) if out_landmarks is not None else [None] * len(counts),
-        )
-    ]
+    per_image = np.split(boxes[keep].astype(np.float32), ends), np.split(scores[keep].astype(np.float32), ends)
+    marks = [None] * len(counts) if landmarks is None else np.split(landmarks[keep].astype(np.float32), ends)
+    return [Detections(boxes=b, scores=s, landmarks=lm) for b, s, lm in zip(*per_image, marks)]
 
 
 def iou(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
