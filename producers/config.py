@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from facestream import kafka_clients
 from facestream.config import check, command_line, parse_size, setting, show_size
-from facestream.schemas import FRAMES_TOPIC
+from facestream.errors import ConfigError
+from facestream.producers.live import DECODE_CHOICES, TRANSPORT_CHOICES, LiveSettings
+from facestream.schemas import CAMERA_STATUS_TOPIC, FRAMES_TOPIC
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,59 @@ class ProducerConfig:
         None, "First frame_seq of every camera (default: the clock in µs, so restarts never reuse one).", minimum=0
     )
     stats_interval: float = setting(2.0, "Seconds between stats lines.", minimum=0.1)
+    rtsp_transport: str = setting(
+        "tcp", "Live RTSP sources: the transport (tcp loses nothing).", choices=TRANSPORT_CHOICES
+    )
+    live_decode: str = setting(
+        "auto",
+        "Live sources: decode every picture (all), only keyframes (keyframes), or only keyframes when they come "
+        "at least as often as --fps asks (auto: about a fifth of the CPU).",
+        choices=DECODE_CHOICES,
+    )
+    open_timeout_s: float = setting(
+        10.0, "Live sources: give up opening one after this long, and try again.", minimum=0.1
+    )
+    stall_s: float = setting(
+        5.0, "Live sources: a source that gives no picture for this long has stalled, and is opened again.", minimum=0.1
+    )
+    retry_min_s: float = setting(
+        0.5, "Live sources: the first pause before trying a failed source again.", minimum=0.01
+    )
+    retry_max_s: float = setting(
+        5.0, "Live sources: the longest pause between attempts (each pause doubles up to it).", minimum=0.01
+    )
+    max_attempts: int = setting(
+        0, "Live sources: give a camera up after this many failed attempts in a row (0: never).", minimum=0
+    )
+    status_topic: str = setting(CAMERA_STATUS_TOPIC, "Topic each camera's state goes to (the offline alert reads it).")
+    status_interval_s: float = setting(
+        5.0, "Seconds between a camera's status records (a change of state is sent at once).", minimum=0.1
+    )
+    metrics_port: int = setting(
+        0,
+        "Serve /metrics (Prometheus), /healthz (alive) and /readyz (a camera streams) on this port (0: off).",
+        minimum=0,
+        maximum=65535,
+    )
+    metrics_host: str = setting("127.0.0.1", "Address the metrics endpoint listens on (0.0.0.0: every interface).")
 
     def __post_init__(self) -> None:
         check(self)
+        if self.retry_max_s < self.retry_min_s:
+            raise ConfigError(f"--retry-max-s ({self.retry_max_s:g}) must be >= --retry-min-s ({self.retry_min_s:g})")
+
+    def live(self) -> LiveSettings:
+        """How this producer's live sources are read."""
+        return LiveSettings(
+            transport=self.rtsp_transport,
+            open_timeout_s=self.open_timeout_s,
+            stall_s=self.stall_s,
+            retry_min_s=self.retry_min_s,
+            retry_max_s=self.retry_max_s,
+            max_attempts=self.max_attempts,
+            decode=self.live_decode,
+            fps=self.fps,
+        )
 
 
 def producer_command(cameras: list[tuple[str, str]], config: ProducerConfig | None = None, **changes) -> list[str]:

@@ -1,9 +1,10 @@
 """What a camera reads from: a video file, an image file, folder or glob, a camera index, or a URL.
 
-Everything but images goes through OpenCV's ``VideoCapture`` (files, ``/dev/video`` indexes,
-RTSP/HTTP streams). Images are read once and kept in memory when there are few of them, so a
-looping demo costs no disk reads. Every source yields ``(key, image)``: a still image's key is its
-path (the same key always means the same pixels, so its JPEG can be reused); a video frame's is None.
+Files are read when a frame is due: video files through OpenCV's ``VideoCapture``; images once, and
+kept in memory when there are few of them, so a looping demo costs no disk reads. Both yield
+``(key, image)``: a still image's key is its path (the same key always means the same pixels, so its
+JPEG can be reused); a video frame's is None. Live sources (RTSP/HTTP URLs, camera indexes) run on
+their own, as ``live.LiveSource``.
 """
 
 import glob
@@ -15,6 +16,7 @@ import cv2
 import numpy as np
 
 from facestream.errors import SourceError
+from facestream.producers.live import LiveSettings, LiveSource
 
 log = logging.getLogger(__name__)
 
@@ -45,15 +47,15 @@ class ImageSource:
 
 
 class CaptureSource:
-    """A video file, camera index or stream URL, read with ``cv2.VideoCapture``."""
+    """A video file, read with ``cv2.VideoCapture``."""
 
     def __init__(self, spec: str) -> None:
         self.spec = spec
 
     def frames(self) -> Iterator[tuple[str | None, np.ndarray]]:
-        capture = cv2.VideoCapture(int(self.spec) if self.spec.isdigit() else self.spec)
+        capture = cv2.VideoCapture(self.spec)
         if not capture.isOpened():
-            raise SourceError(f"OpenCV cannot open {self.spec!r} (file, camera index or RTSP/HTTP URL)")
+            raise SourceError(f"OpenCV cannot open {self.spec!r} as a video file")
         try:
             while True:
                 ok, frame = capture.read()
@@ -64,10 +66,11 @@ class CaptureSource:
             capture.release()
 
 
-def open_source(spec: str) -> ImageSource | CaptureSource:
-    """Pick the reader from what ``spec`` looks like; raise SourceError if it names nothing usable."""
+def open_source(spec: str, live: LiveSettings | None = None) -> ImageSource | CaptureSource | LiveSource:
+    """Pick the reader from what ``spec`` looks like; raise SourceError if it names nothing usable. A
+    live source is made, not started: it may be down now and come up later."""
     if "://" in spec or spec.isdigit():
-        return CaptureSource(spec)
+        return LiveSource(spec, live or LiveSettings())
     path = Path(spec).expanduser()
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)

@@ -1,63 +1,44 @@
 """Paces several cameras in one process and publishes their frames, keyed by camera id.
 
-One thread serves every camera in order of its next due time (a heap), so N cameras at F fps cost
+One thread sends for every camera in order of its next due time (a heap), so N cameras at F fps cost
 one loop, not N threads. The cameras start spread over one frame period, as independent cameras
-run out of step. A camera that falls behind does not burst to catch up: its schedule is reset and
-the late frames are counted. With a motion gate, a frame of an unchanged scene is held back (counted,
-its sequence number used) and the next frame sent says how many were.
+run out of step. A file camera that falls behind does not burst to catch up: its schedule is reset
+and the late frames are counted. A live camera's source is read by a thread of its own; when its
+frame is due the sender takes the newest picture, or, when the source has nothing newer (it is down,
+or slower than --fps), waits for the reader to say a picture came. With a motion gate, a frame of an
+unchanged scene is held back (counted, its sequence number used) and the next frame sent says how
+many were. Each camera's state goes to the status topic; metrics and health are served on request.
 """
 
 import heapq
 import logging
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from confluent_kafka import KafkaException, Producer
+from prometheus_client import CollectorRegistry
 
-from facestream import kafka_clients, logs
+from facestream import health, kafka_clients, logs
+from facestream.producers.camera import Camera
 from facestream.producers.config import ProducerConfig
 from facestream.producers.encoder import JpegEncoder
+from facestream.producers.metrics import FrameAges, ProducerCollector
 from facestream.producers.motion import MotionGate
-from facestream.producers.sources import CaptureSource, ImageSource, open_source
+from facestream.producers.sources import open_source
+from facestream.producers.status import StatusReporter
+from facestream.redact import redact
 from facestream.schemas import Frame, pack_frame
 from facestream.signals import StopOnSignals
 
 log = logging.getLogger(__name__)
 
 ENCODED_CACHE_LIMIT = 256  # still images whose JPEG is kept
-
-
-@dataclass
-class Camera:
-    camera_id: str
-    source: ImageSource | CaptureSource  # shared by the cameras that name the same source
-    next_seq: int
-    sent: int = 0
-    late: int = 0
-    refused: int = 0  # frames never sent: over --max-frame-bytes, or refused by the client
-    failed: int = 0  # frames sent that the broker did not take
-    gated: int = 0  # frames held back by the motion gate (the scene had not changed)
-    held: int = 0  # of those, the ones since the camera's last frame sent: its next frame's skipped_before
-    gate: MotionGate | None = None
-    due: float = 0.0
-    done: bool = False
-    _frames: Iterator[tuple[str | None, np.ndarray]] | None = field(default=None, repr=False)
-
-    def read(self, loop: bool) -> tuple[str | None, np.ndarray] | None:
-        """The next (key, frame), reopening the source at its end when looping; None when finished."""
-        for _attempt in range(2):
-            if self._frames is None:
-                self._frames = self.source.frames()
-            frame = next(self._frames, None)
-            if frame is not None:
-                return frame
-            self._frames = None
-            if not loop:
-                return None
-        return None
+TICK_S = 0.25  # how often states are looked at (status records, readiness, sources given up)
 
 
 @dataclass
@@ -68,17 +49,29 @@ class StreamStats:
     errors: int = 0  # delivery errors
     refused: int = 0
     gated: int = 0  # held back by the motion gate
+    ages: FrameAges = field(default_factory=FrameAges)
     started: float = field(default_factory=time.monotonic)
 
     def line(self, cameras: list[Camera]) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        per_camera = " ".join(f"{c.camera_id}={c.sent}" + _troubles(c) for c in cameras)
+        per_camera = " ".join(f"{c.camera_id}={c.sent}" + _troubles(c) + _live_state(c) for c in cameras)
         captured = self.sent + self.refused + self.gated
         gated = f", held back by the motion gate {self.gated} ({self.gated / captured:.0%})" if self.gated else ""
         return (
             f"sent {self.sent} frames ({self.sent / elapsed:.1f} fps), acked {self.acked}, "
             f"{self.bytes / 1e6:.1f} MB, delivery errors {self.errors}, refused {self.refused}{gated} | {per_camera}"
         )
+
+
+def _live_state(camera: Camera) -> str:
+    """A live camera's state when it is not simply streaming: ``[reconnecting, attempt 3: Connection refused]``."""
+    live = camera.live_status()
+    if live is None:
+        return ""
+    if live.state == "streaming":
+        return " [keyframes only]" if live.keyframes_only else ""
+    said = f"{camera.state()}, attempt {live.attempts + 1}" if live.state == "reconnecting" else camera.state()
+    return f" [{said}: {live.error}]" if live.error else f" [{said}]"
 
 
 def _troubles(camera: Camera) -> str:
@@ -96,10 +89,11 @@ class Streamer:
     ) -> None:
         # Sequence numbers start from the clock (µs) so a restarted producer never reuses one.
         first = time.time_ns() // 1000 if config.start_seq is None else config.start_seq
-        # One source object per distinct source (opened now, so a name that names nothing fails
-        # loudly before anything is sent): still images are then read and kept once for all cameras.
-        sources = {spec: open_source(spec) for _, spec in cameras}
-        self.cameras = [Camera(cid, sources[spec], next_seq=first) for cid, spec in cameras]
+        # One source object per distinct source (a file or image named nothing usable fails loudly now,
+        # before anything is sent; a live one may be down now and come up later): still images are then
+        # read and kept once for all cameras, a live stream is read once for all.
+        sources = {spec: open_source(spec, config.live()) for _, spec in cameras}
+        self.cameras = [Camera(cid, sources[spec], first, redact(spec)) for cid, spec in cameras]
         if config.motion_gate:  # keyframes spread over one interval, as the first frames are over one period
             for i, camera in enumerate(self.cameras):
                 phase = config.keyframe_s * i / len(self.cameras)
@@ -109,7 +103,14 @@ class Streamer:
         self.encoder = JpegEncoder(config.jpeg_quality, config.max_width, config.frame_size)
         self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
         self.stats = StreamStats()
+        self.status = StatusReporter(config.status_topic, config.status_interval_s)
+        self.readiness = health.Readiness("camera_streaming")
         self._encoded: dict[str, tuple[bytes, int, int]] = {}
+        self._ready: deque[int] = deque()  # live cameras a picture came for while they waited
+        self._wake = threading.Event()
+        for index, camera in enumerate(self.cameras):
+            if camera.live is not None:
+                camera.live.listen(partial(self._picture_came, index))
 
     def run(self) -> StreamStats:
         kafka_clients.check_reachable(self.bootstrap)
@@ -120,6 +121,13 @@ class Streamer:
                 self.config.motion_min_area,
                 self.config.keyframe_s,
             )
+        if self.config.metrics_port:
+            registry = CollectorRegistry()
+            registry.register(ProducerCollector(self.cameras, self.stats.ages))
+            health.serve(self.readiness, registry, self.config.metrics_port, self.config.metrics_host)
+        for camera in self.cameras:
+            if camera.live is not None:
+                camera.live.start()
         producer = kafka_clients.producer("facestream-producer", self.bootstrap)  # JPEGs: no compression
         now = time.monotonic()
         # Independent cameras are not in step: their first frames spread over one period, so N
@@ -133,6 +141,11 @@ class Streamer:
             with StopOnSignals("flushing, then stopping") as stop:
                 self._serve(producer, schedule, stop)
         finally:
+            for camera in self.cameras:
+                camera.done = True
+                if camera.live is not None:
+                    camera.live.stop()
+            self.status.tick(producer, self.cameras, force=True)  # stopped, ended or failed: said once more
             left = producer.flush(30.0)
             if left:
                 self.stats.errors += left
@@ -143,36 +156,76 @@ class Streamer:
     def _serve(self, producer: Producer, schedule: list[tuple[float, int]], stop: StopOnSignals) -> None:
         """Send each camera's frame when it is due, earliest first, until every camera is done."""
         next_report = time.monotonic() + self.config.stats_interval
-        while not stop.requested and schedule:
-            due, index = schedule[0]
-            wait = due - time.monotonic()
-            if wait > 0:
-                producer.poll(min(wait, 0.1))  # serve delivery reports while waiting
-                continue
-            camera = self.cameras[index]
-            self._send_one(producer, camera)
-            if camera.done:
-                heapq.heappop(schedule)
+        next_tick = 0.0
+        while not stop.requested and not all(camera.done for camera in self.cameras):
+            self._wake.clear()
+            while self._ready:  # live cameras that waited, and have a picture now
+                index = self._ready.popleft()
+                if self.cameras[index].waiting:
+                    self.cameras[index].waiting = False
+                    heapq.heappush(schedule, (self.cameras[index].due, index))
+            now = time.monotonic()
+            if now >= next_tick:
+                next_tick = now + TICK_S
+                self._tick(producer)
+            if schedule and schedule[0][0] - self._slack(schedule[0][1]) <= now:
+                _due, index = heapq.heappop(schedule)
+                camera = self.cameras[index]
+                if not camera.done:
+                    self._send_one(producer, camera)
+                if not camera.done and not camera.waiting:
+                    heapq.heappush(schedule, (camera.due, index))
+                producer.poll(0)
             else:
-                heapq.heapreplace(schedule, (camera.due, index))
-            producer.poll(0)
+                wait = schedule[0][0] - self._slack(schedule[0][1]) - now if schedule else TICK_S
+                self._wake.wait(min(wait, TICK_S))  # woken early by a picture for a waiting camera
+                producer.poll(0)  # serve delivery reports
             if time.monotonic() >= next_report:
                 next_report = time.monotonic() + self.config.stats_interval
                 self._report()
 
+    def _picture_came(self, index: int) -> None:
+        """On a live source's thread: wake the sender if this camera is waiting for a picture."""
+        if self.cameras[index].waiting:
+            self._ready.append(index)
+            self._wake.set()
+
+    def _slack(self, index: int) -> float:
+        """How early a camera's frame may go: a live picture half a source interval early is on time."""
+        live = self.cameras[index].live
+        return 0.0 if live is None else live.slack_s
+
+    def _tick(self, producer: Producer) -> None:
+        """Cameras whose source gave up are done; states said; ready while a camera streams."""
+        for camera in self.cameras:
+            if camera.live is not None and camera.live.finished:
+                camera.done = True
+        self.status.tick(producer, self.cameras)
+        self.readiness.mark("camera_streaming", any(camera.state() == "streaming" for camera in self.cameras))
+
     def _send_one(self, producer: Producer, camera: Camera) -> None:
-        read = camera.read(self.config.loop)
-        if read is None:
-            camera.done = True
-            return
-        capture_ts_ns = time.time_ns()
-        if camera.gate is not None and not camera.gate.wants(read[1], time.monotonic()):
+        if camera.live is not None:
+            picture = camera.take()
+            if picture is None:
+                camera.waiting = True
+                picture = camera.take()  # a picture may have come before the flag was up
+                if picture is None:
+                    return
+                camera.waiting = False
+            key, image, capture_ts_ns = None, picture.image(), picture.captured_ns
+        else:
+            read = camera.read(self.config.loop)
+            if read is None:
+                camera.done = camera.ended = True
+                return
+            (key, image), capture_ts_ns = read, time.time_ns()
+        if camera.gate is not None and not camera.gate.wants(image, time.monotonic()):
             camera.gated += 1
             camera.held += 1
             self.stats.gated += 1
             self._next(camera)
             return
-        data, width, height = self._encode(*read)
+        data, width, height = self._encode(key, image)
         frame = Frame(camera.camera_id, camera.next_seq, capture_ts_ns, width, height, data, skipped_before=camera.held)
         payload = pack_frame(frame)
         if len(payload) > self.config.max_frame_bytes:
@@ -188,23 +241,31 @@ class Streamer:
                 )
                 camera.sent += 1
                 camera.held = 0
+                camera.last_frame_ts_ns = capture_ts_ns
                 self.stats.sent += 1
                 self.stats.bytes += len(payload)
+                self.stats.ages.add((time.time_ns() - capture_ts_ns) / 1e9)
             except KafkaException as exc:  # refused by the client at once: this frame only
                 self._refuse(camera, str(exc.args[0]))
         self._next(camera)
 
     def _next(self, camera: Camera) -> None:
         """Past the frame just taken (sent, refused or held back): its sequence number is used, as a lost
-        frame's would be, and the camera is due one period later."""
+        frame's would be, and the camera is due one period later. A file camera that fell behind is
+        late (counted) and goes on at once; a live one was only waiting for its source, and goes on
+        one period from now."""
         camera.next_seq += 1
         taken = camera.sent + camera.refused + camera.gated
         if self.config.max_frames is not None and taken >= self.config.max_frames:
             camera.done = True
         camera.due += self.period
-        if self.period and time.monotonic() - camera.due > max(self.period, 0.05):  # no pace, never late
-            camera.late += 1
-            camera.due = time.monotonic()
+        now = time.monotonic()
+        if self.period and now - camera.due > max(self.period, 0.05):  # no pace, never late
+            if camera.live is not None:
+                camera.due = now + self.period
+            else:
+                camera.late += 1
+                camera.due = now
 
     def _encode(self, key: str | None, image: np.ndarray) -> tuple[bytes, int, int]:
         """JPEG of ``image``; a still image (keyed by its path) is encoded once for every camera and loop."""

@@ -6,6 +6,13 @@ producers may add fields without breaking older consumers. See ``schemas/README.
 
 from facestream.schemas._fields import SCHEMA_VERSION
 from facestream.schemas.alert import Alert, Sighting, alert_id_for, pack_alert, unpack_alert
+from facestream.schemas.camera_status import (
+    ACTIVE_STATES,
+    CAMERA_STATES,
+    CameraStatus,
+    pack_camera_status,
+    unpack_camera_status,
+)
 from facestream.schemas.detection import (
     DetectionEvent,
     Face,
@@ -24,11 +31,16 @@ DETECTIONS_TOPIC = "detections"
 DEAD_LETTER_TOPIC = "frames.dlq"
 POSES_TOPIC = "poses"
 ALERTS_TOPIC = "alerts"
+CAMERA_STATUS_TOPIC = "camera-status"  # the producers' word on each camera, for the offline rule and the page
 GALLERY_TOPIC = "faces.gallery"  # compacted: the last entry per person, a tombstone removes one
 
 __all__ = [
+    "ACTIVE_STATES",
     "ALERTS_TOPIC",
     "Alert",
+    "CAMERA_STATES",
+    "CAMERA_STATUS_TOPIC",
+    "CameraStatus",
     "DEAD_LETTER_TOPIC",
     "DETECTIONS_TOPIC",
     "DetectionEvent",
@@ -48,12 +60,14 @@ __all__ = [
     "alert_id_for",
     "event_id_for",
     "pack_alert",
+    "pack_camera_status",
     "pack_detection",
     "pack_frame",
     "pack_gallery_entry",
     "pack_pose",
     "person_id_for",
     "unpack_alert",
+    "unpack_camera_status",
     "unpack_detection",
     "unpack_frame",
     "unpack_gallery_entry",

@@ -9,7 +9,7 @@ from typing import Any
 from facestream.schemas import _fields as f
 
 _TYPE = "Alert"
-KINDS = ("stranger", "crowd", "fall")
+KINDS = ("stranger", "crowd", "fall", "camera_offline")
 STATES = ("new", "update", "end")
 EVIDENCE_MAX = 10  # sightings an alert carries at most
 _ALERT_NAMESPACE = uuid.UUID("0d5f7e0c-3c1b-4b8e-9a57-6d1f3e0a9b21")
@@ -47,8 +47,10 @@ class Alert:
     started_ts_ns: int  # capture time of the frame that opened the alert
     updated_ts_ns: int  # capture time of the latest frame behind this record
     evidence: tuple[Sighting, ...]  # the best few sightings, at most EVIDENCE_MAX
-    count: int  # strangers: sightings so far; crowds: the most faces seen at once; falls: 1 (one person)
+    count: int  # strangers: sightings so far; crowds: the most faces seen at once; falls: 1 (one person);
+    # camera_offline: the producer's failed attempts to reach the camera so far
     ended_ts_ns: int | None = None  # set when state is "end"
+    reason: str | None = None  # camera_offline: why, in words (the producer's last error, credentials masked)
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -63,6 +65,8 @@ class Alert:
         }
         if self.ended_ts_ns is not None:
             out["ended_ts_ns"] = self.ended_ts_ns
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
 
@@ -117,6 +121,7 @@ def alert_from_fields(fields: dict[str, Any]) -> Alert:
         evidence=tuple(_sighting_from(i, s) for i, s in enumerate(evidence)),
         count=f.integer(_TYPE, fields, "count"),
         ended_ts_ns=ended,
+        reason=None if fields.get("reason") is None else f.text(_TYPE, fields, "reason", max_len=1000),
     )
 
 

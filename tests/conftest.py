@@ -41,6 +41,25 @@ def sample_dir() -> Path:
 
 
 @pytest.fixture
+def rtsp_cameras(sample_dir: Path):
+    """``rtsp_cameras(*server options)`` starts a real RTSP camera streaming vtest.avi (1280x720 H.264 at
+    25 fps unless told) on a port of its own; every camera started is killed after the test."""
+    from http_helpers import free_port
+    from rtsp_helpers import RtspCamera
+
+    started: list[RtspCamera] = []
+
+    def start(*args: str) -> RtspCamera:
+        camera = RtspCamera(sample_dir / "vtest.avi", free_port(), *args).start()
+        started.append(camera)
+        return camera
+
+    yield start
+    for camera in started:
+        camera.kill()
+
+
+@pytest.fixture
 def produce_raw(bootstrap: str):
     """Publish raw bytes (valid or not) to a topic, bypassing the schema: what a buggy producer sends."""
     from confluent_kafka import Producer

@@ -1,0 +1,114 @@
+"""Prometheus metrics of a producer, read from its cameras at scrape time: what each camera sent and
+lost, its state (a camera that is reconnecting shows as plainly as in the log), and how old frames
+were when they were sent."""
+
+from collections.abc import Callable
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+from facestream.producers.camera import Camera
+from facestream.schemas import CAMERA_STATES
+
+AGE_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+class FrameAges:
+    """A histogram of frame ages at sending (capture to hand-over to Kafka), in seconds."""
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(AGE_BUCKETS_S) + 1)
+        self.sum_s = 0.0
+
+    def add(self, age_s: float) -> None:
+        self.counts[next((i for i, le in enumerate(AGE_BUCKETS_S) if age_s <= le), len(AGE_BUCKETS_S))] += 1
+        self.sum_s += age_s
+
+    def family(self) -> HistogramMetricFamily:
+        cumulative, buckets = 0, []
+        for le, count in zip((*map(str, AGE_BUCKETS_S), "+Inf"), self.counts):
+            cumulative += count
+            buckets.append((le, cumulative))
+        return HistogramMetricFamily(
+            "facestream_producer_frame_age_seconds",
+            "Age of each frame sent: from its capture (a live picture: when it was decoded) to its hand-over to Kafka",
+            buckets=buckets,
+            sum_value=self.sum_s,
+        )
+
+
+class ProducerCollector:
+    def __init__(self, cameras: list[Camera], ages: FrameAges) -> None:
+        self.cameras = cameras
+        self.ages = ages
+
+    def collect(self):
+        statuses = {c.camera_id: c.live_status() for c in self.cameras}
+        live_cameras = [c for c in self.cameras if statuses[c.camera_id] is not None]
+        for name, help_text, value in (
+            ("facestream_producer_frames_sent", "Frames sent to Kafka", lambda c: c.sent),
+            (
+                "facestream_producer_frames_refused",
+                "Frames never sent (too large, or refused by the client)",
+                lambda c: c.refused,
+            ),
+            ("facestream_producer_frames_failed", "Frames the broker did not take", lambda c: c.failed),
+            ("facestream_producer_frames_gated", "Frames held back by the motion gate", lambda c: c.gated),
+        ):
+            yield _per_camera(CounterMetricFamily(name, help_text, labels=["camera"]), self.cameras, value)
+        for name, help_text, value in (
+            (
+                "facestream_producer_pictures_decoded",
+                "Pictures a live source decoded and handed over",
+                lambda c: statuses[c.camera_id].decoded,
+            ),
+            (
+                "facestream_producer_pictures_backlog",
+                "Pictures of the burst a live source sends on (re)connecting: decoded, dropped as old",
+                lambda c: statuses[c.camera_id].backlog,
+            ),
+            (
+                "facestream_producer_source_failures",
+                "Failed attempts to open or read a live source",
+                lambda c: statuses[c.camera_id].failures,
+            ),
+            (
+                "facestream_producer_packets_undecodable",
+                "Packets a live source's decoder refused",
+                lambda c: statuses[c.camera_id].undecodable,
+            ),
+            (
+                "facestream_producer_resolution_changes",
+                "Times a live source changed resolution",
+                lambda c: statuses[c.camera_id].resolution_changes,
+            ),
+        ):
+            yield _per_camera(CounterMetricFamily(name, help_text, labels=["camera"]), live_cameras, value)
+        for name, help_text, value in (
+            (
+                "facestream_producer_source_attempts",
+                "Failed attempts in a row to reach a live source (0 while it streams)",
+                lambda c: statuses[c.camera_id].attempts,
+            ),
+            (
+                "facestream_producer_keyframes_only",
+                "1 while a live source decodes only its keyframes",
+                lambda c: int(statuses[c.camera_id].keyframes_only),
+            ),
+        ):
+            yield _per_camera(GaugeMetricFamily(name, help_text, labels=["camera"]), live_cameras, value)
+        up = GaugeMetricFamily("facestream_producer_camera_up", "1 while the camera streams", labels=["camera"])
+        state = GaugeMetricFamily(
+            "facestream_producer_camera_state", "1 for each camera's state", labels=["camera", "state"]
+        )
+        for camera in self.cameras:
+            current = camera.state()
+            up.add_metric([camera.camera_id], int(current == "streaming"))
+            for name in CAMERA_STATES:
+                state.add_metric([camera.camera_id, name], int(name == current))
+        yield from (up, state, self.ages.family())
+
+
+def _per_camera(family, cameras: list[Camera], value: Callable[[Camera], float]):
+    for camera in cameras:
+        family.add_metric([camera.camera_id], value(camera))
+    return family

@@ -1,0 +1,201 @@
+"""Live cameras through real RTSP servers (GStreamer's, streaming vtest.avi as 1280x720 H.264 at
+25 fps, each frame stamped with when it was sent) and the real broker: frames stay fresh, a camera
+that drops comes back by itself while the others stream on, and a bad source is a state, never a
+dead producer. Credentials in a source's URL appear nowhere."""
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+from fault_helpers import REPORTS
+from http_helpers import free_port, get, scrape
+from kafka_helpers import read_topic
+from rtsp_helpers import SilentPort, staleness_ms
+
+from facestream import kafka_clients
+from facestream.producers.config import ProducerConfig, producer_command
+from facestream.producers.streamer import Streamer
+from facestream.schemas import unpack_camera_status, unpack_frame
+
+
+def frames_of(bootstrap: str, topic: str, expected: int = 0) -> list:
+    return [unpack_frame(r.value()) for r in read_topic(bootstrap, topic, expected, timeout_s=10.0)]
+
+
+def image(frame) -> np.ndarray:
+    return cv2.imdecode(np.frombuffer(frame.data, np.uint8), cv2.IMREAD_COLOR)
+
+
+def start_producer(cameras: list[tuple[str, str]], log: Path, **changes) -> subprocess.Popen:
+    with open(log, "wb") as out:
+        return subprocess.Popen(producer_command(cameras, **changes), stdout=out, stderr=subprocess.STDOUT)
+
+
+def stop_producer(producer: subprocess.Popen, log: Path) -> str:
+    """Ctrl-C, as a person stops it; it must flush and exit cleanly."""
+    producer.send_signal(signal.SIGINT)
+    producer.wait(timeout=60)
+    output = log.read_text(errors="replace")
+    assert producer.returncode == 0, output[-3000:]
+    return output
+
+
+def sent(port: int, camera: str) -> float:
+    """The camera's frames sent, from the producer's /metrics (0 until it serves them)."""
+    line = f'facestream_producer_frames_sent_total{{camera="{camera}"}} '
+    try:
+        metrics = scrape(port)
+    except OSError:
+        return 0.0
+    return next((float(x.split()[-1]) for x in metrics.splitlines() if x.startswith(line)), 0.0)
+
+
+def wait_until(check, timeout_s: float, what: str) -> float:
+    """Poll ``check()`` until true; return when (time.time())."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+    return time.time()
+
+
+def test_frames_of_a_25_fps_stream_sent_at_5_fps_stay_fresh_for_a_minute(
+    bootstrap: str, topics: dict, rtsp_cameras
+) -> None:
+    # Reading one picture per frame due fell 0.8 s further behind every second (24 s at p50 after a minute).
+    camera = rtsp_cameras()
+    config = ProducerConfig(
+        fps=5.0, topic=topics["frames"], max_frames=310, stats_interval=30.0, status_topic=f"{topics['frames']}.status"
+    )
+    stats = Streamer([("street", camera.url)], config, bootstrap=bootstrap).run()
+    assert stats.acked == 310
+    frames = frames_of(bootstrap, topics["frames"], 310)
+    ages = [staleness_ms(image(f), f.capture_ts_ns) for f in frames]
+    readable = np.array([a for a in ages if a is not None])
+    times_s = np.array([f.capture_ts_ns for f, a in zip(frames, ages) if a is not None]) / 1e9
+    span_s = times_s[-1] - times_s[0]
+    slope_ms_per_s = np.polyfit(times_s - times_s[0], readable, 1)[0]
+    p50, p99 = np.percentile(readable, [50, 99])
+    REPORTS.append(
+        {
+            "live freshness": f"{len(readable)} frames over {span_s:.0f} s",
+            "age p50 ms": round(p50),
+            "p99 ms": round(p99),
+            "max ms": round(readable.max()),
+            "trend ms/s": round(slope_ms_per_s, 2),
+        }
+    )
+    assert len(readable) >= 0.99 * len(frames), "the stamps must survive H.264 and JPEG"
+    assert span_s >= 60.0
+    assert p99 < 500.0, (p50, p99)
+    assert abs(slope_ms_per_s) < 1.0, slope_ms_per_s  # not growing: under 60 ms over the minute
+    assert abs(np.median(readable[-60:]) - np.median(readable[:60])) < 50.0
+
+
+def test_a_camera_whose_server_dies_comes_back_by_itself_and_the_other_streams_on(
+    bootstrap: str, topics: dict, rtsp_cameras, tmp_path: Path
+) -> None:
+    door, yard = rtsp_cameras(), rtsp_cameras()
+    port, log, status_topic = free_port(), tmp_path / "producer.log", f"{topics['frames']}.status"
+    producer = start_producer(
+        [("door", door.url), ("yard", yard.url)],
+        log,
+        fps=5.0,
+        topic=topics["frames"],
+        status_topic=status_topic,
+        metrics_port=port,
+        stats_interval=1.0,
+    )
+    try:
+        wait_until(lambda: get(port, "/readyz")[0] == 200 and sent(port, "door") >= 10, 30, "door to stream")
+        killed = door.kill()
+        time.sleep(20.0)
+        before = sent(port, "door")
+        door.start()
+        back = time.time()
+        resumed = wait_until(lambda: sent(port, "door") > before, 30, "door to resume")
+        time.sleep(3.0)
+    finally:
+        output = stop_producer(producer, log)
+    frames = frames_of(bootstrap, topics["frames"])
+    door_times = np.array([f.capture_ts_ns for f in frames if f.camera_id == "door"]) / 1e9
+    yard_times = np.array(sorted(f.capture_ts_ns for f in frames if f.camera_id == "yard")) / 1e9
+    first_back = door_times[door_times > back].min()
+    REPORTS.append(
+        {
+            "live reconnect": "server down 20 s",
+            "first frame after its return s": round(first_back - back, 2),
+            "other camera's longest gap s": round(np.diff(yard_times).max(), 2),
+        }
+    )
+    assert first_back - back < 10.0 and resumed - back < 10.0
+    assert not any(killed + 1.0 < t < back for t in door_times)  # nothing stale out of a buffer meanwhile
+    assert np.diff(yard_times).max() < 1.0  # the other camera never stopped
+    states = [
+        s.state
+        for s in map(unpack_camera_status, (r.value() for r in read_topic(bootstrap, status_topic, 0, timeout_s=5)))
+        if s.camera_id == "door"
+    ]
+    assert states[0] in ("connecting", "streaming") and "reconnecting" in states and states[-1] == "stopped"
+    assert states[states.index("reconnecting") :].count("streaming") >= 1
+    assert "door=" in output and "[reconnecting, attempt" in output
+
+
+def test_bad_sources_are_counted_states_and_the_producer_streams_on(
+    bootstrap: str, topics: dict, rtsp_cameras, tmp_path: Path
+) -> None:
+    good = rtsp_cameras()
+    resized = rtsp_cameras("--resize-after-s", "4", "--resize", "640x360")
+    locked = rtsp_cameras("--credentials", "viewer:s3cret-pass")
+    silent = SilentPort()
+    cameras = [
+        ("good", good.url),
+        ("refused", f"rtsp://127.0.0.1:{free_port()}/stream"),
+        ("silent", silent.url),
+        ("resized", resized.url),
+        ("locked", locked.url_with("viewer:s3cret-pass")),
+        ("wrong", locked.url_with("viewer:not-the-pass")),
+    ]
+    port, log, status_topic = free_port(), tmp_path / "producer.log", f"{topics['frames']}.status"
+    producer = start_producer(
+        cameras,
+        log,
+        fps=5.0,
+        topic=topics["frames"],
+        status_topic=status_topic,
+        metrics_port=port,
+        open_timeout_s=2.0,
+        stats_interval=1.0,
+    )
+    try:
+        wait_until(lambda: sent(port, "resized") >= 40 and sent(port, "locked") >= 10, 60, "the cameras to stream")
+        metrics = scrape(port)
+        assert producer.poll() is None
+    finally:
+        output = stop_producer(producer, log)
+        silent.close()
+    for camera, state in [
+        ("good", "streaming"),
+        ("resized", "streaming"),
+        ("locked", "streaming"),
+        ("refused", "reconnecting"),
+        ("silent", "reconnecting"),
+        ("wrong", "reconnecting"),
+    ]:
+        assert f'facestream_producer_camera_state{{camera="{camera}",state="{state}"}} 1.0' in metrics, camera
+    assert 'facestream_producer_resolution_changes_total{camera="resized"} 1.0' in metrics
+    statuses = [unpack_camera_status(r.value()) for r in read_topic(bootstrap, status_topic, 0, timeout_s=5)]
+    errors = {s.camera_id: s.error for s in statuses if s.state == "reconnecting"}
+    assert errors["refused"] == "Connection refused"
+    assert errors["silent"] == "no answer within 2 s (timed out)"
+    assert "401" in errors["wrong"]
+    sizes = {(f.width, f.height) for f in frames_of(bootstrap, topics["frames"]) if f.camera_id == "resized"}
+    assert sizes == {(1280, 720), (640, 360)}
+    assert "resolution changed from 1280x720 to 640x360" in output
+    assert "refused=0 [reconnecting, attempt" in output and "Connection refused" in output
+    said = output + metrics + "".join(s.source + (s.error or "") for s in statuses)
+    assert "s3cret-pass" not in said and "not-the-pass" not in said
+    assert "rtsp://***@127.0.0.1" in said
