@@ -8,11 +8,19 @@ from dataclasses import dataclass, field
 
 from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.fall import FallSettings
+from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.config import check, command_line, json_object, setting, table_of
-from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
+from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 
-RULES = ("stranger", "crowd", "fall")  # stranger and crowd read detection events, fall reads pose events
+# stranger and crowd read detection events, fall reads pose events, camera_offline the producers' statuses
+RULES = ("stranger", "crowd", "fall", "camera_offline")
+RULE_SETTINGS = (
+    ("stranger", StrangerSettings),
+    ("crowd", CrowdSettings),
+    ("fall", FallSettings),
+    ("camera_offline", OfflineSettings),
+)
 
 
 def parse_rules(text: str) -> tuple[str, ...]:
@@ -36,6 +44,9 @@ class CameraOverrides:
         None, "Crowd settings for this camera.", parse=table_of(CrowdSettings), show=json.dumps
     )
     fall: dict | None = setting(None, "Fall settings for this camera.", parse=table_of(FallSettings), show=json.dumps)
+    camera_offline: dict | None = setting(
+        None, "Offline settings for this camera.", parse=table_of(OfflineSettings), show=json.dumps
+    )
 
     def __post_init__(self) -> None:
         check(self)
@@ -61,14 +72,18 @@ class CameraSettings:
     stranger: StrangerSettings
     crowd: CrowdSettings
     fall: FallSettings
+    camera_offline: OfflineSettings
 
 
 @dataclass(frozen=True)
 class AlertingConfig:
     group: str = setting("facestream-alerting", "Faust app id and Kafka consumer group; workers share it.")
-    rules: str = setting("stranger,crowd,fall", "The rules every camera runs (comma-separated).", parse=parse_rules)
+    rules: str = setting(",".join(RULES), "The rules every camera runs (comma-separated).", parse=parse_rules)
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the detection events come from.")
     poses_topic: str = setting(POSES_TOPIC, "Topic the pose events come from (the fall rule's).")
+    status_topic: str = setting(
+        CAMERA_STATUS_TOPIC, "Topic the producers' camera statuses come from (camera_offline's)."
+    )
     alerts_topic: str = setting(ALERTS_TOPIC, "Topic the alerts go to.")
     gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic.")
     stranger: dict | None = setting(
@@ -89,6 +104,14 @@ class AlertingConfig:
         None,
         'Fall settings for every camera, as JSON (e.g. {"hold_s": 3}) or the [alerting.fall] table.',
         parse=table_of(FallSettings),
+        show=json.dumps,
+        metavar="JSON",
+    )
+    camera_offline: dict | None = setting(
+        None,
+        'Offline settings for every camera, as JSON (e.g. {"offline_after_s": 60}) or the '
+        "[alerting.camera_offline] table.",
+        parse=table_of(OfflineSettings),
         show=json.dumps,
         metavar="JSON",
     )
@@ -114,15 +137,11 @@ class AlertingConfig:
         check(self)
 
     def for_camera(self, camera_id: str) -> CameraSettings:
-        """The camera's settings (made once per camera)."""
+        """The camera's settings (made once per camera): each rule's, the service's with the camera's over them."""
         if camera_id not in self._resolved:
             own = (self.cameras or {}).get(camera_id, {})
-            self._resolved[camera_id] = CameraSettings(
-                rules=parse_rules(own.get("rules") or self.rules),
-                stranger=StrangerSettings(**{**(self.stranger or {}), **own.get("stranger", {})}),
-                crowd=CrowdSettings(**{**(self.crowd or {}), **own.get("crowd", {})}),
-                fall=FallSettings(**{**(self.fall or {}), **own.get("fall", {})}),
-            )
+            rules = {name: kind(**{**(getattr(self, name) or {}), **own.get(name, {})}) for name, kind in RULE_SETTINGS}
+            self._resolved[camera_id] = CameraSettings(rules=parse_rules(own.get("rules") or self.rules), **rules)
         return self._resolved[camera_id]
 
 

@@ -21,18 +21,21 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
     kafka_clients.check_reachable(bootstrap)
     kafka_clients.ensure_topics({config.detections_topic: PARTITIONS}, bootstrap)
     partitions = _partitions(config.detections_topic, bootstrap)
+    kafka_clients.ensure_topics({config.status_topic: partitions}, bootstrap)  # or as the producers made it
+    status_partitions = _partitions(config.status_topic, bootstrap)
+    changelogs = {
+        alerting_app.changelog_topic(config): partitions,
+        alerting_app.changelog_topic(config, alerting_app.OFFLINE_TABLE): status_partitions,
+    }
     kafka_clients.ensure_topics(
         {
             config.poses_topic: partitions,  # keyed by camera like the detections: the table serves both
             config.alerts_topic: partitions,
-            alerting_app.changelog_topic(config): partitions,
+            **changelogs,
             config.gallery_topic: 1,
         },
         bootstrap,
-        configs={
-            alerting_app.changelog_topic(config): kafka_clients.COMPACTED,
-            config.gallery_topic: kafka_clients.COMPACTED,
-        },
+        configs={**dict.fromkeys(changelogs, kafka_clients.COMPACTED), config.gallery_topic: kafka_clients.COMPACTED},
     )
     stats = alerting_app.AlertingStats()
     readiness = health.Readiness("gallery_loaded", "partitions_assigned")
@@ -43,11 +46,12 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
     follower = gallery.Follower(bootstrap, config.gallery_topic).start()
     readiness.mark("gallery_loaded")
     log.info(
-        "alerting %s, rules %s: %s, %s -> %s, gallery %s (%d people)",
+        "alerting %s, rules %s: %s, %s, %s -> %s, gallery %s (%d people)",
         config.group,
         config.rules,
         config.detections_topic,
         config.poses_topic,
+        config.status_topic,
         config.alerts_topic,
         config.gallery_topic,
         len(follower.gallery.entries()),
@@ -56,6 +60,7 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
         config,
         bootstrap,
         partitions,
+        status_partitions,
         follower.gallery,
         stats,
         on_ownership=lambda owns: readiness.mark("partitions_assigned", owns),

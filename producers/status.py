@@ -16,21 +16,30 @@ log = logging.getLogger(__name__)
 
 
 class StatusReporter:
+    """Says a camera's status when its state changes, when it sends its first frame in that state (a
+    camera back from an outage is back once a frame went, which its reader learns first), and every
+    ``interval_s``."""
+
     def __init__(self, topic: str, interval_s: float) -> None:
         self.topic = topic
         self.interval_s = interval_s
         self.sent = 0
-        self._said: dict[str, tuple[str, float]] = {}  # camera id -> (state said, when: monotonic)
+        self._entered: dict[str, tuple[str, int]] = {}  # camera id -> (its state, frames it had sent then)
+        self._said: dict[str, tuple[tuple[str, bool], float]] = {}  # camera id -> (what was said, when)
 
     def tick(self, producer: Producer, cameras: list[Camera], force: bool = False) -> None:
         """Send the status of every camera whose state changed or whose last status is ``interval_s`` old."""
         now = time.monotonic()
         for camera in cameras:
             state = camera.state()
+            entered = self._entered.get(camera.camera_id)
+            if entered is None or entered[0] != state:
+                entered = self._entered[camera.camera_id] = (state, camera.sent)
+            news = (state, camera.sent > entered[1])
             said = self._said.get(camera.camera_id)
-            if force or said is None or said[0] != state or now - said[1] >= self.interval_s:
+            if force or said is None or said[0] != news or now - said[1] >= self.interval_s:
                 self._send(producer, camera, state)
-                self._said[camera.camera_id] = (state, now)
+                self._said[camera.camera_id] = (news, now)
 
     def _send(self, producer: Producer, camera: Camera, state: str) -> None:
         live = camera.live_status()

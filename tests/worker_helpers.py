@@ -18,6 +18,7 @@ def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
         group=names["alerting"],
         detections_topic=names["detections"],
         poses_topic=names.get("poses", f"{names['alerting']}.poses"),  # the test's own, even when unused
+        status_topic=names.get("status", f"{names['alerting']}.status"),
         alerts_topic=names["alerts"],
         gallery_topic=names["gallery"],
         stats_interval=1.0,

@@ -32,7 +32,7 @@ def test_per_camera_rules_and_settings() -> None:
     )
     gate, lobby = config.for_camera("gate"), config.for_camera("lobby")
     assert gate.rules == ("stranger",) and gate.stranger.sightings == 1 and gate.crowd.min_faces == 2
-    assert lobby.rules == ("stranger", "crowd", "fall") and lobby.stranger.sightings == 3
+    assert lobby.rules == ("stranger", "crowd", "fall", "camera_offline") and lobby.stranger.sightings == 3
     assert (lobby.fall.hold_s, config.for_camera("hall").fall.hold_s) == (3, 5)
     alerts = on_event({}, event(0, 0.0, face(person(2)), face(), face()), enrolled().best_match, gate)
     assert [a.kind for a in alerts] == ["stranger"]

@@ -3,8 +3,6 @@
 that drops comes back by itself while the others stream on, and a bad source is a state, never a
 dead producer. Credentials in a source's URL appear nowhere."""
 
-import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -13,10 +11,10 @@ import numpy as np
 from fault_helpers import REPORTS
 from http_helpers import free_port, get, scrape
 from kafka_helpers import read_topic
+from producer_helpers import sent, start_producer, stop_producer, wait_until
 from rtsp_helpers import SilentPort, staleness_ms
 
-from facestream import kafka_clients
-from facestream.producers.config import ProducerConfig, producer_command
+from facestream.producers.config import ProducerConfig
 from facestream.producers.streamer import Streamer
 from facestream.schemas import unpack_camera_status, unpack_frame
 
@@ -27,39 +25,6 @@ def frames_of(bootstrap: str, topic: str, expected: int = 0) -> list:
 
 def image(frame) -> np.ndarray:
     return cv2.imdecode(np.frombuffer(frame.data, np.uint8), cv2.IMREAD_COLOR)
-
-
-def start_producer(cameras: list[tuple[str, str]], log: Path, **changes) -> subprocess.Popen:
-    with open(log, "wb") as out:
-        return subprocess.Popen(producer_command(cameras, **changes), stdout=out, stderr=subprocess.STDOUT)
-
-
-def stop_producer(producer: subprocess.Popen, log: Path) -> str:
-    """Ctrl-C, as a person stops it; it must flush and exit cleanly."""
-    producer.send_signal(signal.SIGINT)
-    producer.wait(timeout=60)
-    output = log.read_text(errors="replace")
-    assert producer.returncode == 0, output[-3000:]
-    return output
-
-
-def sent(port: int, camera: str) -> float:
-    """The camera's frames sent, from the producer's /metrics (0 until it serves them)."""
-    line = f'facestream_producer_frames_sent_total{{camera="{camera}"}} '
-    try:
-        metrics = scrape(port)
-    except OSError:
-        return 0.0
-    return next((float(x.split()[-1]) for x in metrics.splitlines() if x.startswith(line)), 0.0)
-
-
-def wait_until(check, timeout_s: float, what: str) -> float:
-    """Poll ``check()`` until true; return when (time.time())."""
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-    return time.time()
 
 
 def test_frames_of_a_25_fps_stream_sent_at_5_fps_stay_fresh_for_a_minute(
