@@ -1,5 +1,5 @@
 """The dashboard's two readers of Kafka, each in a daemon thread: the records (frames, detection and
-pose events, alerts) through a viewer consumer that never commits, and the consumer groups (members,
+pose events, alerts, camera statuses) through a viewer consumer that never commits, and the consumer groups (members,
 committed offsets, lag) through the admin API. Neither writes anything."""
 
 import logging
@@ -13,7 +13,14 @@ from facestream import kafka_clients
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.state import DashboardState
 from facestream.health import Readiness
-from facestream.schemas import SchemaError, unpack_alert, unpack_detection, unpack_frame, unpack_pose
+from facestream.schemas import (
+    SchemaError,
+    unpack_alert,
+    unpack_camera_status,
+    unpack_detection,
+    unpack_frame,
+    unpack_pose,
+)
 
 log = logging.getLogger(__name__)
 OFFSET_TAIL_BASE = -2000  # librdkafka's logical offset "N before the end" is OFFSET_TAIL_BASE - N
@@ -37,6 +44,7 @@ class RecordReader:
             config.detections_topic: (unpack_detection, state.on_event),
             config.poses_topic: (unpack_pose, state.on_event),
             config.alerts_topic: (unpack_alert, state.on_alert),
+            config.status_topic: (unpack_camera_status, state.on_status),
         }
 
     def start(self) -> None:

@@ -1,6 +1,7 @@
 """What the page shows, kept up to date by the Kafka reader and read by the web app: per camera its
-sampled frames and what was found in them, rate and latency; the alerts with their lifecycle; the
-consumer groups. Thread-safe; ``version`` changes whenever something the page shows does."""
+sampled frames and what was found in them, rate and latency, and its producer's word on it (streaming,
+reconnecting, ...); the alerts with their lifecycle; the consumer groups. Thread-safe; ``version``
+changes whenever something the page shows does."""
 
 import threading
 import time
@@ -8,7 +9,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from facestream.schemas import Alert, DetectionEvent, Frame, PoseEvent
+from facestream.schemas import Alert, CameraStatus, DetectionEvent, Frame, PoseEvent
 
 KEPT_FRAMES = 8  # sampled frames per camera waiting for their events (events lag frames by their latency)
 RATE_WINDOW_S = 10.0  # events behind a camera's rate and latency figures
@@ -32,6 +33,7 @@ class CameraView:
     events: deque = field(default_factory=deque)  # (arrival monotonic s, capture->event latency s)
     events_total: int = 0
     skipped_total: int = 0
+    status: dict[str, Any] | None = None  # the producer's latest word on the camera
 
     def frame(self, seq: int) -> SampledFrame | None:
         return next((f for f in self.frames if f.seq == seq), None)
@@ -73,6 +75,7 @@ class AlertView:
             "ended_ts_ms": None if a.ended_ts_ns is None else a.ended_ts_ns // 1_000_000,
             "lifecycle": [state for state, _ in self.lifecycle],
             "evidence": None if first is None else {"frame_seq": first.frame_seq, "similarity": first.similarity},
+            "reason": a.reason,
         }
 
 
@@ -135,6 +138,15 @@ class DashboardState:
                 self.alerts.popitem(last=False)
             self.version += 1
 
+    def on_status(self, status: CameraStatus) -> None:
+        """The camera's state as its producer says it (a camera with no frames yet gets a tile too)."""
+        with self._lock:
+            camera = self._camera(status.camera_id)
+            said = {"state": status.state, "attempts": status.attempts, "error": status.error, "source": status.source}
+            if said != camera.status:
+                camera.status = said
+                self.version += 1
+
     def on_groups(self, groups: list[dict[str, Any]]) -> None:
         with self._lock:
             if groups != self.groups:
@@ -160,7 +172,7 @@ class DashboardState:
             for camera_id in sorted(self.cameras):
                 camera = self.cameras[camera_id]
                 shown = camera.shown()
-                tile = {"camera_id": camera_id, **camera.figures(now)}
+                tile = {"camera_id": camera_id, "status": camera.status, **camera.figures(now)}
                 if shown is not None:
                     tile |= {
                         "frame_seq": shown.seq,

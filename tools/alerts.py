@@ -13,6 +13,7 @@ def describe(alert: Alert) -> str:
         "stranger": f"{alert.count} sighting(s)",
         "crowd": f"up to {alert.count} faces",
         "fall": "a person down" + (f" at {[round(v) for v in best.box]}" if best and best.box else ""),
+        "camera_offline": f"{alert.reason} ({alert.count} failed attempt(s))",
     }.get(alert.kind, f"count {alert.count}")
     if best is not None and best.similarity is not None:
         detail += f", best gallery match {best.similarity:.2f}"

@@ -3,6 +3,7 @@
 import click
 
 from facestream import kafka_clients, kafka_settings
+from facestream.redact import redact
 
 
 @click.group()
@@ -21,7 +22,8 @@ Examples:
 @click.pass_context
 def show(ctx: click.Context) -> None:
     """Print the broker address, the Kafka client settings every client gets (from FACESTREAM_KAFKA_CONFIG,
-    the config file's [kafka] table and --kafka; secrets masked) and the config file's command tables."""
+    the config file's [kafka] table and --kafka; secrets masked) and the config file's command tables
+    (credentials in camera URLs masked)."""
     click.echo(f"bootstrap: {kafka_clients.bootstrap_servers()}")
     click.echo("kafka settings:")
     for key, value in sorted(kafka_settings.masked(kafka_settings.load()).items()):
@@ -29,4 +31,4 @@ def show(ctx: click.Context) -> None:
     for command, values in sorted((ctx.find_root().default_map or {}).items()):
         click.echo(f"[{command}]")
         for key, value in sorted(values.items()):
-            click.echo(f"  {key} = {'********' if kafka_settings.is_secret(key) else value}")
+            click.echo(f"  {key} = {'********' if kafka_settings.is_secret(key) else redact(str(value))}")

@@ -102,7 +102,14 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
 
 def _ensure_broker() -> None:
     """Start the local broker (unless KAFKA_BOOTSTRAP names one) and create the demo's topics."""
-    from facestream.schemas import ALERTS_TOPIC, DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
+    from facestream.schemas import (
+        ALERTS_TOPIC,
+        CAMERA_STATUS_TOPIC,
+        DEAD_LETTER_TOPIC,
+        DETECTIONS_TOPIC,
+        FRAMES_TOPIC,
+        POSES_TOPIC,
+    )
 
     if kafka_clients.external_bootstrap():
         kafka_clients.check_reachable()
@@ -111,7 +118,15 @@ def _ensure_broker() -> None:
 
         LocalBroker().start()
     kafka_clients.ensure_topics(
-        {FRAMES_TOPIC: 4, CORRIDOR_TOPIC: 1, DETECTIONS_TOPIC: 4, POSES_TOPIC: 4, DEAD_LETTER_TOPIC: 1, ALERTS_TOPIC: 4}
+        {
+            FRAMES_TOPIC: 4,
+            CORRIDOR_TOPIC: 1,
+            DETECTIONS_TOPIC: 4,
+            POSES_TOPIC: 4,
+            DEAD_LETTER_TOPIC: 1,
+            ALERTS_TOPIC: 4,
+            CAMERA_STATUS_TOPIC: 4,
+        }
     )
 
 

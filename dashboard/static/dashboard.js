@@ -37,11 +37,12 @@ function tileFor(cameraId) {
   const meta = element("div", "meta");
   const figures = element("span", "figures");
   meta.append(element("span", "name", cameraId), figures);
-  root.append(view, meta);
+  const state = element("div", "state");
+  root.append(view, meta, state);
   const cameras = document.getElementById("cameras");
   cameras.querySelector(".empty")?.remove();
   cameras.append(root);
-  const tile = { root, img, svg, figures, shownSeq: null, pending: null };
+  const tile = { root, img, svg, figures, state, shownSeq: null, pending: null };
   // What was found is drawn once its own frame is on screen, never over another frame.
   img.addEventListener("load", () => { if (tile.pending) draw(tile, tile.pending); });
   tiles.set(cameraId, tile);
@@ -76,6 +77,7 @@ function renderCameras(cameras, openAlerts) {
     const latency = camera.latency_ms === null ? "no events" : `${camera.latency_ms} ms (max ${camera.latency_max_ms})`;
     tile.figures.textContent = `${camera.fps.toFixed(1)} fps · ${latency}`;
     tile.root.classList.toggle("alerting", openAlerts.has(camera.camera_id));
+    showState(tile, camera.status);
     if (camera.frame_seq === undefined) continue;
     tile.pending = camera;
     if (camera.frame_seq !== tile.shownSeq) {
@@ -85,6 +87,16 @@ function renderCameras(cameras, openAlerts) {
       draw(tile, camera);  // the same frame, its events arrived since
     }
   }
+}
+
+// What the camera's producer says of it, when it is not simply streaming.
+function showState(tile, status) {
+  const down = Boolean(status) && status.state !== "streaming";
+  tile.root.classList.toggle("down", down);
+  tile.root.dataset.state = status ? status.state : "";
+  if (!down) { tile.state.textContent = ""; return; }
+  const attempts = status.state === "reconnecting" ? ` · attempt ${status.attempts + 1}` : "";
+  tile.state.textContent = `${status.state}${attempts}${status.error ? ` · ${status.error}` : ""}`;
 }
 
 function clock(ms) {
@@ -101,6 +113,15 @@ function lifecycle(states) {
   return parts.map((p) => (p.times > 1 ? `${p.state} ×${p.times}` : p.state)).join(" → ");
 }
 
+function evidenceImage(alertId) {
+  const img = element("img");
+  img.alt = "evidence frame";
+  img.loading = "lazy";
+  img.src = `evidence/${encodeURIComponent(alertId)}.jpg`;
+  img.addEventListener("error", () => { img.replaceWith(element("span", "empty", "evidence no longer in Kafka")); });
+  return img;
+}
+
 function renderAlerts(alerts) {
   const list = document.getElementById("alerts");
   if (alerts.length) list.querySelector(".empty")?.remove();
@@ -110,14 +131,10 @@ function renderAlerts(alerts) {
     let item = alertItems.get(alert.alert_id);
     if (!item) {
       item = element("li", "alert");
-      const img = element("img");
-      img.alt = "evidence frame";
-      img.loading = "lazy";
-      img.src = `evidence/${encodeURIComponent(alert.alert_id)}.jpg`;
-      img.addEventListener("error", () => { img.replaceWith(element("span", "empty", "evidence no longer in Kafka")); });
       const text = element("div");
-      text.append(element("div", "kind"), element("div", "where"), element("div", "lifecycle"), element("div", "when"));
-      item.append(img, text);
+      text.append(element("div", "kind"), element("div", "where"), element("div", "reason"),
+                  element("div", "lifecycle"), element("div", "when"));
+      item.append(alert.evidence ? evidenceImage(alert.alert_id) : element("span", "noevidence", "no frame"), text);
       alertItems.set(alert.alert_id, item);
     }
     item.dataset.kind = alert.kind;
@@ -127,6 +144,7 @@ function renderAlerts(alerts) {
     const similarity = alert.evidence && alert.evidence.similarity !== null && alert.evidence.similarity !== undefined
       ? ` · similarity ${alert.evidence.similarity.toFixed(2)}` : "";
     item.querySelector(".where").textContent = `${alert.camera_id} · count ${alert.count}${similarity}`;
+    item.querySelector(".reason").textContent = alert.reason || "";
     item.querySelector(".lifecycle").textContent = lifecycle(alert.lifecycle);
     const ended = alert.ended_ts_ms ? ` – ${clock(alert.ended_ts_ms)}` : "";
     item.querySelector(".when").textContent = `${clock(alert.started_ts_ms)}${ended}`;

@@ -16,12 +16,14 @@ from facestream import kafka_clients
 from facestream.dashboard.config import DashboardConfig, dashboard_command
 from facestream.schemas import (
     Alert,
+    CameraStatus,
     DetectionEvent,
     Face,
     Frame,
     ModelRef,
     Sighting,
     pack_alert,
+    pack_camera_status,
     pack_detection,
     pack_frame,
 )
@@ -33,7 +35,7 @@ MODEL = ModelRef("yunet", "2023mar", "0" * 64)
 @pytest.fixture
 def page_on_topics(bootstrap: str, tmp_path: Path):
     tag = uuid.uuid4().hex[:10]
-    names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts")}
+    names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts", "status")}
     kafka_clients.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
     port = free_port()
     config = DashboardConfig(
@@ -43,6 +45,7 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
         detections_topic=names["detections"],
         poses_topic=names["poses"],
         alerts_topic=names["alerts"],
+        status_topic=names["status"],
     )
     log = tmp_path / "dashboard.log"
     with open(log, "wb") as out:
@@ -110,3 +113,42 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
     line = f'facestream_dashboard_unreadable_records_total{{topic="{names["detections"]}"}} 1.0'
     assert line in metrics.decode()
     assert f"unreadable record at {names['detections']}/" in log.read_text()
+
+
+def test_a_camera_that_is_down_shows_its_producer_s_word_and_its_offline_alert(page_on_topics, bootstrap: str) -> None:
+    names, port, _log = page_on_topics
+    producer = kafka_clients.producer("dashboard-test", bootstrap)
+    now = time.time_ns()
+    down = CameraStatus(
+        "door", now, "reconnecting", "rtsp://***@10.0.0.7/s1", 120, 3, 5000, now - 40_000_000_000, "Connection refused"
+    )
+    alert = Alert(
+        "alert-off",
+        "camera_offline",
+        "new",
+        "door",
+        now - 40_000_000_000,
+        now,
+        (),
+        3,
+        reason="reconnecting: Connection refused",
+    )
+    with chromium() as page:
+        page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
+        wait_until("the page live", lambda: "live" in page.find_element("id", "status").text, 20)
+        kafka_clients.send(producer, names["status"], pack_camera_status(down), key=b"door")
+        kafka_clients.send(producer, names["alerts"], pack_alert(alert), key=b"door")
+        producer.flush(10)
+        wait_until(
+            "the door's tile down",
+            lambda: count(page, ".tile.down[data-camera=door][data-state=reconnecting]") == 1,
+            30,
+        )
+        wait_until(
+            "the offline alert", lambda: count(page, ".alert[data-kind=camera_offline][data-state=new]") == 1, 30
+        )
+        tile = page.find_element("css selector", ".tile[data-camera=door] .state").text
+        assert tile == "reconnecting · attempt 4 · Connection refused"
+        item = page.find_element("css selector", ".alert[data-kind=camera_offline]")
+        assert "reconnecting: Connection refused" in item.text and count(page, ".alert img") == 0
+        assert console_errors(page) == []
