@@ -12,7 +12,12 @@ class AlertingCollector:
         for name, help_text, value in (
             ("facestream_alerting_detection_events", "Detection events read", s.events),
             ("facestream_alerting_pose_events", "Pose events read", s.poses),
-            ("facestream_alerting_duplicates", "Events at or before the last frame seen on their camera", s.duplicates),
+            (
+                "facestream_alerting_camera_statuses",
+                "Camera status records read (the camera_offline rule's)",
+                s.statuses,
+            ),
+            ("facestream_alerting_duplicates", "Records at or before the last one seen for their camera", s.duplicates),
             ("facestream_alerting_unreadable", "Events that failed their schema", s.unreadable),
         ):
             yield CounterMetricFamily(name, help_text, value=value)

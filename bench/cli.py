@@ -11,6 +11,8 @@ from facestream.config import parse_size, parsed
 from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES, PROVIDER_CHOICES
 from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
 
+LIVE_MODES = ("pyav-all", "pyav-keyframes", "opencv-grab", "opencv-read")  # bench.live's, without importing it
+
 
 def _name(model: str) -> str:
     """How a model appears in result file names: its name, or the stem of its file."""
@@ -39,6 +41,11 @@ def _cpu_list(_ctx, _param, value: str) -> tuple[int, ...]:
     except ValueError:
         raise click.BadParameter(f"expected cores like 12-15 or 0,2,4, got {value!r}") from None
     return tuple(cores)
+
+
+def _each(parse):
+    """A callback for a comma-separated option: ``parse`` of each item (none for '')."""
+    return lambda _ctx, _param, value: tuple(parse(item) for item in value.split(",") if item)
 
 
 def _key_values(_ctx, _param, values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -403,6 +410,45 @@ def gate(out: Path, **options) -> None:
     from bench.gate import GateBenchConfig, run
 
     run(GateBenchConfig(out=out, **options), _command("gate"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  python -m bench live                                     # both parts, 720p and 1080p
+  python -m bench live --cameras '' --repeats 5            # decoding cost only
+  python -m bench live --sizes '' --cameras 16,20,24 --camera-repeats 3 --out bench/results/live-cameras-cpu.json
+""",
+    context_settings={"show_default": True},
+)
+@click.option(
+    "--sizes",
+    default="1280x720,1920x1080",
+    callback=_each(parse_size),
+    help="Stream sizes of the decoding part, comma-separated ('' skips it).",
+)
+@click.option("--modes", default=",".join(LIVE_MODES), callback=_each(str), help="Decoding modes to compare.")
+@click.option("--fps", type=click.FloatRange(min=0.1), default=5.0, help="Frames taken (sent) per second per camera.")
+@click.option("--seconds", type=click.FloatRange(min=1), default=20.0, help="Measured seconds of each run or step.")
+@click.option("--warm-up-s", type=click.FloatRange(min=0), default=3.0, help="Streaming before measuring.")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, help="Runs of each mode; the median is reported.")
+@click.option(
+    "--cameras",
+    default="4,8,12,16,20,24,28,32",
+    callback=_each(int),
+    help="Camera counts for one producer core, in order, until one does not hold ('' skips it).",
+)
+@click.option(
+    "--camera-repeats", type=click.IntRange(min=1), default=1, help="Runs of each camera count; all must hold."
+)
+@click.option("--camera-size", type=parsed(parse_size, "WxH"), default="1280x720", help="Stream size of that part.")
+@click.option("--producer-core", type=int, default=1, help="The core the measured process is pinned to.")
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "live-cpu.json")
+def live(out: Path, **options) -> None:
+    """Live RTSP cameras: decoding CPU per camera by library and mode; cameras one producer core holds."""
+    from bench.live import LiveBenchConfig, run
+
+    run(LiveBenchConfig(out=out, **options), _command("live"))
 
 
 @bench.command(

@@ -10,7 +10,8 @@ environment::
     /usr/bin/python3 bench/rtsp_camera.py --port 8554 --source vtest.avi --size 1280x720 --fps 25
 
 It prints ``serving rtsp://...`` once clients can connect. ``--resize-after-s 5 --resize 640x360``
-changes the stream's resolution mid-way; ``--credentials user:secret`` asks clients for them.
+changes the stream's resolution mid-way; ``--credentials user:secret`` asks clients for them. Every
+client gets the same encoded stream, whatever query its URL carries (``/stream?camera=7``).
 """
 
 import argparse
@@ -35,6 +36,14 @@ def raw_caps(width: int, height: int, fps: int) -> Gst.Caps:
     return Gst.Caps.from_string(f"video/x-raw,format=I420,width={width},height={height},framerate={fps}/1")
 
 
+class OneEncoder(GstRtspServer.RTSPMediaFactory):
+    """A shared media keyed by the path alone: clients that ask for ``/stream?camera=1``, ``?camera=2``
+    ... are separate cameras to a producer but one encoder here (a benchmark's many cameras)."""
+
+    def do_gen_key(self, url) -> str:
+        return url.abspath
+
+
 class Camera:
     """Decodes the file into raw frames ahead of time (``appsink``), and feeds them, stamped, at the
     frame rate into the ``appsrc`` of every client's media (one shared media)."""
@@ -53,7 +62,7 @@ class Camera:
 
     def factory(self) -> GstRtspServer.RTSPMediaFactory:
         gop = max(1, round(self.args.fps * self.args.keyframe_s))
-        factory = GstRtspServer.RTSPMediaFactory()
+        factory = OneEncoder()
         factory.set_launch(
             "( appsrc name=src is-live=true format=time do-timestamp=true "
             f"caps={raw_caps(self.width, self.height, self.args.fps).to_string().replace(' ', '')} ! "

@@ -66,11 +66,11 @@ class Camera:
 
     def state(self) -> str:
         """One of the camera states of ``schemas.CAMERA_STATES``."""
-        if self.done:
-            if self.live is not None and self.live.finished and self.live.status().state == "failed":
-                return "failed"
-            return "ended" if self.ended else "stopped"
         live = self.live
+        if live is not None and live.status().state == "failed":
+            return "failed"
+        if self.done:
+            return "ended" if self.ended else "stopped"
         return "streaming" if live is None else live.status().state
 
     def live_status(self) -> LiveStatus | None:

@@ -11,6 +11,9 @@ from facestream.producers.config import ProducerConfig
 Examples:
   facestream produce --camera door --source door.mp4 --fps 15 --loop
   facestream produce --camera lobby --source rtsp://10.0.0.7/stream1 --fps 10
+  facestream produce --camera gate --source rtsp://user:pass@10.0.0.8/s1 --camera yard --source rtsp://10.0.0.9/s1 \
+      --fps 5 --metrics-port 9465 --stall-s 10
+  facestream produce --camera park --source rtsp://10.0.0.10/s1 --fps 1 --live-decode keyframes
   facestream produce --camera a --source photos/ --camera b --source 'shots/*.jpg' --fps 2 --loop
   facestream produce --camera usb --source 0 --max-width 960 --jpeg-quality 80
   facestream produce --camera sim --source photos/ --frame-size 640x480 --fps 30 --loop
@@ -30,7 +33,12 @@ Examples:
 )
 @options(ProducerConfig)
 def produce(cameras: tuple[str, ...], sources: tuple[str, ...], **values) -> None:
-    """Publish JPEG frames of one or more cameras to Kafka, paced to --fps."""
+    """Publish JPEG frames of one or more cameras to Kafka, paced to --fps.
+
+    A live camera (an RTSP/HTTP URL or a camera index) is read by a thread of its own that keeps only its
+    newest picture, so the frames sent are fresh at any --fps; one that drops, stalls or cannot be opened
+    is tried again, for ever unless --max-attempts, while the others stream on. Each camera's state goes
+    to --status-topic (the camera_offline alert reads it), the stats line and /metrics."""
     from facestream.producers.streamer import Streamer
 
     if len(cameras) != len(sources):

@@ -101,9 +101,13 @@ class LiveSource:
         return self
 
     def stop(self) -> None:
-        """Stop reading (a blocked read gives up within ``stall_s``; the thread is a daemon)."""
+        """Ask the reader to stop; it closes the stream at its next picture (a blocked read gives up
+        within ``stall_s``; the thread is a daemon, and never holds a process up)."""
         self._stopping.set()
-        self._thread.join(timeout=1.0)
+
+    def join(self, timeout_s: float) -> None:
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout_s)
 
     def listen(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (on the reader's thread) for every new picture."""

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 ENCODED_CACHE_LIMIT = 256  # still images whose JPEG is kept
 TICK_S = 0.25  # how often states are looked at (status records, readiness, sources given up)
+CLOSE_S = 2.0  # the longest a stopping producer waits for its live streams to close
 
 
 @dataclass
@@ -141,10 +142,14 @@ class Streamer:
             with StopOnSignals("flushing, then stopping") as stop:
                 self._serve(producer, schedule, stop)
         finally:
+            live = [camera.live for camera in self.cameras if camera.live is not None]
             for camera in self.cameras:
                 camera.done = True
-                if camera.live is not None:
-                    camera.live.stop()
+            for source in live:
+                source.stop()
+            closing = time.monotonic() + CLOSE_S
+            for source in live:  # streams closed properly when they close at once, never waited on long
+                source.join(max(0.0, closing - time.monotonic()))
             self.status.tick(producer, self.cameras, force=True)  # stopped, ended or failed: said once more
             left = producer.flush(30.0)
             if left:

@@ -45,11 +45,12 @@ def test_nothing_points_outside_the_repository() -> None:
 def test_the_alert_rule_settings_in_the_docs_are_the_codes() -> None:
     from facestream.alerting.rules.crowd import CrowdSettings
     from facestream.alerting.rules.fall import FallSettings
+    from facestream.alerting.rules.offline import OfflineSettings
     from facestream.alerting.rules.stranger import StrangerSettings
     from facestream.config import settings_table
 
     text = (ROOT / "docs" / "alerting.md").read_text()
-    for settings in (StrangerSettings, CrowdSettings, FallSettings):
+    for settings in (StrangerSettings, CrowdSettings, FallSettings, OfflineSettings):
         assert settings_table(settings) in text, f"paste facestream.config.settings_table({settings.__name__})"
 
 
@@ -58,3 +59,10 @@ def test_the_dashboard_settings_in_the_docs_are_the_codes() -> None:
     from facestream.dashboard.config import DashboardConfig
 
     assert settings_table(DashboardConfig) in (ROOT / "docs" / "dashboard.md").read_text()
+
+
+def test_the_producer_settings_in_the_docs_are_the_codes() -> None:
+    from facestream.config import settings_table
+    from facestream.producers.config import ProducerConfig
+
+    assert settings_table(ProducerConfig) in (ROOT / "docs" / "configuration.md").read_text()

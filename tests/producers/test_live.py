@@ -164,3 +164,25 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
     said = output + metrics + "".join(s.source + (s.error or "") for s in statuses)
     assert "s3cret-pass" not in said and "not-the-pass" not in said
     assert "rtsp://***@127.0.0.1" in said
+
+
+def test_a_producer_whose_only_camera_is_down_is_alive_but_not_ready(topics: dict, tmp_path: Path) -> None:
+    port, log = free_port(), tmp_path / "producer.log"
+    url = f"rtsp://127.0.0.1:{free_port()}/stream"
+    producer = start_producer(
+        [("gone", url)],
+        log,
+        fps=5.0,
+        topic=topics["frames"],
+        status_topic=f"{topics['frames']}.status",
+        metrics_port=port,
+    )
+    try:
+        wait_until(lambda: get(port, "/healthz")[0] == 200, 30, "the producer to serve /healthz")
+        time.sleep(2.0)
+        status, body = get(port, "/readyz")
+        assert (status, body) == (503, {"ready": False, "checks": {"camera_streaming": False}})
+        assert producer.poll() is None
+    finally:
+        output = stop_producer(producer, log)
+    assert "gone=0 [stopped: Connection refused]" in output
