@@ -196,6 +196,7 @@ class LiveSource:
             # frame interval), so the first frame sent after a (re)connection is a fresh one too.
             catch_up_s = min(0.5, max(0.005, 0.5 / float(stream.average_rate or 25)))
             self._last_picture = last_packet = time.monotonic()
+            self._keyframes.clear()  # intervals across a reconnection mean nothing
             backlog = True
             for packet in container.demux(stream):
                 if self._stopping.is_set():
@@ -203,7 +204,7 @@ class LiveSource:
                 now = time.monotonic()
                 backlog = backlog and now - last_packet < catch_up_s
                 last_packet = now
-                if packet.is_keyframe and packet.size:
+                if packet.is_keyframe and packet.size and not backlog:  # a burst's keyframes come too close
                     self._keyframe_came(now)
                 if not self._keyframes_only or packet.is_keyframe or not packet.size:
                     self._decode(packet, publish=not backlog)

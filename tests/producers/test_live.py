@@ -15,6 +15,7 @@ from producer_helpers import sent, start_producer, stop_producer, wait_until
 from rtsp_helpers import SilentPort, staleness_ms
 
 from facestream.producers.config import ProducerConfig
+from facestream.producers.live import LiveSettings, LiveSource
 from facestream.producers.streamer import Streamer
 from facestream.schemas import unpack_camera_status, unpack_frame
 
@@ -186,3 +187,19 @@ def test_a_producer_whose_only_camera_is_down_is_alive_but_not_ready(topics: dic
     finally:
         output = stop_producer(producer, log)
     assert "gone=0 [stopped: Connection refused]" in output
+
+
+def test_auto_decoding_takes_keyframes_only_when_they_come_as_often_as_frames_are_sent(rtsp_cameras) -> None:
+    camera = rtsp_cameras("--keyframe-s", "0.5")  # two keyframes a second
+    sources = {fps: LiveSource(camera.url, LiveSettings(decode="auto", fps=fps)).start() for fps in (2.0, 5.0)}
+    try:
+        time.sleep(5.0)
+        before = {fps: source.status().decoded for fps, source in sources.items()}
+        time.sleep(3.0)
+        rates = {fps: (source.status().decoded - before[fps]) / 3.0 for fps, source in sources.items()}
+        keyframes_only = {fps: source.status().keyframes_only for fps, source in sources.items()}
+    finally:
+        for source in sources.values():
+            source.stop()
+    assert keyframes_only == {2.0: True, 5.0: False}
+    assert 1.3 <= rates[2.0] <= 2.7 and rates[5.0] >= 23, rates  # 2 keyframes a second; all 25 pictures
