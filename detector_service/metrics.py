@@ -11,15 +11,22 @@ from facestream.detector_service.stats import STAGES, Stats
 
 
 class StatsCollector:
-    def __init__(self, stats: Stats, model: str) -> None:
+    """``events``: what the service makes, ``detection`` or ``pose``; its events counter is named for it."""
+
+    def __init__(self, stats: Stats, model: str, events: str = "detection") -> None:
         self.stats = stats
         self.model = model
+        self.events = events
 
     def collect(self):
         s = self.stats
         for name, help_text, value in (
             ("facestream_frames", "Frames taken from Kafka (valid or not)", s.frames),
-            ("facestream_events", "Detection events acknowledged by the broker", s.events),
+            (
+                f"facestream_{self.events}_events",
+                f"{self.events.capitalize()} events acknowledged by the broker",
+                s.events,
+            ),
             ("facestream_dead_letters", "Frames dead-lettered and acknowledged", s.dead_letters),
             ("facestream_batches", "Batches inferred", s.batches),
             (

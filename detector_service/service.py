@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 from facestream import health, kafka_clients, logs
 from facestream.detector_service import gpu_choice, metrics, models, transactions
 from facestream.detector_service.batcher import Batcher
-from facestream.detector_service.config import DetectorConfig
+from facestream.detector_service.config import DetectorConfig, PoseConfig
 from facestream.detector_service.consumer import GroupMember
 from facestream.detector_service.embedder import Embedder
 from facestream.detector_service.engine import Engine
@@ -88,7 +88,8 @@ class DetectorService:
             health.serve(self.readiness, registry, config.metrics_port, config.metrics_host)
         self.processor = processor or build_processor(config)
         self.stats = self.processor.stats
-        registry.register(metrics.StatsCollector(self.stats, self.processor.describe()))
+        events = "pose" if isinstance(config, PoseConfig) else "detection"
+        registry.register(metrics.StatsCollector(self.stats, self.processor.describe(), events))
         self.readiness.mark("model_warm")
         self.limits = FrameLimits(config.max_frame_bytes, config.max_pixels)
         # camera -> runs of its frames skipped and not yet announced, oldest first, as [highest seq of the

@@ -1,7 +1,9 @@
 """One camera's rules together: each new event goes through every rule the camera runs, once.
 
 Detection events and pose events of a camera are two streams of one camera state: each stream has
-its own duplicate check (a frame has one event of each kind).
+its own duplicate check (a frame has one event of each kind). A rule the camera no longer runs (its
+rules changed, the workers restarted) ends its open alerts at the camera's next event, saying why,
+rather than leaving them open for good.
 """
 
 from facestream.alerting.config import CameraSettings
@@ -20,8 +22,12 @@ def on_event(
     alerts = []
     if "stranger" in settings.rules:
         alerts += stranger.step(camera.setdefault("stranger", {}), event, match, settings.stranger)
+    elif "stranger" in camera:
+        alerts += stranger.close(camera.pop("stranger"), event, _off("stranger"))
     if "crowd" in settings.rules:
         alerts += crowd.step(camera.setdefault("crowd", {}), event, settings.crowd)
+    elif "crowd" in camera:
+        alerts += crowd.close(camera.pop("crowd"), event, _off("crowd"))
     return alerts
 
 
@@ -30,4 +36,10 @@ def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Al
     state = camera.setdefault("fall", {})
     if not is_new(state, event):
         return None
-    return fall.step(state, event, settings.fall) if "fall" in settings.rules else []
+    if "fall" in settings.rules:
+        return fall.step(state, event, settings.fall)
+    return fall.close(state, event, _off("fall"))
+
+
+def _off(kind: str) -> str:
+    return f"the camera no longer runs the {kind} rule"

@@ -4,13 +4,14 @@ Over the frames of the last ``window_s`` seconds, when at least ``min_faces`` fa
 detection score of ``min_score`` or more) are in more than ``share`` of them (and there are at least
 ``min_frames`` frames), the crowd holds: a ``new`` alert opens, repeats as ``update`` at most every
 ``update_every_s`` seconds, and ends (``end``) once the crowd has not held for ``end_after_s``
-seconds. The alert's count is the most faces seen at once. All times are capture times; the window
-is counted in quarter seconds.
+seconds (its end time: the last frame that held plus ``end_after_s``). The alert carries the most
+crowded frames of the window and of its life as evidence, and its count is the most faces seen at
+once, in one of them. All times are capture times; the window is counted in quarter seconds.
 """
 
 from dataclasses import dataclass
 
-from facestream.alerting.rules.state import alert, seconds, sighting
+from facestream.alerting.rules.state import alert, seconds, sighting, to_ns
 from facestream.config import check, setting
 from facestream.schemas import Alert, DetectionEvent
 
@@ -39,33 +40,53 @@ def step(state: dict, event: DetectionEvent, settings: CrowdSettings) -> list[Al
     return the alerts it causes."""
     now = seconds(event)
     faces = sum(face.score >= settings.min_score for face in event.faces)
-    # The window in quarter seconds: [slot, frames, crowded frames, most faces] each, so the state
-    # stays a few entries at any frame rate (it is serialised on every event).
+    seen = sighting(event) + [faces]  # the face count last: evidence keeps the most crowded frames
+    # The window in quarter seconds: [slot, frames, crowded frames, most faces, that frame's sighting]
+    # each, so the state stays a few entries at any frame rate (it is serialised on every event).
     slot, oldest = int(now * SLOTS_PER_S), int((now - settings.window_s) * SLOTS_PER_S)
     slots = [s for s in state.get("slots", []) if s[0] >= oldest]
     if not slots or slots[-1][0] != slot:
-        slots.append([slot, 0, 0, 0])
-    slots[-1][1:] = [slots[-1][1] + 1, slots[-1][2] + (faces >= settings.min_faces), max(slots[-1][3], faces)]
+        slots.append([slot, 0, 0, -1, None])
+    current = slots[-1]
+    current[1:3] = [current[1] + 1, current[2] + (faces >= settings.min_faces)]
+    if faces > current[3]:
+        current[3:] = [faces, seen]
     state["slots"] = slots
     frames, crowded = sum(s[1] for s in slots), sum(s[2] for s in slots)
     holds = frames >= settings.min_frames and crowded > settings.share * frames
     crowd = state.get("open")
     if holds:
         record = None
-        if crowd is None:
-            crowd = state["open"] = {"first": event.event_id, "started": event.capture_ts_ns, "max": 0, "evidence": []}
+        if crowd is None:  # its evidence: the window's most crowded frames, so its count is one of theirs
+            crowd = state["open"] = {"first": event.event_id, "started": event.capture_ts_ns, "evidence": []}
+            for best in (s[4] for s in slots if len(s) > 4 and s[4] is not None):
+                _keep(crowd, best, settings)
             record = "new"
         elif now - crowd["updated"] >= settings.update_every_s:
             record = "update"
         crowd["held"] = now
-        crowd["max"] = max(crowd["max"], *(s[3] for s in slots))
-        seen = sighting(event) + [faces]  # the face count last: evidence keeps the most crowded frames
-        crowd["evidence"] = sorted([*crowd["evidence"], seen], key=lambda s: -s[6])[: settings.evidence]
+        _keep(crowd, seen, settings)
         if record is None:
             return []
         crowd["updated"] = now
-        return [alert("crowd", crowd, event, record, crowd["max"])]
+        return [alert("crowd", crowd, event, record, crowd["evidence"][0][6])]
     if crowd is not None and now - crowd["held"] >= settings.end_after_s:
         state["open"] = None
-        return [alert("crowd", crowd, event, "end", crowd["max"])]
+        ended = to_ns(crowd["held"] + settings.end_after_s)
+        return [alert("crowd", crowd, event, "end", crowd["evidence"][0][6], ended_ns=ended)]
     return []
+
+
+def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
+    """End the open crowd alert, if any, now (the camera stopped running the rule)."""
+    crowd = state.get("open")
+    if crowd is None:
+        return []
+    state["open"] = None
+    return [alert("crowd", crowd, event, "end", crowd["evidence"][0][6], event.capture_ts_ns, reason)]
+
+
+def _keep(crowd: dict, seen: list, settings: CrowdSettings) -> None:
+    """Add a frame to the evidence if it is among the most crowded (once per frame)."""
+    if all(kept[0] != seen[0] for kept in crowd["evidence"]):
+        crowd["evidence"] = sorted([*crowd["evidence"], seen], key=lambda s: -s[6])[: settings.evidence]

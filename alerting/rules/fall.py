@@ -17,7 +17,8 @@ A state machine per person, after the torso-angle and centroid-speed rules of th
 - **fallen**: no upright frame for ``hold_s`` seconds after the impact: one ``fall`` alert (``new``),
   ``update`` at most every ``update_every_s`` seconds while the person stays down, ``end`` once they
   have been upright again for ``recovery_s`` seconds or have left the picture (unseen for
-  ``lost_after_s``). Getting up before ``hold_s`` cancels it: a stumble is not a fall.
+  ``lost_after_s``); its end time is that moment (the first upright frame plus ``recovery_s``, or the
+  last sighting plus ``lost_after_s``). Getting up before ``hold_s`` cancels it: a stumble is not a fall.
 
 Keypoints under ``min_keypoint_score`` are not used; a person without a visible shoulder and hip only
 keeps their track alive. All times are capture times.
@@ -27,7 +28,7 @@ import math
 from dataclasses import dataclass
 
 from facestream.alerting.rules import tracking
-from facestream.alerting.rules.state import alert, seconds, sighting
+from facestream.alerting.rules.state import alert, seconds, sighting, to_ns
 from facestream.config import check, setting
 from facestream.schemas import Alert, Person, PoseEvent
 
@@ -91,7 +92,11 @@ def step(state: dict, event: PoseEvent, settings: FallSettings) -> list[Alert]:
         settings.max_match_distance,
         settings.lost_after_s,
     )
-    alerts = [alert("fall", t["fall"], event, "end", 1) for t in gone if t.get("fall", {}).get("phase") == "fallen"]
+    alerts = [
+        alert("fall", t["fall"], event, "end", 1, to_ns(t["seen"] + settings.lost_after_s))
+        for t in gone
+        if t.get("fall", {}).get("phase") == "fallen"
+    ]
     for person, track in zip(people, tracks, strict=True):
         measured = torso(person, settings.min_keypoint_score)
         if measured is not None:
@@ -111,7 +116,7 @@ def _person_step(
             fall.setdefault("up_since", now)
             if now - fall["up_since"] >= settings.recovery_s:
                 fall["phase"] = "up"
-                return [alert("fall", fall, event, "end", 1)]
+                return [alert("fall", fall, event, "end", 1, to_ns(fall["up_since"] + settings.recovery_s))]
             return []
         fall["phase"] = "up"  # a bend, a squat, a stumble: over before it held
         return []
@@ -140,6 +145,13 @@ def _person_step(
         fall["updated"] = now
         return [alert("fall", fall, event, "update", 1)]
     return []
+
+
+def close(state: dict, event: PoseEvent, reason: str) -> list[Alert]:
+    """End every open fall alert now and forget the tracks (the camera stopped running the rule)."""
+    tracks = state.pop("tracks", [])
+    fallen = [t["fall"] for t in tracks if t.get("fall", {}).get("phase") == "fallen"]
+    return [alert("fall", fall, event, "end", 1, event.capture_ts_ns, reason) for fall in fallen]
 
 
 def _impact(baseline: list | None, measured: Torso, now: float, settings: FallSettings) -> bool:

@@ -49,9 +49,25 @@ def sighting(event: FrameEvent, box=None, similarity: float | None = None, score
     ]
 
 
-def alert(kind: str, tracked: dict, event: FrameEvent, record: str, count: int) -> Alert:
+def to_ns(t: float) -> int:
+    """Event time in seconds -> Unix nanoseconds."""
+    return round(t * NS)
+
+
+def alert(
+    kind: str,
+    tracked: dict,
+    event: FrameEvent,
+    record: str,
+    count: int,
+    ended_ns: int | None = None,
+    reason: str | None = None,
+) -> Alert:
     """One record (``new``, ``update`` or ``end``) of the alert ``tracked`` holds (its first event or
-    face, its start and its evidence, as ``sighting`` made them), as of ``event``."""
+    face, its start and its evidence, as ``sighting`` made them), as of ``event``; an ``end`` says when
+    the condition ended (``ended_ns``, by the rule's own measure)."""
+    if (record == "end") != (ended_ns is not None):
+        raise ValueError("an end record, and only an end record, says when the alert ended")
     return Alert(
         alert_id=alert_id_for(event.camera_id, kind, tracked["first"]),
         kind=kind,
@@ -64,5 +80,6 @@ def alert(kind: str, tracked: dict, event: FrameEvent, record: str, count: int) 
             Sighting(s[0], s[1], s[2], None if s[3] is None else tuple(s[3]), s[4]) for s in tracked["evidence"]
         ),
         count=count,
-        ended_ts_ns=event.capture_ts_ns if record == "end" else None,
+        ended_ts_ns=ended_ns,
+        reason=reason,
     )

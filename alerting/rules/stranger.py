@@ -6,7 +6,8 @@ alerts. Otherwise it joins the camera's stranger whose face it resembles most (`
 more), or starts a new one: one stranger is one alert, two strangers are two. A stranger seen in
 ``sightings`` frames within ``window_s`` seconds opens an alert (``new``), which repeats as ``update``
 at most every ``update_every_s`` seconds while seen, and ends (``end``) after ``end_after_s`` seconds
-unseen. For ``cooldown_s`` after that, the same face does not open a new alert.
+unseen (its end time: the last sighting plus ``end_after_s``, said by the camera's next event). For
+``cooldown_s`` after that, the same face does not open a new alert.
 All times are the frames' capture times.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facestream.alerting.rules.state import alert, pack_vector, seconds, sighting, unpack_vector
+from facestream.alerting.rules.state import alert, pack_vector, seconds, sighting, to_ns, unpack_vector
 from facestream.config import check, setting
 from facestream.gallery import as_vector
 from facestream.schemas import Alert, DetectionEvent, ModelRef
@@ -58,7 +59,8 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
     for stranger in list(strangers):
         unseen = now - stranger["last"]
         if stranger["open"] and unseen >= settings.end_after_s:
-            alerts.append(alert("stranger", stranger, event, "end", stranger["count"]))
+            ended = to_ns(stranger["last"] + settings.end_after_s)
+            alerts.append(alert("stranger", stranger, event, "end", stranger["count"], ended))
             cooldown.append({"vector": stranger["vector"], "until": now + settings.cooldown_s})
             strangers.remove(stranger)
         elif not stranger["open"] and unseen > settings.window_s:
@@ -86,6 +88,12 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
                 alerts.append(record)
     state["cooldown"] = cooldown
     return alerts
+
+
+def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
+    """End every open stranger alert now (the camera stopped running the rule)."""
+    strangers = state.pop("strangers", [])
+    return [alert("stranger", s, event, "end", s["count"], event.capture_ts_ns, reason) for s in strangers if s["open"]]
 
 
 def _counts(face, settings: StrangerSettings) -> bool:

@@ -45,3 +45,24 @@ def test_a_misspelt_setting_is_an_error_naming_the_camera_and_the_key() -> None:
         AlertingConfig(crowd={"min_faces": 0})
     with pytest.raises(ConfigError, match="--rules: rules are a comma-separated list of stranger, crowd"):
         AlertingConfig(rules="stranger,fire")
+
+
+def test_a_rule_the_camera_no_longer_runs_ends_its_open_alerts_at_the_next_event() -> None:
+    # Seen in the stream: stranger alerts open for good once their camera's rules dropped the stranger rule.
+    gallery = enrolled()
+    events = [event(i, i * 0.5, face(person(2)), *[face()] * 5) for i in range(8)]
+    state: dict = {}
+    before = AlertingConfig().for_camera("gate")
+    opened = [a for e in events for a in on_event(state, e, gallery.best_match, before)]
+    assert {(a.kind, a.state) for a in opened} >= {("stranger", "new"), ("crowd", "new")}
+    after = AlertingConfig(rules="fall").for_camera("gate")
+    ended = on_event(state, event(8, 4.0, face(person(2))), gallery.best_match, after)
+    assert sorted((a.kind, a.state, a.ended_ts_ns) for a in ended) == [
+        ("crowd", "end", int(4e9)),
+        ("stranger", "end", int(4e9)),
+    ]
+    assert {a.reason for a in ended} == {
+        "the camera no longer runs the crowd rule",
+        "the camera no longer runs the stranger rule",
+    }
+    assert on_event(state, event(9, 4.5, face(person(2))), gallery.best_match, after) == []

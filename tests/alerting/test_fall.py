@@ -41,6 +41,8 @@ def test_a_fall_held_down_alerts_once_then_ends_when_the_person_is_up_again() ->
     assert new_at == pytest.approx(2.0 + 0.3 + SETTINGS.hold_s, abs=0.15)  # down (60 deg) ~0.3 s into it, held 2 s
     assert len({a.alert_id for _, a in alerts}) == 1 and new.kind == "fall" and new.count == 1
     assert alerts[-1][0] == pytest.approx(7.5 + SETTINGS.recovery_s, abs=0.15)
+    # Ended when the person had been upright recovery-s, by the first upright frame (7.5 s).
+    assert alerts[-1][1].ended_ts_ns / 1e9 == pytest.approx(7.5 + SETTINGS.recovery_s, abs=0.15)
     assert len(new.evidence) == SETTINGS.evidence and new.evidence[0].box is not None
 
 
@@ -76,6 +78,7 @@ def test_leaving_the_picture_mid_fall_alerts_nothing_and_a_fallen_person_leaving
     alerts = run(hold(STANDING, 2) + move(STANDING, LYING, 0.5) + hold(LYING, 3) + hold(None, 4))
     assert [a.state for _, a in alerts] == ["new", "end"]
     assert alerts[-1][0] == pytest.approx(5.5 + SETTINGS.lost_after_s, abs=0.15)
+    assert alerts[-1][1].ended_ts_ns / 1e9 == pytest.approx(5.5 + SETTINGS.lost_after_s, abs=0.15)  # last seen + lost
 
 
 def test_only_the_person_who_falls_alerts() -> None:

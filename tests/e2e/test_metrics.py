@@ -10,7 +10,7 @@ import numpy as np
 from http_helpers import free_port, get, scrape
 from kafka_helpers import detector_config
 
-from facestream.detector_service.config import detector_command
+from facestream.detector_service.config import PoseConfig, detector_command, pose_command
 from facestream.schemas import Frame, pack_frame
 
 
@@ -52,7 +52,7 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         for seq in range(3):
             produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", seq, 1, 64, 48, image)))
         produce_raw(topics["frames"], b"cam", b"not msgpack")
-        scrape_until(port, "facestream_events_total 3.0")
+        scrape_until(port, "facestream_detection_events_total 3.0")
         text = scrape_until(port, "facestream_dead_letters_total 1.0")
         assert "facestream_frames_total 4.0" in text
         assert 'facestream_dead_letters_by_reason_total{reason="schema"} 1.0' in text
@@ -93,3 +93,28 @@ def test_healthz_answers_during_warm_up_and_readyz_once_warm_and_assigned(topics
     finally:
         detector.terminate()
         detector.wait(timeout=60)
+
+
+def test_the_pose_service_counts_pose_events_by_their_name(topics: dict, produce_raw) -> None:
+    # It used to export the detector's names and help ("facestream_events_total", "Detection events ...").
+    port = free_port()
+    config = PoseConfig(
+        group=topics["group"],
+        frames_topic=topics["frames"],
+        detections_topic=topics["detections"],
+        dead_letter_topic=topics["dlq"],
+        start_at="earliest",
+        stop_after_idle=30.0,
+        metrics_port=port,
+    )
+    service = subprocess.Popen(pose_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        scrape_until(port, "facestream_frames_total 0.0", timeout_s=120)
+        image = cv2.imencode(".jpg", np.full((192, 256, 3), 90, np.uint8))[1].tobytes()
+        produce_raw(topics["frames"], b"cam", pack_frame(Frame("cam", 0, 1, 256, 192, image)))
+        text = scrape_until(port, "facestream_pose_events_total 1.0")
+        assert "# HELP facestream_pose_events_total Pose events acknowledged by the broker" in text
+        assert "facestream_detection_events" not in text
+    finally:
+        service.terminate()
+        service.wait(timeout=60)
