@@ -21,8 +21,8 @@ from starlette.staticfiles import StaticFiles
 
 from facestream import health
 from facestream.dashboard.config import DashboardConfig
-from facestream.dashboard.evidence import evidence_jpeg
 from facestream.dashboard.state import DashboardState
+from facestream.evidence import evidence_jpeg
 
 PUSH_INTERVAL_S = 0.5  # the page is told of changes at most this often
 KEEPALIVE_S = 15.0  # a comment line on a quiet stream, so proxies keep it open

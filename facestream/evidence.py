@@ -1,6 +1,7 @@
 """An alert's evidence frame, read back from the frames topics by its capture time (records carry
-the producer's clock as their timestamp, within moments of capture) and the box drawn on it: the
-dashboard keeps no history of frames, so memory stays at a few frames per camera."""
+the producer's clock as their timestamp, within moments of capture) and the box drawn on it: nothing
+keeps a history of frames but Kafka, so the dashboard (for its live feed) and the alert store (to
+keep each alert's snapshot) both ask it here."""
 
 import time
 
