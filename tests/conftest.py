@@ -59,6 +59,24 @@ def rtsp_cameras(sample_dir: Path):
         camera.kill()
 
 
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server for the session; ``postgres.database()`` makes a fresh database's URL."""
+    from postgres_helpers import PostgresServer
+
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path: Path) -> str:
+    """An empty alert database on each engine the store supports: a SQLite file, a PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'alerts.db'}"
+    return request.getfixturevalue("postgres").database()
+
+
 @pytest.fixture
 def produce_raw(bootstrap: str):
     """Publish raw bytes (valid or not) to a topic, bypassing the schema: what a buggy producer sends."""

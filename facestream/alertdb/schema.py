@@ -1,0 +1,62 @@
+"""The alert store's tables (SQLAlchemy Core): one row per alert with its latest state and review,
+every record of its life, its snapshot, and the offsets of the alerts topic the rows came from
+(written in the same transaction, as Kafka Connect's sinks do, so a crash loses and doubles nothing).
+
+Times are Unix nanoseconds (BigInteger), as on the wire. The same tables on SQLite and PostgreSQL;
+``migrations/`` makes and changes them (Alembic).
+"""
+
+from sqlalchemy import JSON, BigInteger, Column, Index, Integer, LargeBinary, MetaData, String, Table, Text
+
+metadata = MetaData()
+
+alerts = Table(
+    "alerts",
+    metadata,
+    Column("alert_id", String(64), primary_key=True),
+    Column("kind", String(32), nullable=False),
+    Column("camera_id", String(255), nullable=False),
+    Column("state", String(8), nullable=False),  # its latest record's
+    Column("started_ts_ns", BigInteger, nullable=False),
+    Column("updated_ts_ns", BigInteger, nullable=False),
+    Column("ended_ts_ns", BigInteger),
+    Column("count", Integer, nullable=False),
+    Column("reason", Text),
+    Column("evidence", JSON, nullable=False),  # the latest record's sightings, as their fields
+    Column("records", Integer, nullable=False),  # distinct records of it stored
+    Column("reviewed_ts_ns", BigInteger),
+    Column("reviewed_by", String(255)),
+    Index("ix_alerts_updated", "updated_ts_ns"),
+    Index("ix_alerts_camera_updated", "camera_id", "updated_ts_ns"),
+    Index("ix_alerts_kind_updated", "kind", "updated_ts_ns"),
+)
+
+records = Table(
+    "alert_records",
+    metadata,
+    Column("alert_id", String(64), primary_key=True),
+    Column("state", String(8), primary_key=True),
+    Column("updated_ts_ns", BigInteger, primary_key=True),
+    Column("payload", LargeBinary, nullable=False),  # the record as it came (msgpack)
+    Column("source", String(300), nullable=False),  # topic/partition@offset of its first copy
+)
+
+snapshots = Table(
+    "alert_snapshots",
+    metadata,
+    Column("alert_id", String(64), primary_key=True),
+    Column("status", String(8), nullable=False),  # kept, gone (no longer in Kafka), none (no evidence)
+    Column("jpeg", LargeBinary),
+    Column("bytes", Integer, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("stored_ts_ns", BigInteger, nullable=False),
+)
+
+offsets = Table(
+    "consumer_offsets",
+    metadata,
+    Column("group_id", String(255), primary_key=True),
+    Column("topic", String(255), primary_key=True),
+    Column("partition", Integer, primary_key=True),
+    Column("next_offset", BigInteger, nullable=False),
+)

@@ -1,0 +1,198 @@
+"""Keeping what the alerts topic says: each batch of records and the offsets after them in one
+transaction, so a store killed at any moment resumes exactly where its rows end (Kafka Connect's sink
+pattern); a record already kept (the same alert, state and update time: a worker's repeat) changes
+nothing. Snapshots and retention work on the rows afterwards."""
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, Engine, and_, delete, func, select, update
+
+from facestream.alertdb.schema import alerts, offsets, records, snapshots
+from facestream.schemas import Alert, unpack_alert
+
+STATE_ORDER = {"new": 0, "update": 1, "end": 2}  # of two records at one update time, the later in life wins
+
+
+@dataclass(frozen=True)
+class Received:
+    """One record of the alerts topic: where it was, its bytes, and the alert it holds (None: unreadable)."""
+
+    topic: str
+    partition: int
+    offset: int
+    payload: bytes
+    alert: Alert | None
+
+
+@dataclass
+class Written:
+    kept: int = 0  # records new to the store
+    repeats: int = 0  # records it already had
+    unreadable: int = 0
+
+
+class AlertWriter:
+    def __init__(self, engine: Engine, group: str) -> None:
+        self.engine, self.group = engine, group
+
+    def positions(self, topic: str) -> dict[int, int]:
+        """The next offset to read per partition of ``topic``, as the rows say."""
+        query = select(offsets.c.partition, offsets.c.next_offset).where(
+            offsets.c.group_id == self.group, offsets.c.topic == topic
+        )
+        with self.engine.connect() as conn:
+            return dict(conn.execute(query).all())
+
+    def write(self, batch: list[Received]) -> Written:
+        """Keep ``batch`` and the offsets past it, all or nothing."""
+        written = Written()
+        with self.engine.begin() as conn:
+            for received in batch:
+                if received.alert is None:
+                    written.unreadable += 1
+                elif _insert_new(conn, received):
+                    written.kept += 1
+                    _apply(conn, received.alert)
+                else:
+                    written.repeats += 1
+            for (topic, partition), offset in _ends(batch).items():
+                _upsert(
+                    conn,
+                    offsets,
+                    {"group_id": self.group, "topic": topic, "partition": partition, "next_offset": offset},
+                    keys=("group_id", "topic", "partition"),
+                )
+        return written
+
+    def without_snapshot(self, limit: int) -> list[Alert]:
+        """Alerts that have no snapshot row yet, oldest first, as their latest record says."""
+        latest = (
+            select(records.c.payload)
+            .join(
+                alerts, and_(records.c.alert_id == alerts.c.alert_id, records.c.updated_ts_ns == alerts.c.updated_ts_ns)
+            )
+            .outerjoin(snapshots, snapshots.c.alert_id == alerts.c.alert_id)
+            .where(snapshots.c.alert_id.is_(None), records.c.state == alerts.c.state)
+            .order_by(alerts.c.updated_ts_ns)
+            .limit(limit)
+        )
+        with self.engine.connect() as conn:
+            return [unpack_alert(payload) for (payload,) in conn.execute(latest)]
+
+    def keep_snapshot(self, alert_id: str, status: str, jpeg: bytes | None) -> None:
+        """``kept`` with its JPEG, ``gone`` (no longer in Kafka) or ``none`` (the alert has no evidence)."""
+        row = {
+            "alert_id": alert_id,
+            "status": status,
+            "jpeg": jpeg,
+            "bytes": len(jpeg or b""),
+            "attempts": 1,
+            "stored_ts_ns": time.time_ns(),
+        }
+        with self.engine.begin() as conn:
+            _upsert(conn, snapshots, row, keys=("alert_id",))
+
+    def prune(self, max_age_s: float, max_snapshot_bytes: int, now_ns: int | None = None) -> tuple[int, int]:
+        """Forget alerts last updated more than ``max_age_s`` ago (with their records and snapshots), then
+        drop the oldest snapshots' images until they take at most ``max_snapshot_bytes``; return (alerts
+        forgotten, images dropped)."""
+        cutoff = (now_ns or time.time_ns()) - int(max_age_s * 1e9)
+        with self.engine.begin() as conn:
+            old = select(alerts.c.alert_id).where(alerts.c.updated_ts_ns < cutoff)
+            for table in (records, snapshots):
+                conn.execute(delete(table).where(table.c.alert_id.in_(old)))
+            forgotten = conn.execute(delete(alerts).where(alerts.c.updated_ts_ns < cutoff)).rowcount
+            total = conn.execute(select(func.coalesce(func.sum(snapshots.c.bytes), 0))).scalar_one()
+            dropped = 0
+            if total > max_snapshot_bytes:
+                oldest = conn.execute(
+                    select(snapshots.c.alert_id, snapshots.c.bytes)
+                    .join(alerts, alerts.c.alert_id == snapshots.c.alert_id)
+                    .where(snapshots.c.bytes > 0)
+                    .order_by(alerts.c.updated_ts_ns)
+                )
+                for alert_id, size in oldest:
+                    if total <= max_snapshot_bytes:
+                        break
+                    conn.execute(
+                        update(snapshots)
+                        .where(snapshots.c.alert_id == alert_id)
+                        .values(status="dropped", jpeg=None, bytes=0)
+                    )
+                    total -= size
+                    dropped += 1
+        return forgotten, dropped
+
+
+def _insert_new(conn: Connection, received: Received) -> bool:
+    """Insert the record unless the store has it; True if it is new."""
+    alert = received.alert
+    assert alert is not None
+    row = {
+        "alert_id": alert.alert_id,
+        "state": alert.state,
+        "updated_ts_ns": alert.updated_ts_ns,
+        "payload": received.payload,
+        "source": f"{received.topic}/{received.partition}@{received.offset}",
+    }
+    inserted = _insert(conn, records, row).on_conflict_do_nothing().returning(records.c.alert_id)
+    return conn.execute(inserted).first() is not None  # (rowcount is -1 through psycopg here)
+
+
+def _apply(conn: Connection, alert: Alert) -> None:
+    """The alert's row as of this record: made, or moved on if the record is its latest."""
+    latest = {
+        "state": alert.state,
+        "updated_ts_ns": alert.updated_ts_ns,
+        "ended_ts_ns": alert.ended_ts_ns,
+        "count": alert.count,
+        "reason": alert.reason,
+        "evidence": [s.fields() for s in alert.evidence],
+    }
+    row = conn.execute(
+        select(alerts.c.updated_ts_ns, alerts.c.state, alerts.c.started_ts_ns).where(
+            alerts.c.alert_id == alert.alert_id
+        )
+    ).first()
+    if row is None:
+        conn.execute(
+            alerts.insert().values(
+                alert_id=alert.alert_id,
+                kind=alert.kind,
+                camera_id=alert.camera_id,
+                started_ts_ns=alert.started_ts_ns,
+                records=1,
+                **latest,
+            )
+        )
+        return
+    changes: dict = {"records": alerts.c.records + 1, "started_ts_ns": min(row.started_ts_ns, alert.started_ts_ns)}
+    if (alert.updated_ts_ns, STATE_ORDER[alert.state]) >= (row.updated_ts_ns, STATE_ORDER[row.state]):
+        changes |= latest
+    conn.execute(update(alerts).where(alerts.c.alert_id == alert.alert_id).values(**changes))
+
+
+def _ends(batch: Iterable[Received]) -> dict[tuple[str, int], int]:
+    """The offset after the last record of each partition in ``batch``."""
+    ends: dict[tuple[str, int], int] = {}
+    for r in batch:
+        ends[(r.topic, r.partition)] = max(ends.get((r.topic, r.partition), 0), r.offset + 1)
+    return ends
+
+
+def _upsert(conn: Connection, table, row: dict, keys: tuple[str, ...]) -> None:
+    statement = _insert(conn, table, row)
+    conn.execute(
+        statement.on_conflict_do_update(index_elements=list(keys), set_={k: v for k, v in row.items() if k not in keys})
+    )
+
+
+def _insert(conn: Connection, table, row: dict):
+    """An INSERT that can say what to do on a key already there, in the connection's dialect."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(table).values(**row)

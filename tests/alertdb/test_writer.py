@@ -1,0 +1,84 @@
+"""The alert store's database on SQLite and on a real PostgreSQL server: records and offsets kept
+together, repeats changing nothing, the latest record winning whatever the order, snapshots, retention."""
+
+import dataclasses
+
+import pytest
+from sqlalchemy import select
+
+from facestream.alertdb import open_database
+from facestream.alertdb.schema import alerts, records
+from facestream.alertdb.writer import AlertWriter, Received
+from facestream.errors import ConfigError
+from facestream.schemas import Alert, Sighting, alert_id_for, pack_alert
+
+S = 1_000_000_000
+OPENED = Alert(
+    alert_id=alert_id_for("gate", "stranger", "e1#0"),
+    kind="stranger",
+    state="new",
+    camera_id="gate",
+    started_ts_ns=1 * S,
+    updated_ts_ns=2 * S,
+    evidence=(Sighting("e1", 1, 1 * S, (1.0, 2.0, 50.0, 60.0), 0.1),),
+    count=3,
+)
+UPDATED = dataclasses.replace(OPENED, state="update", updated_ts_ns=4 * S, count=6)
+ENDED = dataclasses.replace(OPENED, state="end", updated_ts_ns=9 * S, count=8, ended_ts_ns=8 * S)
+
+
+def received(alert: Alert | None, offset: int, partition: int = 0, payload: bytes | None = None) -> Received:
+    return Received("alerts", partition, offset, payload or pack_alert(alert), alert)
+
+
+@pytest.fixture
+def writer(database_url: str) -> AlertWriter:
+    return AlertWriter(open_database(database_url), "store")
+
+
+def rows(writer: AlertWriter, table) -> list:
+    with writer.engine.connect() as conn:
+        return conn.execute(select(table)).mappings().all()
+
+
+def test_records_and_offsets_are_kept_together_and_repeats_change_nothing(writer: AlertWriter) -> None:
+    written = writer.write([received(OPENED, 0), received(UPDATED, 1), received(OPENED, 2)])  # a worker's repeat
+    assert (written.kept, written.repeats) == (2, 1)
+    assert writer.positions("alerts") == {0: 3}
+    again = writer.write([received(UPDATED, 3, partition=1), received(ENDED, 4, partition=1)])
+    assert (again.kept, again.repeats) == (1, 1) and writer.positions("alerts") == {0: 3, 1: 5}
+    (row,) = rows(writer, alerts)
+    assert (row["state"], row["count"], row["ended_ts_ns"], row["records"]) == ("end", 8, 8 * S, 3)
+    assert row["evidence"] == [OPENED.evidence[0].fields()]
+    assert sorted(r["state"] for r in rows(writer, records)) == ["end", "new", "update"]
+
+
+def test_the_latest_record_wins_whatever_order_they_come_in(writer: AlertWriter) -> None:
+    writer.write([received(ENDED, 0), received(UPDATED, 1), received(OPENED, 2)])
+    (row,) = rows(writer, alerts)
+    assert (row["state"], row["updated_ts_ns"], row["started_ts_ns"], row["records"]) == ("end", 9 * S, 1 * S, 3)
+
+
+def test_an_unreadable_record_is_counted_and_passed(writer: AlertWriter) -> None:
+    written = writer.write([received(None, 0, payload=b"\x93broken"), received(OPENED, 1)])
+    assert (written.unreadable, written.kept) == (1, 1) and writer.positions("alerts") == {0: 2}
+
+
+def test_snapshots_are_asked_for_once_and_retention_drops_old_alerts_then_old_images(writer: AlertWriter) -> None:
+    later = dataclasses.replace(OPENED, alert_id="later", updated_ts_ns=20 * S)
+    writer.write([received(OPENED, 0), received(later, 1)])
+    assert [a.alert_id for a in writer.without_snapshot(10)] == [OPENED.alert_id, "later"]
+    writer.keep_snapshot(OPENED.alert_id, "kept", b"\xff\xd8" + b"x" * 998)
+    writer.keep_snapshot("later", "kept", b"\xff\xd8" + b"y" * 498)
+    assert writer.without_snapshot(10) == []
+    assert writer.prune(max_age_s=100, max_snapshot_bytes=600, now_ns=50 * S) == (0, 1)  # the older image goes
+    assert writer.prune(max_age_s=40, max_snapshot_bytes=600, now_ns=50 * S) == (1, 0)  # its alert, 48 s old
+    assert [r["alert_id"] for r in rows(writer, alerts)] == ["later"]
+
+
+def test_a_database_that_cannot_be_reached_is_a_clear_error_with_its_password_masked() -> None:
+    with pytest.raises(ConfigError, match=r"cannot open the alert database postgresql://\*\*\*@127.0.0.1:1/") as caught:
+        open_database("postgresql://store:hunter2@127.0.0.1:1/alerts")
+    assert "hunter2" not in str(caught.value)
+    with pytest.raises(ConfigError, match="sqlite:///PATH or postgresql"):
+        open_database("mysql://x/y")
