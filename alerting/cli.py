@@ -9,7 +9,7 @@ from facestream.config import options
 @click.command(
     epilog="""\b
 Examples:
-  facestream alerting                                  # stranger, crowd and fall rules, every camera
+  facestream alerting                                  # stranger, crowd, fall and camera_offline rules
   facestream alerting --rules stranger
   facestream alerting --crowd '{"min_faces": 3}'
   facestream alerting --fall '{"hold_s": 3}'
@@ -19,7 +19,7 @@ Examples:
 )
 @options(AlertingConfig)
 def alerting(**values) -> None:
-    """Turn detection and pose events into alerts (stranger, crowd, fall) as a faust worker of one group."""
+    """Turn detection and pose events into alerts (stranger, crowd, fall, camera_offline) as a faust worker of one group."""
     from facestream.alerting.worker import run
 
     run(AlertingConfig(**values))

@@ -134,12 +134,7 @@ class Publisher:
         goes as the headers alone plus the value's size and digest: its reason and coordinates are
         kept, and its partition moves on."""
         where = f"{source.topic()}/{source.partition()}@{source.offset()}"
-        headers = [
-            ("facestream.error", f"{type(error).__name__}: {error}".encode()),
-            ("facestream.stage", stage.encode()),
-            ("facestream.source", where.encode()),
-            ("facestream.group", self._group_id.encode()),
-        ]
+        headers = kafka_clients.dead_letter_headers(source, stage, error, self._group_id)
         key, value = source.key(), source.value() or b""
 
         def without_value(why: object) -> None:

@@ -190,6 +190,17 @@ def ensure_topics(
                 raise BrokerError(f"cannot create topic {name}: {exc}") from None
 
 
+def dead_letter_headers(source, stage: str, error: Exception, group: str) -> list[tuple[str, bytes]]:
+    """The headers a dead letter carries (schemas/README.md): what failed, at which stage, where the
+    record was (``source``, a consumed message) and which consumer group gave up on it."""
+    return [
+        ("facestream.error", f"{type(error).__name__}: {error}".encode()),
+        ("facestream.stage", stage.encode()),
+        ("facestream.source", f"{source.topic()}/{source.partition()}@{source.offset()}".encode()),
+        ("facestream.group", group.encode()),
+    ]
+
+
 def send(producer, topic: str, value: bytes, key: bytes | None = None, headers=None, on_delivery=None) -> None:
     """Produce one record, waiting while librdkafka's local queue is full (back-pressure): serving
     delivery reports frees room, so a fast sender slows to the broker's pace instead of failing."""

@@ -14,6 +14,7 @@ PACKAGES = {
     "producers": "facestream.producers",
     "detector_service": "facestream.detector_service",
     "alerting": "facestream.alerting",
+    "alert_store": "facestream.alert_store",
     "dashboard": "facestream.dashboard",
     "tools": "facestream.tools",
     "bench": "bench",
@@ -22,7 +23,13 @@ PACKAGES = {
 FLOORS = [
     ["facestream.schemas"],  # the message contract
     ["facestream"],  # the base: errors, config, Kafka clients, assets, the local broker
-    ["facestream.producers", "facestream.detector_service", "facestream.alerting", "facestream.dashboard"],  # services
+    [
+        "facestream.producers",
+        "facestream.detector_service",
+        "facestream.alerting",
+        "facestream.alert_store",
+        "facestream.dashboard",
+    ],  # services
     ["facestream.tools"],  # the commands that combine services
     ["bench"],  # benchmarks, run from a checkout
 ]

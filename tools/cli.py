@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "demo": "facestream.tools.demo:demo",
     "alerting": "facestream.alerting.cli:alerting",
     "alerts": "facestream.tools.alerts:alerts",
+    "alert-store": "facestream.alert_store.cli:alert_store",
     "dashboard": "facestream.dashboard.cli:dashboard",
     "export": "facestream.tools.export.cli:export",
     "config": "facestream.tools.config_show:config",

@@ -1,0 +1,49 @@
+"""``facestream alert-store``'s settings, with their defaults and checks in one place (``facestream.config``)."""
+
+import sys
+from dataclasses import dataclass
+
+from facestream.config import check, command_line, setting
+from facestream.schemas import ALERTS_TOPIC, FRAMES_TOPIC
+
+DEAD_LETTER_TOPIC = "alerts.dlq"
+
+
+@dataclass(frozen=True)
+class AlertStoreConfig:
+    database: str = setting(
+        "", "Database URL: sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB (default: $FACESTREAM_HOME/alerts.db)."
+    )
+    group: str = setting("facestream-alert-store", "Kafka consumer group (its offsets live in the database).")
+    alerts_topic: str = setting(ALERTS_TOPIC, "Topic the alerts come from.")
+    dead_letter_topic: str = setting(DEAD_LETTER_TOPIC, "Topic unreadable alert records go to, with why.")
+    frames_topic: str = setting(FRAMES_TOPIC, "Topics of the frames snapshots are read back from (comma-separated).")
+    batch: int = setting(500, "Records kept per transaction at most.", minimum=1)
+    retention_days: float = setting(30.0, "Alerts last updated longer ago than this are forgotten.", minimum=0.001)
+    max_snapshot_mb: float = setting(
+        2048.0, "The snapshots' images take at most this much; the oldest images go first.", minimum=0
+    )
+    prune_every_s: float = setting(300.0, "Seconds between retention passes.", minimum=1)
+    stats_interval: float = setting(10.0, "Seconds between stats lines.", minimum=0.1)
+    http_port: int = setting(
+        0,
+        "Serve /metrics, /healthz and /readyz (database open, partitions assigned) on this port (0: off).",
+        minimum=0,
+        maximum=65535,
+    )
+    http_host: str = setting("127.0.0.1", "Address those endpoints listen on.")
+    stop_after_idle: float | None = setting(
+        None, "Stop after this many seconds without records (tests, backfills).", minimum=0.1
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    @property
+    def frames_topics(self) -> tuple[str, ...]:
+        return tuple(t.strip() for t in self.frames_topic.split(",") if t.strip())
+
+
+def alert_store_command(config: AlertStoreConfig | None = None, **changes) -> list[str]:
+    """The command that runs the alert store with ``config`` (and ``changes``) in a child process."""
+    return [sys.executable, "-m", "facestream.alert_store", *command_line(config or AlertStoreConfig(), **changes)]

@@ -1,0 +1,190 @@
+"""The store's loop: a consumer group member whose positions come from the database (not from Kafka's
+committed offsets), each batch of records written with the offsets past it in one transaction; an
+unreadable record dead-lettered (and acknowledged) before its offset is; snapshots read back from the
+frames topics by a thread of their own; retention now and then."""
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily
+
+from facestream import health, kafka_clients
+from facestream.alert_store.config import AlertStoreConfig
+from facestream.alertdb import default_url, open_database
+from facestream.alertdb.writer import AlertWriter, Received
+from facestream.errors import BrokerError
+from facestream.evidence import evidence_jpeg
+from facestream.redact import redact
+from facestream.schemas import SchemaError, unpack_alert
+from facestream.signals import StopOnSignals
+
+log = logging.getLogger(__name__)
+SNAPSHOT_BATCH = 20  # alerts whose snapshots are looked for per pass
+SNAPSHOT_IDLE_S = 1.0
+
+
+@dataclass
+class StoreStats:
+    records: int = 0  # read from Kafka
+    kept: int = 0  # new to the database
+    repeats: int = 0  # already there (a worker's repeat, or a replay)
+    unreadable: int = 0  # dead-lettered
+    snapshots: dict[str, int] = field(default_factory=dict)  # by status: kept, gone, none
+    forgotten: int = 0  # alerts past the retention
+    images_dropped: int = 0  # snapshot images over the size limit
+    started: float = field(default_factory=time.monotonic)
+
+    def line(self) -> str:
+        shots = " ".join(f"{k}={v}" for k, v in sorted(self.snapshots.items())) or "none yet"
+        return (
+            f"records {self.records}, kept {self.kept}, repeats {self.repeats}, unreadable {self.unreadable} | "
+            f"snapshots {shots} | forgotten {self.forgotten}, images dropped {self.images_dropped}"
+        )
+
+    def collect(self):
+        for name, help_text, value in (
+            ("facestream_alert_store_records", "Alert records read from Kafka", self.records),
+            ("facestream_alert_store_kept", "Alert records new to the database", self.kept),
+            ("facestream_alert_store_repeats", "Alert records the database already had", self.repeats),
+            (
+                "facestream_alert_store_unreadable",
+                "Alert records that failed their schema (dead-lettered)",
+                self.unreadable,
+            ),
+            ("facestream_alert_store_forgotten", "Alerts forgotten past the retention", self.forgotten),
+            (
+                "facestream_alert_store_images_dropped",
+                "Snapshot images dropped over the size limit",
+                self.images_dropped,
+            ),
+        ):
+            yield CounterMetricFamily(name, help_text, value=value)
+        shots = CounterMetricFamily(
+            "facestream_alert_store_snapshots", "Snapshots stored, by status", labels=["status"]
+        )
+        for status, count in sorted(self.snapshots.items()):
+            shots.add_metric([status], count)
+        yield shots
+
+
+def run(config: AlertStoreConfig, bootstrap: str | None = None) -> StoreStats:
+    bootstrap = bootstrap or kafka_clients.bootstrap_servers()
+    kafka_clients.check_reachable(bootstrap)
+    url = config.database or default_url()
+    stats = StoreStats()
+    readiness = health.Readiness("database_open", "partitions_assigned")
+    if config.http_port:
+        registry = CollectorRegistry()
+        registry.register(stats)
+        health.serve(readiness, registry, config.http_port, config.http_host)
+    writer = AlertWriter(open_database(url), config.group)
+    readiness.mark("database_open")
+    kafka_clients.ensure_topics({config.dead_letter_topic: 1}, bootstrap)
+    log.info("alert store %s: %s -> %s", config.group, config.alerts_topic, redact(url))
+    stop = threading.Event()
+    snapshots = threading.Thread(target=_snapshots, args=(writer, config, stats, stop), name="snapshots", daemon=True)
+    snapshots.start()
+    try:
+        _consume(writer, config, bootstrap, stats, readiness)
+    finally:
+        stop.set()
+        snapshots.join(timeout=15)
+        log.info("stopped: %s", stats.line())
+    return stats
+
+
+def _consume(
+    writer: AlertWriter, config: AlertStoreConfig, bootstrap: str, stats: StoreStats, readiness: health.Readiness
+) -> None:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer
+
+    def assigned(consumer, partitions) -> None:
+        """Start where the database's rows end (the committed offsets in Kafka are only for show)."""
+        positions = writer.positions(config.alerts_topic)
+        for tp in partitions:
+            tp.offset = positions.get(tp.partition, OFFSET_BEGINNING)
+        consumer.assign(partitions)
+        readiness.mark("partitions_assigned", bool(partitions))
+        log.info("assigned %s", ", ".join(f"{tp.partition}@{tp.offset}" for tp in partitions) or "nothing")
+
+    consumer = kafka_clients.made(
+        Consumer,
+        kafka_clients.client_config(
+            bootstrap, **{"group.id": config.group, "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+        ),
+    )
+    producer = kafka_clients.producer("facestream-alert-store", bootstrap)
+    consumer.subscribe([config.alerts_topic], on_assign=assigned)
+    next_stats = next_prune = time.monotonic()
+    last_record = time.monotonic()
+    try:
+        with StopOnSignals("finishing the batch, then stopping") as stop:
+            while not stop.requested:
+                batch = _batch(consumer.consume(config.batch, 0.5), producer, config, stats)
+                now = time.monotonic()
+                if batch:
+                    written = writer.write(batch)
+                    stats.kept += written.kept
+                    stats.repeats += written.repeats
+                    consumer.commit(asynchronous=True)  # for the dashboard's lag column; the rows are the truth
+                    last_record = now
+                elif config.stop_after_idle is not None and now - last_record > config.stop_after_idle:
+                    log.info("no records for %g s: stopping", config.stop_after_idle)
+                    break
+                if now >= next_prune:
+                    next_prune = now + config.prune_every_s
+                    forgotten, dropped = writer.prune(config.retention_days * 86400, int(config.max_snapshot_mb * 1e6))
+                    stats.forgotten += forgotten
+                    stats.images_dropped += dropped
+                if now >= next_stats:
+                    next_stats = now + config.stats_interval
+                    log.info("%s", stats.line())
+    finally:
+        consumer.close()
+        producer.flush(10)
+
+
+def _batch(messages: list, producer, config: AlertStoreConfig, stats: StoreStats) -> list[Received]:
+    """The readable records as they are; an unreadable one dead-lettered, acknowledged, then passed."""
+    batch, dead = [], 0
+    for msg in messages:
+        if msg.error():
+            log.warning("consumer: %s", msg.error())
+            continue
+        stats.records += 1
+        value = msg.value() or b""
+        try:
+            alert = unpack_alert(value)
+        except SchemaError as exc:
+            alert = None
+            stats.unreadable += 1
+            dead += 1
+            log.warning("unreadable alert record at %s/%d@%d: %s", msg.topic(), msg.partition(), msg.offset(), exc)
+            headers = kafka_clients.dead_letter_headers(msg, "schema", exc, config.group)
+            kafka_clients.send(producer, config.dead_letter_topic, value, msg.key(), headers=headers)
+        batch.append(Received(msg.topic(), msg.partition(), msg.offset(), value, alert))
+    if dead and producer.flush(30) > 0:  # its offset is stored with the batch: the dead letter must be in first
+        raise BrokerError(f"dead letters not acknowledged by Kafka within 30 s ({config.dead_letter_topic})")
+    return batch
+
+
+def _snapshots(writer: AlertWriter, config: AlertStoreConfig, stats: StoreStats, stop: threading.Event) -> None:
+    """Read back each stored alert's evidence frame once, and keep it (or say it is gone)."""
+    while not stop.is_set():
+        pending = writer.without_snapshot(SNAPSHOT_BATCH)
+        for alert in pending:
+            if stop.is_set():
+                return
+            try:
+                jpeg = evidence_jpeg(alert, config.frames_topics) if alert.evidence else None
+            except Exception as exc:  # Kafka away: try again on the next pass
+                log.warning("snapshot of alert %s not read: %s", alert.alert_id, exc)
+                break
+            status = "kept" if jpeg else ("gone" if alert.evidence else "none")
+            writer.keep_snapshot(alert.alert_id, status, jpeg)
+            stats.snapshots[status] = stats.snapshots.get(status, 0) + 1
+        if not pending:
+            stop.wait(SNAPSHOT_IDLE_S)

@@ -1,0 +1,127 @@
+"""The alert store as a deployment runs it (``facestream alert-store``), on the real broker, with SQLite
+and with a real PostgreSQL server: killed with SIGKILL again and again while it works, it keeps every
+record of the topic exactly once; unreadable records are dead-lettered; snapshots come from Kafka."""
+
+import dataclasses
+import random
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from kafka_helpers import read_topic
+from sqlalchemy import func, select
+
+from facestream import kafka_clients
+from facestream.alert_store.config import AlertStoreConfig, alert_store_command
+from facestream.alertdb import open_database
+from facestream.alertdb.schema import alerts, offsets, records, snapshots
+from facestream.schemas import Alert, Frame, Sighting, alert_id_for, pack_alert, pack_frame
+
+S = 1_000_000_000
+
+
+@pytest.fixture
+def names(bootstrap: str) -> dict[str, str]:
+    tag = uuid.uuid4().hex[:10]
+    names = {part: f"s-{tag}.{part}" for part in ("alerts", "dlq", "frames")}
+    kafka_clients.ensure_topics({names["alerts"]: 2, names["dlq"]: 1, names["frames"]: 1}, bootstrap)
+    return {**names, "group": f"s-{tag}.store"}
+
+
+def store_config(names: dict, database: str, **changes) -> AlertStoreConfig:
+    return AlertStoreConfig(
+        database=database,
+        group=names["group"],
+        alerts_topic=names["alerts"],
+        dead_letter_topic=names["dlq"],
+        frames_topic=names["frames"],
+        stats_interval=1.0,
+        **changes,
+    )
+
+
+def lives(count: int, rng: random.Random) -> list[Alert]:
+    """``count`` alerts' records as workers send them: new, updates, end, some repeated."""
+    sent = []
+    for i in range(count):
+        camera = f"cam-{i % 7}"
+        opened = Alert(alert_id_for(camera, "crowd", f"e{i}"), "crowd", "new", camera, i * S, i * S, (), 5)
+        life = [opened] + [dataclasses.replace(opened, state="update", updated_ts_ns=(i + u) * S) for u in (1, 2)]
+        life.append(dataclasses.replace(opened, state="end", updated_ts_ns=(i + 3) * S, ended_ts_ns=(i + 3) * S))
+        sent += life + rng.sample(life, 1)  # a worker's repeat
+    return sent
+
+
+def table_count(engine, table) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(table)).scalar_one()
+
+
+def test_killed_again_and_again_it_keeps_every_record_exactly_once(
+    names: dict, database_url: str, bootstrap: str, tmp_path: Path
+) -> None:
+    rng = random.Random(7)
+    sent = lives(150, rng)  # 750 records, 600 distinct, 150 alerts
+    producer = kafka_clients.producer("store-test", bootstrap)
+    for index, alert in enumerate(sent):
+        kafka_clients.send(producer, names["alerts"], pack_alert(alert), alert.camera_id.encode())
+        if index in (100, 500):  # a buggy writer's records
+            kafka_clients.send(producer, names["alerts"], b"\x93not an alert", b"cam-0")
+    assert producer.flush(30) == 0
+    config = store_config(names, database_url, batch=5)
+    kills = 0
+    for _ in range(4):  # SIGKILL mid-way, at a random moment of its work
+        with open(tmp_path / "store.log", "ab") as out:
+            store = subprocess.Popen(alert_store_command(config), stdout=out, stderr=subprocess.STDOUT)
+        time.sleep(rng.uniform(3.0, 6.0))
+        if store.poll() is None:
+            store.send_signal(signal.SIGKILL)
+            kills += 1
+        store.wait(timeout=30)
+    final = subprocess.run(
+        alert_store_command(config, stop_after_idle=4.0), capture_output=True, text=True, timeout=300
+    )
+    assert final.returncode == 0, final.stdout[-3000:] + final.stderr[-3000:]
+    engine = open_database(database_url)
+    distinct = {(a.alert_id, a.state, a.updated_ts_ns) for a in sent}
+    with engine.connect() as conn:
+        kept = set(conn.execute(select(records.c.alert_id, records.c.state, records.c.updated_ts_ns)).all())
+        positions = dict(conn.execute(select(offsets.c.partition, offsets.c.next_offset)).all())
+        ended = conn.execute(select(func.count()).select_from(alerts).where(alerts.c.state == "end")).scalar_one()
+    assert kills >= 2, "the store finished before it could be killed: give it more records"
+    assert kept == distinct and len(kept) == 600
+    assert table_count(engine, alerts) == 150 and ended == 150
+    assert set(positions) == {0, 1} and sum(positions.values()) == len(sent) + 2  # past every record of the topic
+    dead = read_topic(bootstrap, names["dlq"], 2, timeout_s=10)
+    sources = {dict(r.headers())["facestream.source"] for r in dead}
+    assert len(sources) == 2 and all(dict(r.headers())["facestream.stage"] == b"schema" for r in dead)
+
+
+def test_snapshots_are_read_back_from_kafka_once(names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path) -> None:
+    database = f"sqlite:///{tmp_path / 'alerts.db'}"
+    now = time.time_ns()
+    frame = Frame("gate", 7, now, 1280, 2082, (sample_dir / "biden.jpg").read_bytes())
+    seen = Sighting("e7", 7, now, (574.0, 225.0, 820.0, 546.0), 0.1)
+    kept = Alert(alert_id_for("gate", "stranger", "e7#0"), "stranger", "new", "gate", now, now, (seen,), 3)
+    gone = dataclasses.replace(kept, alert_id="gone", evidence=(Sighting("e9", 9, now, None, 0.2),))
+    offline = Alert("off", "camera_offline", "new", "door", now, now, (), 2, reason="reconnecting: Connection refused")
+    producer = kafka_clients.producer("store-test", bootstrap)
+    kafka_clients.send(producer, names["frames"], pack_frame(frame), b"gate")
+    for alert in (kept, gone, offline):
+        kafka_clients.send(producer, names["alerts"], pack_alert(alert), alert.camera_id.encode())
+    assert producer.flush(30) == 0
+    done = subprocess.run(
+        alert_store_command(store_config(names, database, stop_after_idle=15.0)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open_database(database).connect() as conn:
+        found = {row.alert_id: row for row in conn.execute(select(snapshots))}
+    assert {k: v.status for k, v in found.items()} == {kept.alert_id: "kept", "gone": "gone", "off": "none"}
+    jpeg = found[kept.alert_id].jpeg
+    assert jpeg[:2] == b"\xff\xd8" and len(jpeg) > 10_000 and found["gone"].jpeg is None
