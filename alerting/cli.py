@@ -19,7 +19,8 @@ Examples:
 )
 @options(AlertingConfig)
 def alerting(**values) -> None:
-    """Turn detection and pose events into alerts (stranger, crowd, fall, camera_offline) as a faust worker of one group."""
+    """Turn detection and pose events and camera statuses into alerts (stranger, crowd, fall, camera_offline),
+    as a faust worker of one group."""
     from facestream.alerting.worker import run
 
     run(AlertingConfig(**values))

@@ -66,3 +66,10 @@ def test_the_producer_settings_in_the_docs_are_the_codes() -> None:
     from facestream.producers.config import ProducerConfig
 
     assert settings_table(ProducerConfig) in (ROOT / "docs" / "configuration.md").read_text()
+
+
+def test_the_alert_store_settings_in_the_docs_are_the_codes() -> None:
+    from facestream.alert_store.config import AlertStoreConfig
+    from facestream.config import settings_table
+
+    assert settings_table(AlertStoreConfig) in (ROOT / "docs" / "alerting.md").read_text()

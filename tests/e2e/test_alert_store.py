@@ -45,12 +45,12 @@ def store_config(names: dict, database: str, **changes) -> AlertStoreConfig:
 
 def lives(count: int, rng: random.Random) -> list[Alert]:
     """``count`` alerts' records as workers send them: new, updates, end, some repeated."""
-    sent = []
+    sent, hour_ago = [], time.time_ns() - 3600 * S
     for i in range(count):
-        camera = f"cam-{i % 7}"
-        opened = Alert(alert_id_for(camera, "crowd", f"e{i}"), "crowd", "new", camera, i * S, i * S, (), 5)
-        life = [opened] + [dataclasses.replace(opened, state="update", updated_ts_ns=(i + u) * S) for u in (1, 2)]
-        life.append(dataclasses.replace(opened, state="end", updated_ts_ns=(i + 3) * S, ended_ts_ns=(i + 3) * S))
+        camera, t = f"cam-{i % 7}", hour_ago + i * S
+        opened = Alert(alert_id_for(camera, "crowd", f"e{i}"), "crowd", "new", camera, t, t, (), 5)
+        life = [opened] + [dataclasses.replace(opened, state="update", updated_ts_ns=t + u * S) for u in (1, 2)]
+        life.append(dataclasses.replace(opened, state="end", updated_ts_ns=t + 3 * S, ended_ts_ns=t + 3 * S))
         sent += life + rng.sample(life, 1)  # a worker's repeat
     return sent
 
