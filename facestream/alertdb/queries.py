@@ -1,0 +1,83 @@
+"""Reading the alert store, for the dashboard's history and its JSON API: a page of alerts under
+filters, newest first (keyset paging: the page after ``before``, so a page costs the same however deep),
+one alert with its whole life, its snapshot; and reviews, which are the one thing a reader writes."""
+
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, and_, select, tuple_, update
+
+from facestream.alertdb.schema import alerts, records, snapshots
+from facestream.alertdb.writer import STATE_ORDER
+
+
+@dataclass(frozen=True)
+class AlertFilter:
+    """Which alerts: every field narrows; empty means any. Times bound ``updated_ts_ns`` (last activity)."""
+
+    cameras: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    states: tuple[str, ...] = ()  # the latest state: new, update, end
+    reviewed: bool | None = None
+    since_ns: int | None = None
+    until_ns: int | None = None
+
+
+Cursor = tuple[int, str]  # (updated_ts_ns, alert_id) of the last alert of the page before
+
+
+def page(
+    engine: Engine, where: AlertFilter, limit: int = 50, before: Cursor | None = None
+) -> tuple[list[dict], Cursor | None]:
+    """Up to ``limit`` alerts under ``where``, newest first, after ``before``; and the cursor of the next
+    page (None on the last)."""
+    query = select(alerts, snapshots.c.status.label("snapshot")).outerjoin(
+        snapshots, snapshots.c.alert_id == alerts.c.alert_id
+    )
+    for column, values in (
+        (alerts.c.camera_id, where.cameras),
+        (alerts.c.kind, where.kinds),
+        (alerts.c.state, where.states),
+    ):
+        if values:
+            query = query.where(column.in_(values))
+    if where.reviewed is not None:
+        query = query.where(
+            alerts.c.reviewed_ts_ns.is_not(None) if where.reviewed else alerts.c.reviewed_ts_ns.is_(None)
+        )
+    if where.since_ns is not None:
+        query = query.where(alerts.c.updated_ts_ns >= where.since_ns)
+    if where.until_ns is not None:
+        query = query.where(alerts.c.updated_ts_ns < where.until_ns)
+    if before is not None:
+        query = query.where(tuple_(alerts.c.updated_ts_ns, alerts.c.alert_id) < tuple_(*before))
+    query = query.order_by(alerts.c.updated_ts_ns.desc(), alerts.c.alert_id.desc()).limit(limit + 1)
+    with engine.connect() as conn:
+        rows = [dict(row) for row in conn.execute(query).mappings()]
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (rows[-1]["updated_ts_ns"], rows[-1]["alert_id"]) if more and rows else None
+
+
+def lifecycle(engine: Engine, alert_id: str) -> list[tuple[str, int]]:
+    """(state, updated_ts_ns) of each record of the alert, in the order of its life."""
+    query = select(records.c.state, records.c.updated_ts_ns).where(records.c.alert_id == alert_id)
+    with engine.connect() as conn:
+        found = [(state, ts) for state, ts in conn.execute(query)]
+    return sorted(found, key=lambda r: (r[1], STATE_ORDER[r[0]]))
+
+
+def snapshot(engine: Engine, alert_id: str) -> bytes | None:
+    with engine.connect() as conn:
+        return conn.execute(select(snapshots.c.jpeg).where(snapshots.c.alert_id == alert_id)).scalar_one_or_none()
+
+
+def review(engine: Engine, alert_ids: list[str], by: str, now_ns: int | None = None) -> int:
+    """Mark alerts reviewed by ``by`` (those already reviewed keep their first review); return how many."""
+    with engine.begin() as conn:
+        done = conn.execute(
+            update(alerts)
+            .where(and_(alerts.c.alert_id.in_(alert_ids), alerts.c.reviewed_ts_ns.is_(None)))
+            .values(reviewed_ts_ns=now_ns or time.time_ns(), reviewed_by=by)
+        )
+        return done.rowcount
