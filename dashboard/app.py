@@ -1,5 +1,6 @@
 """The dashboard's web app (Starlette): the page and its files, a server-sent-event stream of the
-state, the sampled frames and the alerts' evidence frames, and the health endpoints. With a token,
+state, the sampled frames and the alerts' evidence frames, the history of the alert store
+(``history.py``), and the health endpoints. With a token,
 every request but ``/healthz`` and ``/readyz`` must carry it: ``?token=`` (the page's link; it then
 sets a cookie), the cookie, or ``Authorization: Bearer``."""
 
@@ -10,6 +11,7 @@ from collections import OrderedDict
 from importlib import resources
 
 from prometheus_client import CollectorRegistry, Gauge
+from sqlalchemy import Engine
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -20,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from facestream import health
+from facestream.dashboard import history
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.state import DashboardState
 from facestream.evidence import evidence_jpeg
@@ -32,9 +35,12 @@ EVIDENCE_KEPT = 100  # evidence frames kept once read back
 
 
 class TokenCheck(BaseHTTPMiddleware):
+    """Every request but the health checks carries the token; the token's holder (``NAME:SECRET``, else
+    ``operator``) is who reviews alerts."""
+
     def __init__(self, app, token: str) -> None:
         super().__init__(app)
-        self.token = token
+        self.token, self.name = token, token.rpartition(":")[0] or "operator"
 
     async def dispatch(self, request: Request, call_next) -> Response:
         if request.url.path in OPEN_PATHS:
@@ -43,6 +49,7 @@ class TokenCheck(BaseHTTPMiddleware):
         given = request.query_params.get("token") or request.cookies.get(COOKIE) or bearer
         if not hmac.compare_digest(given.encode(), self.token.encode()):
             return PlainTextResponse("this dashboard needs its access token: open it as /?token=...", 401)
+        request.state.reviewer = self.name
         response = await call_next(request)
         if request.query_params.get("token"):
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
@@ -50,7 +57,11 @@ class TokenCheck(BaseHTTPMiddleware):
 
 
 def make_app(
-    config: DashboardConfig, state: DashboardState, readiness: health.Readiness, registry: CollectorRegistry
+    config: DashboardConfig,
+    state: DashboardState,
+    readiness: health.Readiness,
+    registry: CollectorRegistry,
+    database: Engine,
 ) -> Starlette:
     static = resources.files("facestream.dashboard") / "static"
     page = (static / "index.html").read_bytes()
@@ -109,6 +120,7 @@ def make_app(
         Route("/api/state", snapshot),
         Route("/frames/{camera}/{seq:int}.jpg", frame),
         Route("/evidence/{alert_id}.jpg", alert_evidence),
+        *history.routes(database, (static / "history.html").read_bytes()),
         Mount("/static", StaticFiles(packages=[("facestream.dashboard", "static")])),
         *health.routes(readiness, registry),
     ]

@@ -25,10 +25,12 @@ Examples:
 @options(DashboardConfig)
 def dashboard(**values) -> None:
     """Serve a live web page of the cameras (latest frames with faces and poses drawn, rate,
-    latency), the alerts and the consumer groups' members and lag. It only reads Kafka."""
+    latency), the alerts and the consumer groups' members and lag, and the history of the alert store
+    (/history) to review. It only reads Kafka, and writes only reviews to the alert database."""
     from prometheus_client import CollectorRegistry
 
     from facestream import health, kafka_clients
+    from facestream.alertdb import default_url, open_database
     from facestream.dashboard.app import make_app
     from facestream.dashboard.reader import GroupReader, RecordReader
     from facestream.dashboard.state import DashboardState
@@ -46,7 +48,8 @@ def dashboard(**values) -> None:
     readiness, registry = health.Readiness("partitions_assigned"), CollectorRegistry()
     RecordReader(config, state, readiness, registry).start()
     GroupReader(config, state).start()
-    health.serve_app(make_app(config, state, readiness, registry), config.port, config.host, "the dashboard")
+    database = open_database(config.database or default_url())
+    health.serve_app(make_app(config, state, readiness, registry, database), config.port, config.host, "the dashboard")
     shown = "127.0.0.1" if config.host == "0.0.0.0" else config.host
     click.echo(f"dashboard on http://{shown}:{config.port}/" + ("?token=..." if config.token else ""), err=True)
     with StopOnSignals("stopping") as stop:  # it holds nothing: readers and page just end

@@ -19,7 +19,14 @@ def parse_topics(text: str) -> tuple[str, ...]:
 class DashboardConfig:
     host: str = setting("127.0.0.1", "Address to listen on (0.0.0.0: every interface; set --token then).")
     port: int = setting(8080, "Port of the page (and of /healthz, /readyz, /metrics).", minimum=1, maximum=65535)
-    token: str = setting("", "Access token the page asks for (?token=..., then a cookie); empty: none.")
+    token: str = setting(
+        "",
+        "Access token the page asks for (?token=..., then a cookie); NAME:SECRET names who reviews alerts with it "
+        "(else 'operator'); empty: none (reviews by 'anonymous').",
+    )
+    database: str = setting(
+        "", "The alert store's database, for the history: its --database (default $FACESTREAM_HOME/alerts.db)."
+    )
     frames_topic: str = setting(FRAMES_TOPIC, "Topics of the camera frames (comma-separated).", parse=parse_topics)
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic of the detection events.")
     poses_topic: str = setting(POSES_TOPIC, "Topic of the pose events.")

@@ -6,7 +6,7 @@ import dataclasses
 from store_helpers import OPENED, S, received
 
 from facestream.alertdb import open_database
-from facestream.alertdb.queries import AlertFilter, lifecycle, page, review
+from facestream.alertdb.queries import AlertFilter, lifecycles, page, review
 from facestream.alertdb.writer import AlertWriter
 
 
@@ -54,4 +54,5 @@ def test_reviews_are_kept_once_and_filter(database_url: str) -> None:
 
 
 def test_an_alerts_life_in_order(database_url: str) -> None:
-    assert lifecycle(stored(database_url), "a00") == [("new", 100 * S), ("end", 200 * S)]
+    lives = lifecycles(stored(database_url), ["a00", "a01", "nope"])
+    assert lives == {"a00": [("new", 100 * S), ("end", 200 * S)], "a01": [("new", 101 * S)], "nope": []}

@@ -1,6 +1,8 @@
 """The dashboard on a test's own topics of the real broker: its access token, an alert's evidence
 frame read back from Kafka, unreadable records counted and said, and the page in Chromium."""
 
+import dataclasses
+import json
 import subprocess
 import time
 import urllib.error
@@ -11,8 +13,11 @@ from pathlib import Path
 import pytest
 from browser_helpers import chromium, console_errors, count, images_loaded, wait_until
 from http_helpers import free_port, get
+from store_helpers import OPENED, S, received
 
 from facestream import kafka_clients
+from facestream.alertdb import open_database
+from facestream.alertdb.writer import AlertWriter
 from facestream.dashboard.config import DashboardConfig, dashboard_command
 from facestream.schemas import (
     Alert,
@@ -46,13 +51,14 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
         poses_topic=names["poses"],
         alerts_topic=names["alerts"],
         status_topic=names["status"],
+        database=f"sqlite:///{tmp_path / 'alerts.db'}",
     )
     log = tmp_path / "dashboard.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(dashboard_command(config), stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 60)
-        yield names, port, log
+        yield names, port, log, config.database
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0, log.read_text()[-3000:]
@@ -69,7 +75,7 @@ def fetch(port: int, path: str, headers: dict | None = None) -> tuple[int, bytes
 
 
 def test_the_token_guards_everything_but_health(page_on_topics) -> None:
-    _names, port, _log = page_on_topics
+    _names, port, _log, _db = page_on_topics
     assert fetch(port, "/")[0] == 401 and fetch(port, "/api/state")[0] == 401 and fetch(port, "/metrics")[0] == 401
     assert fetch(port, "/?token=wrong")[0] == 401
     assert get(port, "/healthz")[0] == 200 and get(port, "/readyz")[0] == 200  # for the orchestrator
@@ -82,7 +88,7 @@ def test_the_token_guards_everything_but_health(page_on_topics) -> None:
 def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
     page_on_topics, bootstrap: str, sample_dir: Path, tmp_path: Path
 ) -> None:
-    names, port, log = page_on_topics
+    names, port, log, _db = page_on_topics
     producer = kafka_clients.producer("dashboard-test", bootstrap)
     photo = (sample_dir / "biden.jpg").read_bytes()
     now = time.time_ns()
@@ -116,7 +122,7 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
 
 
 def test_a_camera_that_is_down_shows_its_producer_s_word_and_its_offline_alert(page_on_topics, bootstrap: str) -> None:
-    names, port, _log = page_on_topics
+    names, port, _log, _db = page_on_topics
     producer = kafka_clients.producer("dashboard-test", bootstrap)
     now = time.time_ns()
     down = CameraStatus(
@@ -152,3 +158,41 @@ def test_a_camera_that_is_down_shows_its_producer_s_word_and_its_offline_alert(p
         item = page.find_element("css selector", ".alert[data-kind=camera_offline]")
         assert "reconnecting: Connection refused" in item.text and count(page, ".alert img") == 0
         assert console_errors(page) == []
+
+
+def test_the_history_filters_pages_shows_snapshots_and_marks_reviews(page_on_topics, sample_dir: Path) -> None:
+    _names, port, _log, database = page_on_topics
+    writer = AlertWriter(open_database(database), "store")
+    now = time.time_ns()
+    batch = []
+    for i in range(60):  # a minute of alerts, newest last
+        alert = dataclasses.replace(
+            OPENED, alert_id=f"alert-{i:02d}", camera_id=("gate", "door")[i % 2], updated_ts_ns=now - (60 - i) * S
+        )
+        batch.append(received(alert, i))
+    writer.write(batch)
+    writer.keep_snapshot("alert-59", "kept", (sample_dir / "obama.jpg").read_bytes())
+    with chromium() as page:
+        page.get(f"http://127.0.0.1:{port}/history?token={TOKEN}")
+        wait_until("the newest page", lambda: count(page, "#history .alert") == 50, 20)
+        first = page.find_element("css selector", "#history .alert").get_attribute("data-alert-id")
+        assert first == "alert-59"
+        wait_until("its snapshot", lambda: images_loaded(page, "#history img") == 1, 20)
+        page.find_element("id", "older").click()
+        wait_until("the older page", lambda: count(page, "#history .alert") == 10, 20)
+        page.find_element("id", "newest").click()
+        wait_until("the newest page again", lambda: count(page, "#history .alert") == 50, 20)
+        page.find_element("css selector", "input[name=camera]").send_keys("door")
+        page.find_element("css selector", "#filters button").click()
+        wait_until("door's alerts", lambda: count(page, "#history .alert[data-camera=door]") == 30, 20)
+        assert count(page, "#history .alert[data-camera=gate]") == 0
+        for box in page.find_elements("css selector", "#history .pick")[:2]:
+            box.click()
+        page.find_element("id", "review").click()
+        wait_until("two reviewed", lambda: count(page, "#history .alert[data-reviewed=yes]") == 2, 20)
+        assert "reviewed by operator" in page.find_element("css selector", ".alert[data-reviewed=yes]").text
+        assert console_errors(page) == []
+    status, body, _ = fetch(port, "/api/alerts?reviewed=yes&limit=5", {"Authorization": f"Bearer {TOKEN}"})
+    assert status == 200 and [a["alert_id"] for a in json.loads(body)["alerts"]] == ["alert-59", "alert-57"]
+    assert fetch(port, "/api/alerts?limit=0", {"Authorization": f"Bearer {TOKEN}"})[0] == 400
+    assert fetch(port, "/api/alerts")[0] == 401

@@ -1,0 +1,119 @@
+"""The history beside the live page: the alert store's alerts through a JSON API and a page of its own.
+
+``GET /api/alerts`` takes the filters as query parameters (``camera``, ``kind`` and ``state``, each
+repeatable or comma-separated; ``reviewed=yes|no``; ``since`` and ``until`` in Unix milliseconds;
+``limit`` up to 200; ``before``, the ``next`` cursor of the page before) and answers
+``{"alerts": [...], "next": cursor or null}``, newest first, each alert with its life and whether it
+has a snapshot. ``POST /api/alerts/review`` with ``{"alert_ids": [...]}`` marks them reviewed by the
+token's name (``anonymous`` without a token). ``GET /snapshots/<alert_id>.jpg`` is the stored snapshot.
+Times are milliseconds in JSON, where nanoseconds would lose digits.
+"""
+
+import json
+
+from sqlalchemy import Engine
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from facestream.alertdb import queries
+
+PAGE_MAX = 200
+MS = 1_000_000
+
+
+def routes(engine: Engine, page_html: bytes) -> list[Route]:
+    async def history(_request: Request) -> Response:
+        return Response(page_html, media_type="text/html")
+
+    async def alerts(request: Request) -> Response:
+        try:
+            where, limit, before = _filters(request)
+        except ValueError as exc:
+            return PlainTextResponse(str(exc), 400)
+        rows, after = await run_in_threadpool(queries.page, engine, where, limit, before)
+        lives = await run_in_threadpool(queries.lifecycles, engine, [r["alert_id"] for r in rows])
+        return JSONResponse(
+            {
+                "alerts": [_shown(row, lives[row["alert_id"]]) for row in rows],
+                "next": None if after is None else f"{after[0]}:{after[1]}",
+            }
+        )
+
+    async def review(request: Request) -> Response:
+        try:
+            alert_ids = json.loads(await request.body())["alert_ids"]
+            if not isinstance(alert_ids, list) or not all(isinstance(a, str) for a in alert_ids):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            return PlainTextResponse('expected {"alert_ids": ["...", ...]}', 400)
+        by = getattr(request.state, "reviewer", "anonymous")
+        done = await run_in_threadpool(queries.review, engine, alert_ids, by)
+        return JSONResponse({"reviewed": done, "by": by})
+
+    async def snapshot(request: Request) -> Response:
+        jpeg = await run_in_threadpool(queries.snapshot, engine, request.path_params["alert_id"])
+        if not jpeg:
+            return PlainTextResponse("no snapshot of that alert is kept", 404)
+        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "max-age=86400"})
+
+    return [
+        Route("/history", history),
+        Route("/api/alerts", alerts),
+        Route("/api/alerts/review", review, methods=["POST"]),
+        Route("/snapshots/{alert_id}.jpg", snapshot),
+    ]
+
+
+def _filters(request: Request) -> tuple[queries.AlertFilter, int, queries.Cursor | None]:
+    """The query's filters, page size and cursor; ValueError with a sentence for a bad one."""
+    params = request.query_params
+
+    def listed(name: str) -> tuple[str, ...]:
+        return tuple(v for value in params.getlist(name) for v in value.split(",") if v)
+
+    def millis(name: str) -> int | None:
+        value = params.get(name)
+        if not value:
+            return None
+        if not value.isdigit():
+            raise ValueError(f"{name} is Unix milliseconds, got {value!r}")
+        return int(value) * MS
+
+    choice = params.get("reviewed", "")
+    if choice not in ("yes", "no", ""):
+        raise ValueError("reviewed is yes or no")
+    limit = int(params.get("limit", "50")) if params.get("limit", "50").isdigit() else 0
+    if not 1 <= limit <= PAGE_MAX:
+        raise ValueError(f"limit is 1 to {PAGE_MAX}")
+    before = None
+    if params.get("before"):
+        ns, _, alert_id = params["before"].partition(":")
+        if not ns.isdigit() or not alert_id:
+            raise ValueError("before is the next cursor of the page before")
+        before = (int(ns), alert_id)
+    reviewed = None if not choice else choice == "yes"
+    where = queries.AlertFilter(
+        listed("camera"), listed("kind"), listed("state"), reviewed, millis("since"), millis("until")
+    )
+    return where, limit, before
+
+
+def _shown(row: dict, life: list[tuple[str, int]]) -> dict:
+    return {
+        "alert_id": row["alert_id"],
+        "kind": row["kind"],
+        "camera_id": row["camera_id"],
+        "state": row["state"],
+        "count": row["count"],
+        "reason": row["reason"],
+        "started_ts_ms": row["started_ts_ns"] // MS,
+        "updated_ts_ms": row["updated_ts_ns"] // MS,
+        "ended_ts_ms": None if row["ended_ts_ns"] is None else row["ended_ts_ns"] // MS,
+        "lifecycle": [state for state, _ in life],
+        "snapshot": row["snapshot"] == "kept",
+        "similarity": row["evidence"][0].get("similarity") if row["evidence"] else None,
+        "reviewed_ts_ms": None if row["reviewed_ts_ns"] is None else row["reviewed_ts_ns"] // MS,
+        "reviewed_by": row["reviewed_by"],
+    }

@@ -1,0 +1,117 @@
+// The history: the alert store's alerts under the form's filters, newest first, a page at a time
+// (the API's cursor), each with its life and snapshot; selected ones marked reviewed. Text goes in as
+// text (never as HTML).
+"use strict";
+
+let cursors = [null];  // the cursor of each page shown so far; the last one is the page on screen
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function query(before) {
+  const form = new FormData(document.getElementById("filters"));
+  const params = new URLSearchParams();
+  for (const name of ["camera", "kind", "state", "reviewed"]) {
+    if (form.get(name)) params.set(name, form.get(name));
+  }
+  for (const name of ["since", "until"]) {
+    if (form.get(name)) params.set(name, String(new Date(form.get(name)).getTime()));
+  }
+  if (before) params.set("before", before);
+  return params;
+}
+
+function clock(ms) {
+  return ms === null ? "" : new Date(ms).toLocaleString();
+}
+
+function item(alert) {
+  const li = element("li", "alert");
+  li.dataset.alertId = alert.alert_id;
+  li.dataset.kind = alert.kind;
+  li.dataset.state = alert.state;
+  li.dataset.camera = alert.camera_id;
+  li.dataset.reviewed = alert.reviewed_by ? "yes" : "no";
+  const pick = element("input");
+  pick.type = "checkbox";
+  pick.className = "pick";
+  pick.addEventListener("change", updateButtons);
+  let picture;
+  if (alert.snapshot) {
+    picture = element("img");
+    picture.alt = "snapshot";
+    picture.loading = "lazy";
+    picture.src = `snapshots/${encodeURIComponent(alert.alert_id)}.jpg`;
+  } else {
+    picture = element("span", "noevidence", "no snapshot");
+  }
+  const text = element("div");
+  const similarity = alert.similarity === null ? "" : ` · similarity ${alert.similarity.toFixed(2)}`;
+  const ended = alert.ended_ts_ms ? ` – ${clock(alert.ended_ts_ms)}` : "";
+  const reviewed = alert.reviewed_by ? `reviewed by ${alert.reviewed_by}, ${clock(alert.reviewed_ts_ms)}` : "not reviewed";
+  text.append(
+    element("div", "kind", `${alert.kind} · ${alert.state}`),
+    element("div", "where", `${alert.camera_id} · count ${alert.count}${similarity}`),
+    element("div", "reason", alert.reason || ""),
+    element("div", "lifecycle", alert.lifecycle.join(" → ")),
+    element("div", "when", `${clock(alert.started_ts_ms)}${ended}`),
+    element("div", "review", reviewed),
+  );
+  li.append(pick, picture, text);
+  return li;
+}
+
+async function show(before) {
+  const response = await fetch(`api/alerts?${query(before)}`);
+  const list = document.getElementById("history");
+  if (!response.ok) {
+    list.replaceChildren(element("li", "empty", `the history is unavailable: ${await response.text()}`));
+    return;
+  }
+  const page = await response.json();
+  list.replaceChildren(...page.alerts.map(item));
+  if (!page.alerts.length) list.append(element("li", "empty", "No alerts under these filters."));
+  document.getElementById("older").disabled = !page.next;
+  document.getElementById("older").dataset.next = page.next || "";
+  document.getElementById("all").checked = false;
+  document.getElementById("summary").textContent = `page ${cursors.length} · ${page.alerts.length} alert(s)`;
+  updateButtons();
+}
+
+function picked() {
+  return [...document.querySelectorAll("#history .pick:checked")].map((box) => box.closest("li").dataset.alertId);
+}
+
+function updateButtons() {
+  document.getElementById("review").disabled = picked().length === 0;
+}
+
+document.getElementById("filters").addEventListener("submit", (event) => {
+  event.preventDefault();
+  cursors = [null];
+  show(null);
+});
+document.getElementById("newest").addEventListener("click", () => { cursors = [null]; show(null); });
+document.getElementById("older").addEventListener("click", (event) => {
+  const next = event.target.dataset.next;
+  cursors.push(next);
+  show(next);
+});
+document.getElementById("all").addEventListener("change", (event) => {
+  for (const box of document.querySelectorAll("#history .pick")) box.checked = event.target.checked;
+  updateButtons();
+});
+document.getElementById("review").addEventListener("click", async () => {
+  await fetch("api/alerts/review", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ alert_ids: picked() }),
+  });
+  show(cursors[cursors.length - 1]);
+});
+
+show(null);
