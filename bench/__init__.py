@@ -1,6 +1,7 @@
 """Benchmarks (never tests): each writes a JSON result under bench/results/ and prints a table."""
 
 import json
+import socket
 from dataclasses import fields
 from pathlib import Path
 
@@ -19,3 +20,10 @@ def settings_of(cfg) -> dict:
     """A benchmark config (a dataclass) as the JSON-ready ``settings`` of its result file."""
     values = {f.name: getattr(cfg, f.name) for f in fields(cfg)}
     return {k: (str(v) if isinstance(v, Path) else v) for k, v in values.items()}
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now, for a server a benchmark starts."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

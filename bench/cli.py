@@ -454,6 +454,26 @@ def live(out: Path, **options) -> None:
 @bench.command(
     epilog="""\b
 Examples:
+  python -m bench alert-store                              # a million alerts, SQLite and PostgreSQL
+  python -m bench alert-store --alerts 100000 --engines sqlite
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--alerts", type=click.IntRange(min=1000), default=1_000_000, help="Alerts in the database.")
+@click.option("--repeats", type=click.IntRange(min=1), default=20, help="Times each question is asked.")
+@click.option("--limit", type=click.IntRange(1, 200), default=50, help="Alerts per page.")
+@click.option("--engines", default="sqlite,postgresql", callback=_each(str), help="Databases to measure.")
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "alert-store-cpu.json")
+def alert_store(out: Path, **options) -> None:
+    """The history's speed: a page of alerts out of a million, under filters, on SQLite and PostgreSQL."""
+    from bench.alert_store import AlertStoreBenchConfig, run
+
+    run(AlertStoreBenchConfig(out=out, **options), _command("alert-store"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
   python -m bench pose --provider cpu --batch 1,8 --frames 200
   python -m bench pose --provider cuda --batch 1,16,64 --frames 795   # on the GPU machine
 """,

@@ -17,7 +17,6 @@ first seconds; ``profile_s`` samples every replica with py-spy for that long mid
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import RESULTS, save, settings_of
+from bench import RESULTS, free_port, save, settings_of
 from bench.machine import cpu_seconds, describe
 from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
@@ -79,7 +78,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     broker_pid = LocalBroker().status().pid
     cpus = _Cpus(cfg.producer_cpus)
     cpus.pin_rest(os.getpid(), broker_pid)  # the reader, the broker and (inherited) the detectors
-    ports = [_free_port() for _ in log_files]
+    ports = [free_port() for _ in log_files]
     # The replicas start once and serve every camera count, as long-running services do: a count's
     # cameras carry its own key prefix, and a count starts only after the last one's events are all in.
     detectors = [
@@ -278,12 +277,6 @@ def _wait_until_settled(
             return
         time.sleep(1.0)
     raise RuntimeError(f"detector group {group} not settled within {timeout_s:.0f} s; logs in {logs[0].parent}")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class _Cpus:

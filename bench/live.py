@@ -38,8 +38,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from bench import save, settings_of
-from bench.e2e import _Cpus, _free_port
+from bench import free_port, save, settings_of
+from bench.e2e import _Cpus
 from bench.engine import _progress
 from bench.machine import cpu_seconds, describe
 from bench.stamp import read_stamp
@@ -112,7 +112,7 @@ class _Server:
     """The camera server on the cores the measured process does not use."""
 
     def __init__(self, size: tuple[int, int], cpus: _Cpus) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"rtsp://127.0.0.1:{self.port}/stream"
         footage = samples.fetch() / samples.FOOTAGE.filename
         args = ["--port", str(self.port), "--source", str(footage), "--size", show_size(size)]
@@ -259,7 +259,7 @@ def _cameras_step(count: int, url: str, cfg: LiveBenchConfig, cpus: _Cpus) -> di
     """The producer command with ``count`` cameras on its own core: decoded and sent per camera, staleness."""
     topic = f"bench-live-{uuid.uuid4().hex[:8]}.frames"
     kafka_clients.ensure_topics({topic: 4, f"{topic}.status": 4})
-    port = _free_port()
+    port = free_port()
     cameras = [(f"cam-{i}", f"{url}?camera={i}") for i in range(count)]
     config = ProducerConfig(
         fps=cfg.fps, topic=topic, status_topic=f"{topic}.status", metrics_port=port, stats_interval=60.0

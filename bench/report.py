@@ -426,12 +426,32 @@ def live(result: dict) -> list[str]:
     return lines
 
 
+def alert_store(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    lines = [
+        f"**The history's pages, {m['cores']} cores of an {m['cpu']}** (`{result['command']}`; {s['alerts']:,} alerts "
+        f"over 30 days on 300 cameras, a new and an end record each; a page of {s['limit']} as `GET /api/alerts` makes "
+        f"it, the page then its alerts' lives; {s['repeats']} times each, ms):",
+        "",
+        "| database | question | alerts shown | median ms | slowest ms | fill s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['engine']} | {r['question']} | {r['alerts_shown']} | {r['median_ms']:.1f} | {r['max_ms']:.1f} "
+            f"| {r['fill_s']:.0f} |"
+        )
+    lines += ["", f"Source: `bench/results/{result['_file']}`."]
+    return lines
+
+
 def cameras_per_core(result: dict) -> int:
     """The most cameras one producer core held in a live run (0 if none)."""
     return max((r["cameras"] for r in result["cameras"] if r["holds"]), default=0)
 
 
 RENDERERS = {
+    "alert_store": alert_store,
     "alerting": alerting,
     "decode": decode,
     "e2e": e2e,
@@ -619,6 +639,20 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             fall["max_s"] < fall["hold_s"] + 1,
             fall["_file"],
             f"{fall['max_s']:.2f} s (hold-s {fall['hold_s']:g})",
+        )
+    stores = [r for r in results.values() if r["benchmark"] == "alert_store"]
+    if stores:
+        store = stores[-1]
+        slowest = {
+            e: max(r["median_ms"] for r in store["rows"] if r["engine"] == e) for e in store["settings"]["engines"]
+        }
+        shown = ", ".join(f"{e} {ms:.1f} ms" for e, ms in slowest.items())
+        add(
+            f"History: a page of {store['settings']['limit']} of {store['settings']['alerts']:,} alerts < 100 ms",
+            f"slowest question's median: {shown}",
+            max(slowest.values()) < 100,
+            store["_file"],
+            shown,
         )
     lives = [r for r in results.values() if r["benchmark"] == "live" and r["cameras"]]
     if lives:

@@ -62,7 +62,7 @@ def rtsp_cameras(sample_dir: Path):
 @pytest.fixture(scope="session")
 def postgres():
     """A real PostgreSQL server for the session; ``postgres.database()`` makes a fresh database's URL."""
-    from postgres_helpers import PostgresServer
+    from bench.postgres import PostgresServer
 
     server = PostgresServer().start()
     yield server

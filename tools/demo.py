@@ -48,6 +48,7 @@ KNOWN = ("Barack Obama", "obama.jpg")
 def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
     """Stream real photos as three cameras through Kafka; print detections and alerts live."""
     from facestream import samples
+    from facestream.alert_store.config import AlertStoreConfig, alert_store_command
     from facestream.alerting.config import AlertingConfig, alerting_command
     from facestream.dashboard.config import DashboardConfig, dashboard_command
     from facestream.detector_service.config import DetectorConfig, PoseConfig, detector_command, pose_command
@@ -71,13 +72,17 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
         "detector": detector_command(detector),
         "pose": pose_command(pose),
         "alerting": alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS)),
+        "alert-store": alert_store_command(AlertStoreConfig(frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")),
         "producer": producer_command(list(cameras.items()), fps=fps, loop=True),
         "corridor": producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, topic=CORRIDOR_TOPIC),
     }
     if dashboard_port:
         page = DashboardConfig(port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")
         commands["dashboard"] = dashboard_command(page)
-        click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser)", err=True)
+        click.echo(
+            f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser; the alerts kept: /history)",
+            err=True,
+        )
     children = {name: _spawn(log_dir / f"{name}.log", command) for name, command in commands.items()}
     click.echo(
         f"streaming {len(cameras)} cameras at {fps:g} fps and a corridor at {FALL_FPS:g}; logs in {log_dir}; "

@@ -2,6 +2,8 @@
 together, repeats changing nothing, the latest record winning whatever the order, snapshots, retention."""
 
 import dataclasses
+import subprocess
+import sys
 
 import pytest
 from sqlalchemy import select
@@ -64,3 +66,11 @@ def test_a_database_that_cannot_be_reached_is_a_clear_error_with_its_password_ma
     assert "hunter2" not in str(caught.value)
     with pytest.raises(ConfigError, match="sqlite:///PATH or postgresql"):
         open_database("mysql://x/y")
+
+
+def test_services_starting_together_on_a_new_database_all_open_it(database_url: str) -> None:
+    # The demo's store and dashboard made the tables at once: one died on "table alerts already exists".
+    opening = f"from facestream.alertdb import open_database; open_database({database_url!r})"
+    starters = [subprocess.Popen([sys.executable, "-c", opening], stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outcomes = [(starter.wait(timeout=60), starter.stderr.read()) for starter in starters]
+    assert [code for code, _ in outcomes] == [0] * 4, outcomes

@@ -72,6 +72,9 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             if SCREENSHOT:
                 page.save_screenshot(SCREENSHOT)
             assert console_errors(page) == []
+            page.get(f"http://127.0.0.1:{port}/history")  # the alert store kept it, with its snapshot
+            wait_until("the stranger in the history with its snapshot", lambda: in_history(page, "portraits"), 90)
+            assert console_errors(page) == []
         wait_until(
             "a stranger and a fall alert printed",
             lambda: printed_alerts(out, ("portraits", "stranger"), ("corridor", "fall")),
@@ -96,6 +99,14 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
     # The corridor's player topples and lies on the floor: the pose service and the fall rule say so.
     assert printed_alerts(out, ("portraits", "stranger"), ("corridor", "fall")), stdout[-3000:]
     assert not printed_alerts(out, ("annotated", "stranger"))  # the crowd rule only there
+
+
+def in_history(page, camera: str) -> bool:
+    """Whether the history, loaded afresh, shows a stranger alert of ``camera`` with its snapshot."""
+    page.refresh()
+    time.sleep(1.0)
+    shown = f"#history .alert[data-kind=stranger][data-camera={camera}]"
+    return count(page, shown) >= 1 and images_loaded(page, f"{shown} img") >= 1
 
 
 def printed_alerts(out: Path, *wanted: tuple[str, str]) -> bool:

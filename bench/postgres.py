@@ -1,6 +1,6 @@
-"""A real PostgreSQL server for the tests (Debian's ``postgresql`` package): a cluster of its own in a
-temporary folder on a free port, run as the ``postgres`` user when the tests run as root (PostgreSQL
-refuses root), stopped at the end (see ``pythonpath`` in pyproject)."""
+"""A real PostgreSQL server for the tests and the alert store's benchmark (Debian's ``postgresql``
+package): a cluster of its own in a temporary folder on a free port, run as the ``postgres`` user when
+run as root (PostgreSQL refuses root), stopped at the end."""
 
 import os
 import shutil
@@ -9,7 +9,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from http_helpers import free_port
+from bench import free_port
 
 ROOT = Path("/usr/lib/postgresql")
 
