@@ -1,7 +1,7 @@
-"""The store's loop: a consumer group member whose positions come from the database (not from Kafka's
-committed offsets), each batch of records written with the offsets past it in one transaction; an
-unreadable record dead-lettered (and acknowledged) before its offset is; snapshots read back from the
-frames topics by a thread of their own; retention now and then."""
+"""The store: a sink consumer (``alertdb.sink``: positions from the database, each batch of records
+written with the offsets past it in one transaction); an unreadable record dead-lettered (and
+acknowledged) before its offset is; snapshots read back from the frames topics by a thread of their
+own; retention now and then."""
 
 import logging
 import threading
@@ -14,12 +14,12 @@ from prometheus_client.core import CounterMetricFamily
 from facestream import health, kafka_clients
 from facestream.alert_store.config import AlertStoreConfig
 from facestream.alertdb import default_url, open_database
+from facestream.alertdb.sink import Every, consume_into
 from facestream.alertdb.writer import AlertWriter, Received
 from facestream.errors import BrokerError
 from facestream.evidence import evidence_jpeg
 from facestream.redact import redact
 from facestream.schemas import SchemaError, unpack_alert
-from facestream.signals import StopOnSignals
 
 log = logging.getLogger(__name__)
 SNAPSHOT_BATCH = 20  # alerts whose snapshots are looked for per pass
@@ -99,51 +99,31 @@ def run(config: AlertStoreConfig, bootstrap: str | None = None) -> StoreStats:
 def _consume(
     writer: AlertWriter, config: AlertStoreConfig, bootstrap: str, stats: StoreStats, readiness: health.Readiness
 ) -> None:
-    from confluent_kafka import OFFSET_BEGINNING, Consumer
-
-    def assigned(consumer, partitions) -> None:
-        """Start where the database's rows end (the committed offsets in Kafka are only for show)."""
-        positions = writer.positions(config.alerts_topic)
-        for tp in partitions:
-            tp.offset = positions.get(tp.partition, OFFSET_BEGINNING)
-        consumer.assign(partitions)
-        readiness.mark("partitions_assigned", bool(partitions))
-        log.info("assigned %s", ", ".join(f"{tp.partition}@{tp.offset}" for tp in partitions) or "nothing")
-
-    consumer = kafka_clients.made(
-        Consumer,
-        kafka_clients.client_config(
-            bootstrap, **{"group.id": config.group, "enable.auto.commit": False, "auto.offset.reset": "earliest"}
-        ),
-    )
     producer = kafka_clients.producer("facestream-alert-store", bootstrap)
-    consumer.subscribe([config.alerts_topic], on_assign=assigned)
-    next_stats = next_prune = time.monotonic()
-    last_record = time.monotonic()
+
+    def write(messages: list) -> None:
+        written = writer.write(_batch(messages, producer, config, stats))
+        stats.kept += written.kept
+        stats.repeats += written.repeats
+
+    def prune() -> None:
+        forgotten, dropped = writer.prune(config.retention_days * 86400, int(config.max_snapshot_mb * 1e6))
+        stats.forgotten += forgotten
+        stats.images_dropped += dropped
+
     try:
-        with StopOnSignals("finishing the batch, then stopping") as stop:
-            while not stop.requested:
-                batch = _batch(consumer.consume(config.batch, 0.5), producer, config, stats)
-                now = time.monotonic()
-                if batch:
-                    written = writer.write(batch)
-                    stats.kept += written.kept
-                    stats.repeats += written.repeats
-                    consumer.commit(asynchronous=True)  # for the dashboard's lag column; the rows are the truth
-                    last_record = now
-                elif config.stop_after_idle is not None and now - last_record > config.stop_after_idle:
-                    log.info("no records for %g s: stopping", config.stop_after_idle)
-                    break
-                if now >= next_prune:
-                    next_prune = now + config.prune_every_s
-                    forgotten, dropped = writer.prune(config.retention_days * 86400, int(config.max_snapshot_mb * 1e6))
-                    stats.forgotten += forgotten
-                    stats.images_dropped += dropped
-                if now >= next_stats:
-                    next_stats = now + config.stats_interval
-                    log.info("%s", stats.line())
+        consume_into(
+            bootstrap,
+            config.group,
+            config.alerts_topic,
+            writer.positions,
+            write,
+            readiness,
+            config.batch,
+            config.stop_after_idle,
+            (Every(config.prune_every_s, prune), Every(config.stats_interval, lambda: log.info("%s", stats.line()))),
+        )
     finally:
-        consumer.close()
         producer.flush(10)
 
 
@@ -151,9 +131,6 @@ def _batch(messages: list, producer, config: AlertStoreConfig, stats: StoreStats
     """The readable records as they are; an unreadable one dead-lettered, acknowledged, then passed."""
     batch, dead = [], 0
     for msg in messages:
-        if msg.error():
-            log.warning("consumer: %s", msg.error())
-            continue
         stats.records += 1
         value = msg.value() or b""
         try:

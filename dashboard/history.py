@@ -1,7 +1,7 @@
 """The history beside the live page: the alert store's alerts through a JSON API and a page of its own.
 
-``GET /api/alerts`` takes the filters as query parameters (``camera``, ``kind`` and ``state``, each
-repeatable or comma-separated; ``reviewed=yes|no``; ``since`` and ``until`` in Unix milliseconds;
+``GET /api/alerts`` takes the filters as query parameters (``camera``, ``kind``, ``state`` and
+``alert`` (ids), each repeatable or comma-separated; ``reviewed=yes|no``; ``since`` and ``until`` in Unix milliseconds;
 ``limit`` up to 200; ``before``, the ``next`` cursor of the page before) and answers
 ``{"alerts": [...], "next": cursor or null}``, newest first, each alert with its life and whether it
 has a snapshot. ``POST /api/alerts/review`` with ``{"alert_ids": [...]}`` marks them reviewed by the
@@ -95,7 +95,13 @@ def _filters(request: Request) -> tuple[queries.AlertFilter, int, queries.Cursor
         before = (int(ns), alert_id)
     reviewed = None if not choice else choice == "yes"
     where = queries.AlertFilter(
-        listed("camera"), listed("kind"), listed("state"), reviewed, millis("since"), millis("until")
+        cameras=listed("camera"),
+        kinds=listed("kind"),
+        alert_ids=listed("alert"),
+        states=listed("state"),
+        reviewed=reviewed,
+        since_ns=millis("since"),
+        until_ns=millis("until"),
     )
     return where, limit, before
 

@@ -21,7 +21,7 @@ def find_frame(topics: tuple[str, ...], camera_id: str, frame_seq: int, capture_
         Consumer, kafka_clients.client_config(**{"group.id": "facestream-viewer-evidence", "enable.auto.commit": False})
     )
     try:
-        since_ms = capture_ts_ns // 1_000_000 - int(LOOK_BEFORE_S * 1000)
+        since_ms = max(0, capture_ts_ns // 1_000_000 - int(LOOK_BEFORE_S * 1000))  # Kafka takes no time before 1970
         asked = [
             TopicPartition(topic, p, since_ms)
             for topic in topics

@@ -15,6 +15,7 @@ PACKAGES = {
     "detector_service": "facestream.detector_service",
     "alerting": "facestream.alerting",
     "alert_store": "facestream.alert_store",
+    "notifier": "facestream.notifier",
     "dashboard": "facestream.dashboard",
     "tools": "facestream.tools",
     "bench": "bench",
@@ -28,6 +29,7 @@ FLOORS = [
         "facestream.detector_service",
         "facestream.alerting",
         "facestream.alert_store",
+        "facestream.notifier",
         "facestream.dashboard",
     ],  # services
     ["facestream.tools"],  # the commands that combine services

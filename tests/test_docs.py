@@ -73,3 +73,12 @@ def test_the_alert_store_settings_in_the_docs_are_the_codes() -> None:
     from facestream.config import settings_table
 
     assert settings_table(AlertStoreConfig) in (ROOT / "docs" / "alerting.md").read_text()
+
+
+def test_the_notifier_settings_in_the_docs_are_the_codes() -> None:
+    from facestream.config import settings_table
+    from facestream.notifier.config import NotifierConfig
+    from facestream.notifier.rules import TargetSettings
+
+    text = (ROOT / "docs" / "alerting.md").read_text()
+    assert settings_table(TargetSettings) in text and settings_table(NotifierConfig) in text

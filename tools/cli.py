@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "alerting": "facestream.alerting.cli:alerting",
     "alerts": "facestream.tools.alerts:alerts",
     "alert-store": "facestream.alert_store.cli:alert_store",
+    "notify": "facestream.notifier.cli:notify",
     "dashboard": "facestream.dashboard.cli:dashboard",
     "export": "facestream.tools.export.cli:export",
     "config": "facestream.tools.config_show:config",

@@ -22,6 +22,8 @@ function query(before) {
     if (form.get(name)) params.set(name, String(new Date(form.get(name)).getTime()));
   }
   if (before) params.set("before", before);
+  const linked = new URLSearchParams(location.search).get("alert");  // a notification's link to one alert
+  if (linked) params.set("alert", linked);
   return params;
 }
 
@@ -95,7 +97,11 @@ document.getElementById("filters").addEventListener("submit", (event) => {
   cursors = [null];
   show(null);
 });
-document.getElementById("newest").addEventListener("click", () => { cursors = [null]; show(null); });
+document.getElementById("newest").addEventListener("click", () => {
+  if (location.search.includes("alert=")) history.replaceState(null, "", "history");  // back to every alert
+  cursors = [null];
+  show(null);
+});
 document.getElementById("older").addEventListener("click", (event) => {
   const next = event.target.dataset.next;
   cursors.push(next);

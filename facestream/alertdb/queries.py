@@ -17,6 +17,7 @@ class AlertFilter:
 
     cameras: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
+    alert_ids: tuple[str, ...] = ()  # these alerts only (a link to one)
     states: tuple[str, ...] = ()  # the latest state: new, update, end
     reviewed: bool | None = None
     since_ns: int | None = None
@@ -38,6 +39,7 @@ def page(
         (alerts.c.camera_id, where.cameras),
         (alerts.c.kind, where.kinds),
         (alerts.c.state, where.states),
+        (alerts.c.alert_id, where.alert_ids),
     ):
         if values:
             query = query.where(column.in_(values))

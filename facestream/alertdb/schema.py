@@ -1,12 +1,25 @@
 """The alert store's tables (SQLAlchemy Core): one row per alert with its latest state and review,
 every record of its life, its snapshot, and the offsets of the alerts topic the rows came from
-(written in the same transaction, as Kafka Connect's sinks do, so a crash loses and doubles nothing).
+(written in the same transaction, as Kafka Connect's sinks do, so a crash loses and doubles nothing);
+and the notifier's: each message owed to a target, with its delivery, and each target's rule state.
 
 Times are Unix nanoseconds (BigInteger), as on the wire. The same tables on SQLite and PostgreSQL;
 ``migrations/`` makes and changes them (Alembic).
 """
 
-from sqlalchemy import JSON, BigInteger, Column, Index, Integer, LargeBinary, MetaData, String, Table, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 
 metadata = MetaData()
 
@@ -59,4 +72,31 @@ offsets = Table(
     Column("topic", String(255), primary_key=True),
     Column("partition", Integer, primary_key=True),
     Column("next_offset", BigInteger, nullable=False),
+)
+
+deliveries = Table(
+    "notify_deliveries",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("group_id", String(255), nullable=False),
+    Column("target", String(255), nullable=False),
+    Column("alert_id", String(64), nullable=False),
+    Column("state", String(8), nullable=False),
+    Column("updated_ts_ns", BigInteger, nullable=False),
+    Column("payload", LargeBinary, nullable=False),  # the alert record the message is made from
+    Column("status", String(8), nullable=False),  # pending, sent
+    Column("attempts", Integer, nullable=False),
+    Column("next_try_ns", BigInteger, nullable=False),
+    Column("last_error", Text),
+    Column("sent_ts_ns", BigInteger),
+    UniqueConstraint("group_id", "target", "alert_id", "state", "updated_ts_ns", name="uq_notify_deliveries_record"),
+    Index("ix_notify_deliveries_due", "group_id", "target", "status", "next_try_ns"),
+)
+
+gates = Table(
+    "notify_gates",
+    metadata,
+    Column("group_id", String(255), primary_key=True),
+    Column("target", String(255), primary_key=True),
+    Column("state", JSON, nullable=False),  # cooldowns, the last hour's messages, what was held back
 )

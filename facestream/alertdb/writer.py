@@ -38,12 +38,7 @@ class AlertWriter:
         self.engine, self.group = engine, group
 
     def positions(self, topic: str) -> dict[int, int]:
-        """The next offset to read per partition of ``topic``, as the rows say."""
-        query = select(offsets.c.partition, offsets.c.next_offset).where(
-            offsets.c.group_id == self.group, offsets.c.topic == topic
-        )
-        with self.engine.connect() as conn:
-            return dict(conn.execute(query).all())
+        return stored_positions(self.engine, self.group, topic)
 
     def write(self, batch: list[Received]) -> Written:
         """Keep ``batch`` and the offsets past it, all or nothing."""
@@ -57,13 +52,7 @@ class AlertWriter:
                     _apply(conn, received.alert)
                 else:
                     written.repeats += 1
-            for (topic, partition), offset in _ends(batch).items():
-                _upsert(
-                    conn,
-                    offsets,
-                    {"group_id": self.group, "topic": topic, "partition": partition, "next_offset": offset},
-                    keys=("group_id", "topic", "partition"),
-                )
+            ends(conn, self.group, batch)
         return written
 
     def without_snapshot(self, limit: int) -> list[Alert]:
@@ -92,7 +81,7 @@ class AlertWriter:
             "stored_ts_ns": time.time_ns(),
         }
         with self.engine.begin() as conn:
-            _upsert(conn, snapshots, row, keys=("alert_id",))
+            upsert(conn, snapshots, row, ("alert_id",))
 
     def prune(self, max_age_s: float, max_snapshot_bytes: int, now_ns: int | None = None) -> tuple[int, int]:
         """Forget alerts last updated more than ``max_age_s`` ago (with their records and snapshots), then
@@ -137,7 +126,7 @@ def _insert_new(conn: Connection, received: Received) -> bool:
         "payload": received.payload,
         "source": f"{received.topic}/{received.partition}@{received.offset}",
     }
-    inserted = _insert(conn, records, row).on_conflict_do_nothing().returning(records.c.alert_id)
+    inserted = insert_statement(conn, records, row).on_conflict_do_nothing().returning(records.c.alert_id)
     return conn.execute(inserted).first() is not None  # (rowcount is -1 through psycopg here)
 
 
@@ -174,22 +163,33 @@ def _apply(conn: Connection, alert: Alert) -> None:
     conn.execute(update(alerts).where(alerts.c.alert_id == alert.alert_id).values(**changes))
 
 
-def _ends(batch: Iterable[Received]) -> dict[tuple[str, int], int]:
-    """The offset after the last record of each partition in ``batch``."""
-    ends: dict[tuple[str, int], int] = {}
-    for r in batch:
-        ends[(r.topic, r.partition)] = max(ends.get((r.topic, r.partition), 0), r.offset + 1)
-    return ends
-
-
-def _upsert(conn: Connection, table, row: dict, keys: tuple[str, ...]) -> None:
-    statement = _insert(conn, table, row)
-    conn.execute(
-        statement.on_conflict_do_update(index_elements=list(keys), set_={k: v for k, v in row.items() if k not in keys})
+def stored_positions(engine: Engine, group: str, topic: str) -> dict[int, int]:
+    """The next offset to read per partition of ``topic`` for ``group``, as the rows say."""
+    query = select(offsets.c.partition, offsets.c.next_offset).where(
+        offsets.c.group_id == group, offsets.c.topic == topic
     )
+    with engine.connect() as conn:
+        return dict(conn.execute(query).all())
 
 
-def _insert(conn: Connection, table, row: dict):
+def ends(conn: Connection, group: str, batch: Iterable[Received]) -> None:
+    """Store, in ``conn``'s transaction, the offset after the last record of each partition in ``batch``."""
+    after: dict[tuple[str, int], int] = {}
+    for r in batch:
+        after[(r.topic, r.partition)] = max(after.get((r.topic, r.partition), 0), r.offset + 1)
+    for (topic, partition), offset in after.items():
+        row = {"group_id": group, "topic": topic, "partition": partition, "next_offset": offset}
+        upsert(conn, offsets, row, ("group_id", "topic", "partition"))
+
+
+def upsert(conn: Connection, table, row: dict, keys: tuple[str, ...]) -> None:
+    """Insert ``row``, or update the row with its ``keys``."""
+    statement = insert_statement(conn, table, row)
+    changes = {k: v for k, v in row.items() if k not in keys}
+    conn.execute(statement.on_conflict_do_update(index_elements=list(keys), set_=changes))
+
+
+def insert_statement(conn: Connection, table, row: dict):
     """An INSERT that can say what to do on a key already there, in the connection's dialect."""
     if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert

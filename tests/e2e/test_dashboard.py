@@ -194,5 +194,7 @@ def test_the_history_filters_pages_shows_snapshots_and_marks_reviews(page_on_top
         assert console_errors(page) == []
     status, body, _ = fetch(port, "/api/alerts?reviewed=yes&limit=5", {"Authorization": f"Bearer {TOKEN}"})
     assert status == 200 and [a["alert_id"] for a in json.loads(body)["alerts"]] == ["alert-59", "alert-57"]
+    status, body, _ = fetch(port, "/api/alerts?alert=alert-03", {"Authorization": f"Bearer {TOKEN}"})
+    assert [a["alert_id"] for a in json.loads(body)["alerts"]] == ["alert-03"]
     assert fetch(port, "/api/alerts?limit=0", {"Authorization": f"Bearer {TOKEN}"})[0] == 400
     assert fetch(port, "/api/alerts")[0] == 401

@@ -1,0 +1,107 @@
+"""One sender per target, on a thread of its own: it takes the target's owed messages from the outbox,
+sends each through Apprise (with the alert's snapshot where the target takes images) and marks it
+sent; a failure is counted, logged by the target's name (its URL masked) and tried again after a pause
+that doubles up to ``retry_max_s``. A target that is down holds only its own messages back."""
+
+import logging
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from facestream.alertdb.outbox import Outbox, Owed
+from facestream.errors import ConfigError
+from facestream.notifier import message
+from facestream.notifier.config import masked
+from facestream.notifier.rules import TargetSettings, parse_zone
+
+log = logging.getLogger(__name__)
+TAKE = 20  # messages taken from the outbox at a time
+IDLE_S = 0.5  # how often an idle sender looks again
+
+
+@dataclass
+class SenderStats:
+    sent: int = 0
+    failures: int = 0
+    last_error: str = ""
+    busy: bool = field(default=False)  # owes messages it has not sent yet
+
+
+class Sender:
+    def __init__(
+        self, name: str, settings: TargetSettings, outbox: Outbox, snapshot, dashboard_url: str, retry_max_s: float
+    ) -> None:
+        import apprise
+
+        self.name, self.settings, self.outbox = name, settings, outbox
+        self.snapshot, self.dashboard_url, self.retry_max_s = snapshot, dashboard_url, retry_max_s
+        self.zone = parse_zone(settings.timezone)
+        self.apprise = apprise.Apprise()
+        if not self.apprise.add(settings.url):
+            raise ConfigError(f"target {name}: Apprise does not take the URL {masked(settings.url)}")
+        self.stats = SenderStats()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"notify {name}", daemon=True)
+
+    def start(self) -> "Sender":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                owed = self.outbox.due(self.name, TAKE)
+                self.stats.busy = bool(owed)
+                for item in owed:
+                    if self._stop.is_set() or not self._send(item):
+                        break  # a failing target: its next due message waits for the pause too
+            except Exception:  # the database away, a bug: said, and tried again; the sender never dies
+                log.exception("target %s: sending stopped; trying again in %.0f s", self.name, self.retry_max_s)
+                owed = []
+                self._stop.wait(self.retry_max_s)
+            if not owed:
+                self._stop.wait(IDLE_S)
+
+    def _picture(self, alert) -> bytes | None:
+        """The alert's snapshot for the target, or None (none kept, or it cannot be read now: sent without)."""
+        if not (self.settings.attach and alert.evidence):
+            return None
+        try:
+            return self.snapshot(alert)
+        except Exception as exc:  # Kafka or the database away: the message goes without its picture
+            log.warning("target %s: no snapshot for alert %s (%s); sending without", self.name, alert.alert_id, exc)
+            return None
+
+    def _send(self, item: Owed) -> bool:
+        import apprise
+
+        alert = item.alert
+        with tempfile.TemporaryDirectory() as folder, apprise.LogCapture(level=logging.WARNING) as said:
+            attach = None
+            jpeg = self._picture(alert)
+            if jpeg:
+                attach = str(Path(folder) / f"{alert.alert_id}.jpg")
+                Path(attach).write_bytes(jpeg)
+            ok = self.apprise.notify(
+                title=message.title(alert), body=message.body(alert, self.zone, self.dashboard_url), attach=attach
+            )
+            error = said.getvalue().strip().splitlines()[-1] if not ok and said.getvalue().strip() else "not delivered"
+        if ok:
+            self.outbox.sent(item.id)
+            self.stats.sent += 1
+            return True
+        pause = min(self.retry_max_s, 2.0 ** min(item.attempts, 16))
+        error = error.replace(self.settings.url, masked(self.settings.url))
+        self.outbox.failed(item.id, error, pause)
+        self.stats.failures += 1
+        self.stats.last_error = error
+        if item.attempts < 3 or item.attempts % 20 == 0:
+            log.warning(
+                "target %s (%s): %s; trying again in %.0f s", self.name, masked(self.settings.url), error, pause
+            )
+        return False

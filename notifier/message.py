@@ -1,0 +1,33 @@
+"""An alert record in words for people: a title that says what and where, a body with when (in the
+target's time zone), how much, why, and a link to it on the dashboard."""
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from facestream.schemas import Alert
+
+TITLES = {"stranger": "Stranger", "crowd": "Crowd", "fall": "Fall", "camera_offline": "Camera offline"}
+NS = 1_000_000_000
+
+
+def title(alert: Alert) -> str:
+    ended = " (over)" if alert.state == "end" else ""
+    return f"{TITLES.get(alert.kind, alert.kind)} at {alert.camera_id}{ended}"
+
+
+def body(alert: Alert, zone: ZoneInfo, dashboard_url: str) -> str:
+    when = datetime.fromtimestamp(alert.started_ts_ns / NS, zone).strftime("%Y-%m-%d %H:%M:%S %Z")
+    lines = [f"{alert.kind} {alert.state} on camera {alert.camera_id}, since {when}"]
+    detail = {
+        "stranger": f"an unknown person, seen in {alert.count} frame(s)",
+        "crowd": f"up to {alert.count} faces at once",
+        "fall": "a person down",
+        "camera_offline": f"{alert.count} failed attempt(s) to reach it",
+    }.get(alert.kind)
+    if detail:
+        lines.append(detail)
+    if alert.reason:
+        lines.append(alert.reason)
+    if dashboard_url:
+        lines.append(f"{dashboard_url.rstrip('/')}/history?alert={alert.alert_id}")
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""Real receivers of notifications on this machine (see ``pythonpath`` in pyproject): an HTTP server
+taking Apprise's JSON posts (a webhook), Mosquitto from Debian's packages (MQTT) with a subscriber, and
+aiosmtpd's SMTP server (e-mail)."""
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from http_helpers import free_port
+
+
+class Webhook:
+    """Collects the JSON bodies posted to it; ``start`` may come late (a target that is down first)."""
+
+    def __init__(self) -> None:
+        self.port, self.posts, self.server = free_port(), [], None
+
+    @property
+    def url(self) -> str:
+        return f"json://127.0.0.1:{self.port}/hook"
+
+    def start(self) -> "Webhook":
+        posts = self.posts
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                posts.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *_args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+class Mosquitto:
+    """A Mosquitto broker on a free port and a subscriber collecting (topic, payload) of everything."""
+
+    def __init__(self) -> None:
+        assert shutil.which("mosquitto"), "Mosquitto is needed: apt-get install mosquitto (.ci/run does)"
+        self.port, self.messages = free_port(), []
+        self.process = subprocess.Popen(
+            ["mosquitto", "-p", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        import paho.mqtt.client as mqtt
+
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        self.client.on_message = lambda _c, _u, msg: self.messages.append((msg.topic, msg.payload.decode()))
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.client.connect("127.0.0.1", self.port)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "Mosquitto did not start"
+                time.sleep(0.1)
+        self.client.subscribe("#")
+        self.client.loop_start()
+
+    def url(self, topic: str) -> str:
+        return f"mqtt://127.0.0.1:{self.port}/{topic}"
+
+    def stop(self) -> None:
+        self.client.loop_stop()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+class Mailbox:
+    """aiosmtpd's SMTP server on a free port, keeping the messages it takes."""
+
+    def __init__(self) -> None:
+        from aiosmtpd.controller import Controller
+
+        self.port, self.messages = free_port(), []
+        mailbox = self
+
+        class Handler:
+            async def handle_DATA(self, _server, _session, envelope) -> str:  # noqa: N802 (aiosmtpd's name)
+                mailbox.messages.append(envelope.content)
+                return "250 OK"
+
+        self.controller = Controller(Handler(), hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    def url(self, to: str) -> str:
+        return f"mailto://127.0.0.1:{self.port}?to={to}&from=cameras@facestream.test&mode=insecure"
+
+    def stop(self) -> None:
+        self.controller.stop()
