@@ -36,7 +36,8 @@ KNOWN = ("Barack Obama", "obama.jpg")
 
 @click.command(
     epilog="\b\nExamples:\n  facestream demo\n  facestream demo --duration 0 --fps 5   # until Ctrl-C\n"
-    "  facestream demo --dashboard-port 9000                 # the live page on http://127.0.0.1:9000",
+    "  facestream demo --dashboard-port 9000                 # the live page on http://127.0.0.1:9000\n"
+    "  facestream demo --notify ntfy://ntfy.sh/my-demo        # its alerts on your phone (the ntfy app)",
     context_settings={"show_default": True},
 )
 @click.option("--duration", type=click.FloatRange(min=0), default=30.0, help="Seconds to stream (0: until Ctrl-C).")
@@ -45,13 +46,20 @@ KNOWN = ("Barack Obama", "obama.jpg")
 @click.option(
     "--dashboard-port", type=click.IntRange(min=0, max=65535), default=8080, help="The live page's port (0: none)."
 )
-def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
+@click.option(
+    "--notify",
+    "notify_url",
+    default="",
+    help="An Apprise URL (ntfy://, mailto://, json://, ...) the demo's alerts are sent to, with its default rules.",
+)
+def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_url: str) -> None:
     """Stream real photos as three cameras through Kafka; print detections and alerts live."""
     from facestream import samples
     from facestream.alert_store.config import AlertStoreConfig, alert_store_command
     from facestream.alerting.config import AlertingConfig, alerting_command
     from facestream.dashboard.config import DashboardConfig, dashboard_command
     from facestream.detector_service.config import DetectorConfig, PoseConfig, detector_command, pose_command
+    from facestream.notifier.config import NotifierConfig, notifier_command
     from facestream.producers.config import producer_command
     from facestream.schemas import FRAMES_TOPIC, GALLERY_TOPIC
     from facestream.tools.gallery import enrol
@@ -76,6 +84,12 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int) -> None:
         "producer": producer_command(list(cameras.items()), fps=fps, loop=True),
         "corridor": producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, topic=CORRIDOR_TOPIC),
     }
+    if notify_url:
+        target = {"demo": {"url": notify_url}}
+        dashboard = f"http://127.0.0.1:{dashboard_port}" if dashboard_port else ""
+        commands["notify"] = notifier_command(
+            NotifierConfig(targets=target, group="facestream-demo-notifier", dashboard_url=dashboard)
+        )
     if dashboard_port:
         page = DashboardConfig(port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")
         commands["dashboard"] = dashboard_command(page)

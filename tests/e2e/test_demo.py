@@ -11,6 +11,7 @@ from pathlib import Path
 
 from browser_helpers import chromium, console_errors, count, images_loaded, wait_until
 from http_helpers import free_port, get
+from receiver_helpers import Webhook
 
 # Where the screenshot goes besides the test's own folder (docs/images/dashboard.png is one made so).
 SCREENSHOT = os.environ.get("FACESTREAM_SCREENSHOT")
@@ -19,7 +20,7 @@ SCREENSHOT = os.environ.get("FACESTREAM_SCREENSHOT")
 def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
     bootstrap: str, yunet_path, sample_dir, tmp_path: Path
 ) -> None:
-    port = free_port()
+    port, phone = free_port(), Webhook().start()  # --notify: the demo's alerts to a webhook
     out, err = tmp_path / "demo.out", tmp_path / "demo.err"
     with open(out, "wb") as stdout_file, open(err, "wb") as stderr_file:  # files: the page test may take a while
         demo = subprocess.Popen(
@@ -34,6 +35,8 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
                 "2",
                 "--dashboard-port",
                 str(port),
+                "--notify",
+                phone.url,
             ],
             stdout=stdout_file,
             stderr=stderr_file,
@@ -80,9 +83,11 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             lambda: printed_alerts(out, ("portraits", "stranger"), ("corridor", "fall")),
             60,
         )
+        wait_until("a stranger notified", lambda: any(p["title"] == "Stranger at portraits" for p in phone.posts), 60)
         demo.send_signal(signal.SIGINT)  # Ctrl-C
         demo.wait(timeout=120)
     finally:
+        phone.stop()
         if demo.poll() is None:
             demo.kill()
             demo.wait()
