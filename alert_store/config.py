@@ -3,7 +3,7 @@
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, setting
+from facestream.config import check, command_line, names, setting
 from facestream.schemas import ALERTS_TOPIC, FRAMES_TOPIC
 
 DEAD_LETTER_TOPIC = "alerts.dlq"
@@ -41,7 +41,7 @@ class AlertStoreConfig:
 
     @property
     def frames_topics(self) -> tuple[str, ...]:
-        return tuple(t.strip() for t in self.frames_topic.split(",") if t.strip())
+        return names(self.frames_topic)
 
 
 def alert_store_command(config: AlertStoreConfig | None = None, **changes) -> list[str]:

@@ -10,7 +10,7 @@ from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.fall import FallSettings
 from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.stranger import StrangerSettings
-from facestream.config import check, command_line, json_object, setting, table_of
+from facestream.config import check, command_line, setting, table_of, tables_of
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 
 # stranger and crowd read detection events, fall reads pose events, camera_offline the producers' statuses
@@ -50,18 +50,6 @@ class CameraOverrides:
 
     def __post_init__(self) -> None:
         check(self)
-
-
-def parse_cameras(text: str) -> dict:
-    """A JSON object (or TOML tables) of camera id -> CameraOverrides' fields, each checked."""
-    cameras = json_object(text)
-    parse = table_of(CameraOverrides)
-    for camera, overrides in cameras.items():
-        try:
-            parse(json.dumps(overrides))
-        except ValueError as exc:
-            raise ValueError(f"camera {camera!r}: {exc}") from None
-    return cameras
 
 
 @dataclass(frozen=True)
@@ -119,7 +107,7 @@ class AlertingConfig:
         None,
         'Per camera: rules and settings, as JSON (e.g. {"gate": {"rules": "stranger"}}) or '
         "[alerting.cameras.<camera id>] tables.",
-        parse=parse_cameras,
+        parse=tables_of(CameraOverrides, "camera"),
         show=json.dumps,
         metavar="JSON",
     )

@@ -3,16 +3,8 @@
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, setting
+from facestream.config import check, command_line, parse_topics, setting
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
-
-
-def parse_topics(text: str) -> tuple[str, ...]:
-    """``frames,frames.corridor`` -> the topic names (at least one)."""
-    topics = tuple(t.strip() for t in text.split(",") if t.strip())
-    if not topics:
-        raise ValueError(f"expected topic names separated by commas, got {text!r}")
-    return topics
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,37 @@ def json_object(text: str) -> dict:
     return values
 
 
+def names(text: str) -> tuple[str, ...]:
+    """``a, b,c`` -> ("a", "b", "c"): a comma-separated list, blanks dropped."""
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+def parse_topics(text: str) -> tuple[str, ...]:
+    """``frames,frames.corridor`` -> the topic names (at least one)."""
+    topics = names(text)
+    if not topics:
+        raise ValueError(f"expected topic names separated by commas, got {text!r}")
+    return topics
+
+
+def tables_of(cls: type, what: str) -> Parse:
+    """A Parse for a JSON object (or TOML tables) of name -> some of ``cls``'s settings, each checked by
+    ``table_of``; an error names the entry as ``what`` (e.g. ``camera 'gate': ...``)."""
+    one = table_of(cls)
+
+    def parse(text: str) -> dict:
+        entries = json_object(text)
+        for name, fields in entries.items():
+            try:
+                one(json.dumps(fields))
+            except ValueError as exc:
+                raise ValueError(f"{what} {name!r}: {exc}") from None
+        return entries
+
+    parse.__name__ = f"{cls.__name__} tables"
+    return parse
+
+
 def table_of(cls: type) -> Parse:
     """A Parse for a JSON object (or a TOML table) of some of ``cls``'s settings: unknown keys and bad
     values are errors naming them; the result is the dict of the settings given."""

@@ -5,22 +5,10 @@ import json
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, json_object, setting, table_of
+from facestream.config import check, command_line, names, setting, tables_of
 from facestream.errors import ConfigError
 from facestream.notifier.rules import TargetSettings
 from facestream.schemas import ALERTS_TOPIC, FRAMES_TOPIC
-
-
-def parse_targets(text: str) -> dict:
-    """A JSON object (or TOML tables) of target name -> TargetSettings' fields, each checked."""
-    targets = json_object(text)
-    parse = table_of(TargetSettings)
-    for name, fields in targets.items():
-        try:
-            parse(json.dumps(fields))
-        except ValueError as exc:
-            raise ValueError(f"target {name!r}: {exc}") from None
-    return targets
 
 
 @dataclass(frozen=True)
@@ -29,7 +17,7 @@ class NotifierConfig:
         None,
         'Where alerts go and under which rules, as JSON (e.g. {"phone": {"url": "ntfy://host/topic"}}) or '
         "[notify.targets.<name>] tables; see docs/alerting.md.",
-        parse=parse_targets,
+        parse=tables_of(TargetSettings, "target"),
         show=json.dumps,
         metavar="JSON",
     )
@@ -60,7 +48,7 @@ class NotifierConfig:
 
     @property
     def frames_topics(self) -> tuple[str, ...]:
-        return tuple(t.strip() for t in self.frames_topic.split(",") if t.strip())
+        return names(self.frames_topic)
 
 
 def masked(url: str) -> str:

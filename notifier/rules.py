@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, time
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from facestream.config import check, setting
+from facestream.config import check, names, setting
 from facestream.errors import ConfigError
 from facestream.schemas import Alert
 from facestream.schemas.alert import KINDS, STATES
@@ -30,11 +30,11 @@ def parse_names(allowed: tuple[str, ...] | None):
     """A Parse for a comma-separated list (of ``allowed`` names, if given)."""
 
     def parse(text: str) -> tuple[str, ...]:
-        names = tuple(n.strip() for n in text.split(",") if n.strip())
-        wrong = [n for n in names if allowed is not None and n not in allowed]
+        given = names(text)
+        wrong = [n for n in given if allowed is not None and n not in allowed]
         if wrong:
             raise ValueError(f"{', '.join(wrong)}: expected some of {', '.join(allowed or ())}")
-        return names
+        return given
 
     return parse
 
@@ -95,8 +95,8 @@ def wants(alert: Alert, settings: TargetSettings) -> bool:
         (settings.cameras, alert.camera_id),
         (settings.states, alert.state),
     ):
-        names = parse_names(None)(chosen)
-        if names and value not in names:
+        wanted = names(chosen)
+        if wanted and value not in wanted:
             return False
     return True
 
