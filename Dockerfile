@@ -17,6 +17,8 @@ COPY facestream /src/facestream
 COPY producers /src/producers
 COPY detector_service /src/detector_service
 COPY alerting /src/alerting
+COPY alert_store /src/alert_store
+COPY notifier /src/notifier
 COPY dashboard /src/dashboard
 COPY tools /src/tools
 RUN pip install -q --no-deps /src

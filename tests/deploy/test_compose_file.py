@@ -79,6 +79,14 @@ def test_a_dockerfile_copies_only_what_exists_and_runs_as_a_user(dockerfile) -> 
     assert re.search(r"^USER (?!root)\w+", text, re.M), f"{dockerfile.name} runs as root"
 
 
+@pytest.mark.parametrize("dockerfile", [ROOT / "Dockerfile", ROOT / "deploy" / "gpu.Dockerfile"], ids=str)
+def test_an_image_gets_every_folder_the_wheel_installs(dockerfile) -> None:
+    # A new service's folder missing from the image broke its wheel build ("package directory ... does not exist").
+    folders = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].values())
+    copied = {line.split()[0] for line in re.findall(r"^COPY (?!--from)(.+)$", dockerfile.read_text(), re.M)}
+    assert folders - copied == set()
+
+
 def test_the_images_pin_every_package_the_services_need() -> None:
     def names(path) -> dict[str, str]:
         pins = [line.split("==") for line in path.read_text().splitlines() if "==" in line]
