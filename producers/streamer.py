@@ -108,6 +108,7 @@ class Streamer:
         self.readiness = health.Readiness("camera_streaming")
         self._encoded: dict[str, tuple[bytes, int, int]] = {}
         self._ready: deque[int] = deque()  # live cameras a picture came for while they waited
+        self._finished = False  # every camera done (looked at every TICK_S, not on every frame)
         self._wake = threading.Event()
         for index, camera in enumerate(self.cameras):
             if camera.live is not None:
@@ -162,7 +163,7 @@ class Streamer:
         """Send each camera's frame when it is due, earliest first, until every camera is done."""
         next_report = time.monotonic() + self.config.stats_interval
         next_tick = 0.0
-        while not stop.requested and not all(camera.done for camera in self.cameras):
+        while not stop.requested and not self._finished:
             self._wake.clear()
             while self._ready:  # live cameras that waited, and have a picture now
                 index = self._ready.popleft()
@@ -201,10 +202,12 @@ class Streamer:
         return 0.0 if live is None else live.slack_s
 
     def _tick(self, producer: Producer) -> None:
-        """Cameras whose source gave up are done; states said; ready while a camera streams."""
+        """Cameras whose source gave up are done (all done: finished); states said; ready while a camera
+        streams."""
         for camera in self.cameras:
             if camera.live is not None and camera.live.finished:
                 camera.done = True
+        self._finished = all(camera.done for camera in self.cameras)
         self.status.tick(producer, self.cameras)
         self.readiness.mark("camera_streaming", any(camera.state() == "streaming" for camera in self.cameras))
 
