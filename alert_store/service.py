@@ -157,11 +157,12 @@ def _snapshots(writer: AlertWriter, config: AlertStoreConfig, stats: StoreStats,
                 return
             try:
                 jpeg = evidence_jpeg(alert, config.frames_topics) if alert.evidence else None
-            except Exception as exc:  # Kafka away: try again on the next pass
+            except Exception as exc:  # Kafka away: this alert and the rest on a later pass
                 log.warning("snapshot of alert %s not read: %s", alert.alert_id, exc)
+                pending = []
                 break
             status = "kept" if jpeg else ("gone" if alert.evidence else "none")
             writer.keep_snapshot(alert.alert_id, status, jpeg)
             stats.snapshots[status] = stats.snapshots.get(status, 0) + 1
-        if not pending:
+        if not pending:  # nothing to do, or Kafka away: not a busy loop
             stop.wait(SNAPSHOT_IDLE_S)
