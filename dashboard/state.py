@@ -30,7 +30,7 @@ class CameraView:
     camera_id: str
     frames: deque = field(default_factory=lambda: deque(maxlen=KEPT_FRAMES))
     last_kept_s: float = 0.0
-    events: deque = field(default_factory=deque)  # (arrival monotonic s, capture->event latency s)
+    events: deque = field(default_factory=deque)  # (arrival monotonic s, latency s) of the last RATE_WINDOW_S
     events_total: int = 0
     skipped_total: int = 0
     status: dict[str, Any] | None = None  # the producer's latest word on the camera
@@ -42,9 +42,18 @@ class CameraView:
         """The newest frame whose events have arrived, else the newest frame."""
         return next((f for f in reversed(self.frames) if f.found), self.frames[-1] if self.frames else None)
 
-    def figures(self, now: float) -> dict[str, Any]:
+    def note_event(self, now: float, latency_s: float) -> None:
+        """Count an event that arrived at ``now``; only the last RATE_WINDOW_S are kept, page open or not."""
+        self.events.append((now, latency_s))
+        self._forget(now)
+        self.events_total += 1
+
+    def _forget(self, now: float) -> None:
         while self.events and self.events[0][0] < now - RATE_WINDOW_S:
             self.events.popleft()
+
+    def figures(self, now: float) -> dict[str, Any]:
+        self._forget(now)
         latencies = sorted(lat for _, lat in self.events)
         span = min(RATE_WINDOW_S, now - self.events[0][0]) if len(self.events) > 1 else 0.0
         return {
@@ -112,8 +121,7 @@ class DashboardState:
         now = time.monotonic()
         with self._lock:
             camera = self._camera(event.camera_id)
-            camera.events.append((now, max(0.0, (event.detect_ts_ns - event.capture_ts_ns) / 1e9)))
-            camera.events_total += 1
+            camera.note_event(now, max(0.0, (event.detect_ts_ns - event.capture_ts_ns) / 1e9))
             camera.skipped_total += event.skipped_before
             kept = camera.frame(event.frame_seq)
             if kept is not None:

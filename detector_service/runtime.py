@@ -11,7 +11,9 @@ keep buffers fixed, CUDA graphs.
 """
 
 import logging
+import os
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,12 +160,19 @@ def engine_cache_dir(model_path: Path) -> Path:
 
 def _gpu_name() -> str:
     try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=10
-        ).stdout
+        out = subprocess.run(gpu_name_query(os.environ), capture_output=True, text=True, timeout=10).stdout
         return out.splitlines()[0].strip().replace(" ", "_") if out.strip() else "no-gpu"
     except (OSError, subprocess.SubprocessError):
         return "no-gpu"
+
+
+def gpu_name_query(env: Mapping[str, str]) -> list[str]:
+    """nvidia-smi's question for the name of the GPU this process runs on: the first of
+    ``CUDA_VISIBLE_DEVICES`` (an index or a UUID, as ``--device`` sets it), else the first GPU. Without
+    it, a cache made on a mixed host could be keyed to another GPU's model."""
+    query = ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]
+    visible = [d.strip() for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    return [*query, "-i", visible[0]] if visible else query
 
 
 def _trt_version() -> str:

@@ -64,9 +64,10 @@ def imports(path: Path, module: str) -> list[str]:
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level:
-                anchor = module.split(".")[: -node.level] if path.name != "__init__.py" else module.split(".")
-                base = ".".join(anchor[: len(anchor) - node.level + 1] + ([base] if base else []))
+            if node.level:  # the package the module is in (itself, for an __init__), then up level - 1
+                package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+                anchor = package[: len(package) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
             names.append(base)
     return [n for n in names if n.split(".")[0] in ("facestream", "bench")]
 
@@ -110,3 +111,21 @@ def test_every_folder_is_a_package_in_the_wheel(folder: str) -> None:
         parts = init.parent.relative_to(ROOT / folder).parts
         name = ".".join((PACKAGES[folder], *parts))
         assert folder == "bench" or name in listed, f"{name} is missing from pyproject.toml's packages"
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "found"),
+    [
+        ("from . import state", "app.py", "facestream.dashboard"),
+        ("from ..alerting import app", "app.py", "facestream.alerting"),
+        ("from .. import kafka_clients", "app.py", "facestream"),
+        ("from .reader import RecordReader", "__init__.py", "facestream.dashboard.reader"),
+        ("from ..alerting import app", "__init__.py", "facestream.alerting"),
+    ],
+)
+def test_relative_imports_resolve_to_what_python_imports(tmp_path: Path, line: str, name: str, found: str) -> None:
+    # A two-level relative import from a module resolved outside the project, and passed unchecked.
+    path = tmp_path / name
+    path.write_text(line + "\n")
+    module = "facestream.dashboard" if name == "__init__.py" else "facestream.dashboard.app"
+    assert imports(path, module) == [found]

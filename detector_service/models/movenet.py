@@ -11,6 +11,7 @@ is what it was trained for) and returns (1, 6, 56): per person 17 x (y, x, score
 input, then its box (ymin, xmin, ymax, xmax) and its score.
 """
 
+import logging
 import zipfile
 from pathlib import Path
 from typing import ClassVar
@@ -37,6 +38,8 @@ ONNX_NAME = "movenet-multipose-lightning.onnx"
 SIDE = 256  # the longer input side MoveNet MultiPose was trained at
 PEOPLE = 6  # people per image at most; their keypoints in the schema's (COCO's) order
 TOLERANCE = 1e-4  # largest difference from the TFLite interpreter's output a converted file may show
+
+log = logging.getLogger(__name__)
 
 
 class MoveNet:
@@ -90,7 +93,7 @@ def fetch(models_dir: Path) -> Path:
     if worst > TOLERANCE:
         partial.unlink()
         raise ModelError(f"the ONNX conversion of {tflite.name} differs from TFLite by {worst:.2e}: not used")
-    print(f"{ONNX_NAME}: largest difference from the TFLite interpreter {worst:.1e}")
+    log.info("%s: largest difference from the TFLite interpreter %.1e", ONNX_NAME, worst)  # stdout is for data
     import onnx
 
     save_stamped(onnx.load(str(partial)), target, NAME, VERSION, tflite)

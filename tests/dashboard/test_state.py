@@ -3,7 +3,7 @@ frames, figures, the alerts' lifecycle."""
 
 import time
 
-from facestream.dashboard.state import KEPT_FRAMES, DashboardState
+from facestream.dashboard.state import KEPT_FRAMES, RATE_WINDOW_S, CameraView, DashboardState
 from facestream.schemas import Alert, DetectionEvent, Face, Frame, ModelRef, Person, PoseEvent, Sighting
 
 MODEL = ModelRef("yunet", "2023mar", "0" * 64)
@@ -81,3 +81,12 @@ def test_the_version_changes_only_when_something_shown_does() -> None:
 
 def person() -> Person:
     return Person((0.0, 0.0, 50.0, 200.0), 0.8, tuple((10.0, 10.0 * k, 0.9) for k in range(17)))
+
+
+def test_a_camera_keeps_only_the_last_window_of_events_with_no_page_open() -> None:
+    # The events behind a tile's figures were pruned only when a page asked: a dashboard nobody
+    # watched grew by one entry per event (about 9,000 a second at 300 cameras).
+    camera = CameraView("gate")
+    for i in range(10_000):
+        camera.note_event(i * 0.01, 0.1)  # 100 s of events, 100 a second
+    assert len(camera.events) <= RATE_WINDOW_S * 100 + 1 and camera.events_total == 10_000

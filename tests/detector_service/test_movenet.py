@@ -86,3 +86,15 @@ def test_every_player_is_found_upright_and_lying_once_the_photo_is_turned(movene
         assert len(turned.persons) >= 1
         for person in turned.persons:
             assert torso(person, settings.min_keypoint_score).angle_deg > settings.down_deg, (name, person)
+
+
+def test_converting_says_how_close_it_came_in_the_log_not_on_stdout(
+    movenet_path: Path, tmp_path: Path, capsys, caplog
+) -> None:
+    # `facestream pose` converts on first use, and printed the figure where its data goes.
+    (tmp_path / "original").mkdir()
+    (tmp_path / "original" / "movenet.tflite").symlink_to(paths.models_dir() / "original" / "movenet.tflite")
+    caplog.set_level("INFO")
+    converted = movenet.fetch(tmp_path)
+    assert converted.exists() and capsys.readouterr().out == ""
+    assert "largest difference from the TFLite interpreter" in caplog.text

@@ -102,3 +102,12 @@ def test_unusable_files_are_model_errors(tmp_path: Path) -> None:
         models.plugin_for({}, "plain.onnx")
     with pytest.raises(ModelError, match="'retinaface' model"):
         models.plugin_for({"facestream.model": "retinaface"}, "other.onnx")
+
+
+def test_the_engine_cache_asks_for_the_name_of_the_gpu_the_process_runs_on() -> None:
+    # It asked for the first GPU's name whatever --device had set, so a mixed host's caches could be
+    # keyed to another model.
+    base = ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]
+    assert runtime.gpu_name_query({}) == base
+    assert runtime.gpu_name_query({"CUDA_VISIBLE_DEVICES": "2"}) == [*base, "-i", "2"]
+    assert runtime.gpu_name_query({"CUDA_VISIBLE_DEVICES": "GPU-8f1e2c, 3"}) == [*base, "-i", "GPU-8f1e2c"]
