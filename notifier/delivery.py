@@ -1,23 +1,35 @@
 """One sender per target, on a thread of its own: it takes the target's owed messages from the outbox,
-sends each through Apprise (with the alert's snapshot where the target takes images) and marks it
-sent; a failure is counted, logged by the target's name (its URL masked) and tried again after a pause
-that doubles up to ``retry_max_s``. A target that is down holds only its own messages back."""
+hands each to the target's channel (Apprise, or retained MQTT state) with a way to the alert's snapshot,
+and marks it sent; a failure is counted, logged by the target's name (its URL masked) and tried again
+after a pause that doubles up to ``retry_max_s``. A target that is down holds only its own messages back."""
 
 import logging
-import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Protocol
 
 from facestream.alertdb.outbox import Outbox, Owed
-from facestream.errors import ConfigError
-from facestream.notifier import message
+from facestream.notifier.apprise_target import AppriseTarget
 from facestream.notifier.config import masked
-from facestream.notifier.rules import TargetSettings, parse_zone
+from facestream.notifier.mqtt_state import MqttStateTarget
+from facestream.notifier.rules import TargetSettings
 
 log = logging.getLogger(__name__)
 TAKE = 20  # messages taken from the outbox at a time
 IDLE_S = 0.5  # how often an idle sender looks again
+
+
+class Channel(Protocol):
+    def send(self, item: Owed, picture: Callable[[], bytes | None]) -> str | None:
+        """None once the target took the record's message(s), else what went wrong."""
+
+    def close(self) -> None: ...
+
+
+def channel_for(name: str, settings: TargetSettings, dashboard_url: str) -> Channel:
+    kind = MqttStateTarget if settings.mqtt_state else AppriseTarget
+    return kind(name, settings, dashboard_url)
 
 
 @dataclass
@@ -32,14 +44,9 @@ class Sender:
     def __init__(
         self, name: str, settings: TargetSettings, outbox: Outbox, snapshot, dashboard_url: str, retry_max_s: float
     ) -> None:
-        import apprise
-
         self.name, self.settings, self.outbox = name, settings, outbox
-        self.snapshot, self.dashboard_url, self.retry_max_s = snapshot, dashboard_url, retry_max_s
-        self.zone = parse_zone(settings.timezone)
-        self.apprise = apprise.Apprise()
-        if not self.apprise.add(settings.url):
-            raise ConfigError(f"target {name}: Apprise does not take the URL {masked(settings.url)}")
+        self.snapshot, self.retry_max_s = snapshot, retry_max_s
+        self.channel = channel_for(name, settings, dashboard_url)
         self.stats = SenderStats()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"notify {name}", daemon=True)
@@ -51,6 +58,7 @@ class Sender:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
+        self.channel.close()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -78,20 +86,8 @@ class Sender:
             return None
 
     def _send(self, item: Owed) -> bool:
-        import apprise
-
-        alert = item.alert
-        with tempfile.TemporaryDirectory() as folder, apprise.LogCapture(level=logging.WARNING) as said:
-            attach = None
-            jpeg = self._picture(alert)
-            if jpeg:
-                attach = str(Path(folder) / f"{alert.alert_id}.jpg")
-                Path(attach).write_bytes(jpeg)
-            ok = self.apprise.notify(
-                title=message.title(alert), body=message.body(alert, self.zone, self.dashboard_url), attach=attach
-            )
-            error = said.getvalue().strip().splitlines()[-1] if not ok and said.getvalue().strip() else "not delivered"
-        if ok:
+        error = self.channel.send(item, lambda: self._picture(item.alert))
+        if error is None:
             self.outbox.sent(item.id)
             self.stats.sent += 1
             return True

@@ -29,5 +29,10 @@ def body(alert: Alert, zone: ZoneInfo, dashboard_url: str) -> str:
     if alert.reason:
         lines.append(alert.reason)
     if dashboard_url:
-        lines.append(f"{dashboard_url.rstrip('/')}/history?alert={alert.alert_id}")
+        lines.append(link(alert, dashboard_url))
     return "\n".join(lines)
+
+
+def link(alert: Alert, dashboard_url: str) -> str:
+    """The alert's page on the dashboard ("" without a dashboard address)."""
+    return f"{dashboard_url.rstrip('/')}/history?alert={alert.alert_id}" if dashboard_url else ""

@@ -1,12 +1,16 @@
 """Which alert records a target is told of, and which are held back to keep floods out.
 
-A target names the kinds, cameras and states it wants (``new`` only, unless told). Of those, a record
-is held back (and counted, by why) when:
+A target names the kinds, cameras and states it wants (``new`` only, unless told), and the detection
+score the alert's best sighting needs (``min_score``: a blurred half-face at 0.6 need not wake anyone).
+Of those, a record is held back (and counted, by why) when:
 
 - ``cooldown``: it is a ``new`` alert of a camera and kind whose last message was less than
   ``cooldown_s`` before it (capture time): a stranger walking in and out is one message a minute;
 - ``cap``: ``max_per_hour`` messages already went out in the hour before it (capture time);
 - ``quiet``: it falls in ``quiet_hours`` (e.g. ``22:00-07:00``) in the target's ``timezone``.
+
+A state target (``mqtt_state``) mirrors what is open rather than telling of news: it takes every record
+of its kinds and cameras, holds none back, and learns each camera and kind's open alerts (``track_open``).
 
 The times are the alerts' own, and the state (``decide``'s ``state``, JSON-able) is kept with the
 consumer's offsets, so a notifier restarted in the middle decides the same again.
@@ -80,25 +84,54 @@ class TargetSettings:
         "", "HH:MM-HH:MM (in timezone) when nothing is sent, e.g. 22:00-07:00.", parse=parse_hours
     )
     timezone: str = setting("UTC", "Time zone of quiet-hours and of the times in messages.", parse=parse_zone)
+    min_score: float = setting(
+        0.0,
+        "Detection score the alert's best sighting needs (faces, persons); alerts without boxes (crowds) pass.",
+        minimum=0,
+        maximum=1,
+    )
     attach: bool = setting(True, "Attach the alert's snapshot where the target takes images.")
+    mqtt_state: bool = setting(
+        False,
+        "Publish retained MQTT state per camera and kind (Home Assistant, Node-RED) instead of messages; "
+        "url mqtt://[USER:PASSWORD@]HOST[:PORT]/PREFIX; every record, no cooldown, cap or quiet hours.",
+    )
+    discovery_prefix: str = setting(
+        "homeassistant", "mqtt_state: Home Assistant's MQTT discovery prefix (empty: no discovery)."
+    )
 
     def __post_init__(self) -> None:
         check(self)
         if not self.url:
             raise ConfigError("a target needs its url")
+        if self.mqtt_state and not self.url.startswith(("mqtt://", "mqtts://")):
+            raise ConfigError("an mqtt_state target needs an mqtt:// or mqtts:// url")
 
 
 def wants(alert: Alert, settings: TargetSettings) -> bool:
-    """Whether the target asked for this kind, camera and state at all."""
-    for chosen, value in (
-        (settings.kinds, alert.kind),
-        (settings.cameras, alert.camera_id),
-        (settings.states, alert.state),
-    ):
-        wanted = names(chosen)
-        if wanted and value not in wanted:
+    """Whether the target asked for this kind, camera and state (and score) at all."""
+    chosen = [(settings.kinds, alert.kind), (settings.cameras, alert.camera_id)]
+    if not settings.mqtt_state:
+        chosen.append((settings.states, alert.state))
+    for wanted, value in chosen:
+        if names(wanted) and value not in names(wanted):
             return False
-    return True
+    scores = [s.score for s in alert.evidence if s.score is not None]
+    return settings.mqtt_state or not scores or max(scores) >= settings.min_score
+
+
+def track_open(state: dict, alert: Alert) -> int:
+    """For a state target: remember ``alert`` open (``new``, ``update``) or closed (``end``) in ``state``;
+    return how many alerts of its camera and kind are open after it."""
+    key = f"{alert.camera_id}/{alert.kind}"
+    opened = state.setdefault("open", {})
+    ids = set(opened.get(key, []))
+    (ids.discard if alert.state == "end" else ids.add)(alert.alert_id)
+    if ids:
+        opened[key] = sorted(ids)
+    else:
+        opened.pop(key, None)
+    return len(ids)
 
 
 def decide(state: dict, alert: Alert, settings: TargetSettings) -> str | None:

@@ -86,9 +86,14 @@ def run(config: NotifierConfig, bootstrap: str | None = None) -> NotifierStats:
     described = ", ".join(f"{n} ({masked(s.url)})" for n, s in targets.items())
     log.info("notifier %s: %s -> %s; outbox %s", config.group, config.alerts_topic, described, redact(url))
 
-    def decide(target: str, state: dict, alert) -> bool:
+    def decide(target: str, state: dict, alert) -> dict | None:
+        """The note of the message the record owes ``target``, or None when it owes none."""
         settings = targets[target]
-        return rules.wants(alert, settings) and rules.decide(state, alert, settings) is None
+        if not rules.wants(alert, settings):
+            return None
+        if settings.mqtt_state:
+            return {"open": rules.track_open(state, alert)}
+        return {} if rules.decide(state, alert, settings) is None else None
 
     def write(messages: list) -> None:
         batch = []

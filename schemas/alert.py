@@ -24,6 +24,7 @@ class Sighting:
     capture_ts_ns: int
     box: tuple[float, float, float, float] | None = None  # the face (strangers) or person (falls), frame pixels
     similarity: float | None = None  # best cosine similarity to the gallery (strangers), -1..1
+    score: float | None = None  # the detector's confidence in the box, 0..1 (with a box only)
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -35,6 +36,8 @@ class Sighting:
             out["box"] = list(self.box)
         if self.similarity is not None:
             out["similarity"] = self.similarity
+        if self.score is not None:
+            out["score"] = self.score
         return out
 
 
@@ -87,12 +90,18 @@ def _sighting_from(index: int, value: Any) -> Sighting:
         similarity = f.number(_TYPE, f"{where}.similarity", value["similarity"])
         if not -1.0 - 1e-3 <= similarity <= 1.0 + 1e-3:
             raise f.SchemaError(_TYPE, f"{where}.similarity", f"must be within -1..1, got {similarity}")
+    score = None
+    if value.get("score") is not None:
+        score = f.score(_TYPE, f"{where}.score", value["score"])
+        if box is None:
+            raise f.SchemaError(_TYPE, f"{where}.score", "is the box's score: none without a box")
     return Sighting(
         event_id=f.text(_TYPE, value, "event_id", prefix=f"{where}."),
         frame_seq=f.integer(_TYPE, value, "frame_seq"),
         capture_ts_ns=f.integer(_TYPE, value, "capture_ts_ns"),
         box=box,  # type: ignore[arg-type]
         similarity=similarity,
+        score=score,
     )
 
 

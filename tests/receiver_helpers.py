@@ -45,7 +45,7 @@ class Webhook:
 
 
 class Mosquitto:
-    """A Mosquitto broker on a free port and a subscriber collecting (topic, payload) of everything."""
+    """A Mosquitto broker on a free port and a subscriber collecting (topic, payload bytes) of everything."""
 
     def __init__(self) -> None:
         assert shutil.which("mosquitto"), "Mosquitto is needed: apt-get install mosquitto (.ci/run does)"
@@ -53,20 +53,36 @@ class Mosquitto:
         self.process = subprocess.Popen(
             ["mosquitto", "-p", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
+        self.client = self._subscriber(lambda msg: self.messages.append((msg.topic, msg.payload)))
+
+    def _subscriber(self, keep):
         import paho.mqtt.client as mqtt
 
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-        self.client.on_message = lambda _c, _u, msg: self.messages.append((msg.topic, msg.payload.decode()))
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        client.on_message = lambda _c, _u, msg: keep(msg)
         deadline = time.monotonic() + 10
         while True:
             try:
-                self.client.connect("127.0.0.1", self.port)
+                client.connect("127.0.0.1", self.port)
                 break
             except OSError:
                 assert time.monotonic() < deadline, "Mosquitto did not start"
                 time.sleep(0.1)
-        self.client.subscribe("#")
-        self.client.loop_start()
+        client.subscribe("#", qos=1)
+        client.loop_start()
+        return client
+
+    def payloads(self, topic: str) -> list[bytes]:
+        return [payload for t, payload in self.messages if t == topic]
+
+    def retained(self, settle_s: float = 1.0) -> dict[str, bytes]:
+        """What a subscriber connecting now is given at once: every retained topic's last payload."""
+        found: dict[str, bytes] = {}
+        client = self._subscriber(lambda msg: found.setdefault(msg.topic, msg.payload) if msg.retain else None)
+        time.sleep(settle_s)
+        client.loop_stop()
+        client.disconnect()
+        return found
 
     def url(self, topic: str) -> str:
         return f"mqtt://127.0.0.1:{self.port}/{topic}"

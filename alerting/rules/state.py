@@ -77,7 +77,8 @@ def alert(
         updated_ts_ns=event.capture_ts_ns,
         # A stored sighting is [event_id, frame_seq, capture_ts_ns, box, similarity, score, ...].
         evidence=tuple(
-            Sighting(s[0], s[1], s[2], None if s[3] is None else tuple(s[3]), s[4]) for s in tracked["evidence"]
+            Sighting(s[0], s[1], s[2], *((None, s[4], None) if s[3] is None else (tuple(s[3]), s[4], s[5])))
+            for s in tracked["evidence"]
         ),
         count=count,
         ended_ts_ns=ended_ns,

@@ -13,7 +13,8 @@ from facestream.alertdb.schema import deliveries, gates
 from facestream.alertdb.writer import Received, ends, insert_statement, stored_positions, upsert
 from facestream.schemas import Alert, unpack_alert
 
-Decide = Callable[[str, dict, Alert], bool]  # (target, its rule state, record) -> owe it a message?
+# (target, its rule state, record) -> None: owe it nothing; a dict: owe it a message, with this note.
+Decide = Callable[[str, dict, Alert], dict | None]
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Owed:
     id: int
     alert: Alert
     attempts: int
+    note: dict
 
 
 class Outbox:
@@ -43,8 +45,9 @@ class Outbox:
                 if received.alert is None:
                     continue
                 for target in targets:
-                    if decide(target, states[target], received.alert):
-                        owed += _owe(conn, self.group, target, received)
+                    note = decide(target, states[target], received.alert)
+                    if note is not None:
+                        owed += _owe(conn, self.group, target, received, note)
             for target, state in states.items():
                 upsert(conn, gates, {"group_id": self.group, "target": target, "state": state}, ("group_id", "target"))
             ends(conn, self.group, batch)
@@ -53,7 +56,7 @@ class Outbox:
     def due(self, target: str, limit: int, now_ns: int | None = None) -> list[Owed]:
         """The target's messages not sent yet whose next try is due, oldest first."""
         query = (
-            select(deliveries.c.id, deliveries.c.payload, deliveries.c.attempts)
+            select(deliveries.c.id, deliveries.c.payload, deliveries.c.attempts, deliveries.c.note)
             .where(
                 deliveries.c.group_id == self.group,
                 deliveries.c.target == target,
@@ -64,7 +67,7 @@ class Outbox:
             .limit(limit)
         )
         with self.engine.connect() as conn:
-            return [Owed(i, unpack_alert(payload), attempts) for i, payload, attempts in conn.execute(query)]
+            return [Owed(i, unpack_alert(p), attempts, note or {}) for i, p, attempts, note in conn.execute(query)]
 
     def sent(self, owed_id: int) -> None:
         self._set(owed_id, status="sent", sent_ts_ns=time.time_ns(), attempts=deliveries.c.attempts + 1)
@@ -94,7 +97,7 @@ class Outbox:
             conn.execute(update(deliveries).where(and_(deliveries.c.id == owed_id)).values(**values))
 
 
-def _owe(conn, group: str, target: str, received: Received) -> int:
+def _owe(conn, group: str, target: str, received: Received, note: dict) -> int:
     """Owe the target a message for this record, unless it is owed already; 1 if it is new."""
     alert = received.alert
     assert alert is not None
@@ -105,6 +108,7 @@ def _owe(conn, group: str, target: str, received: Received) -> int:
         "state": alert.state,
         "updated_ts_ns": alert.updated_ts_ns,
         "payload": received.payload,
+        "note": note or None,
         "status": "pending",
         "attempts": 0,
         "next_try_ns": 0,

@@ -84,6 +84,7 @@ deliveries = Table(
     Column("state", String(8), nullable=False),
     Column("updated_ts_ns", BigInteger, nullable=False),
     Column("payload", LargeBinary, nullable=False),  # the alert record the message is made from
+    Column("note", JSON),  # what the rules added: a state target's open alerts of the camera and kind
     Column("status", String(8), nullable=False),  # pending, sent
     Column("attempts", Integer, nullable=False),
     Column("next_try_ns", BigInteger, nullable=False),

@@ -22,7 +22,7 @@ def test_a_held_crowd_opens_one_alert_that_ends_when_it_disperses() -> None:
     assert len({a.alert_id for a in alerts}) == 1 and alerts[0].updated_ts_ns == int(1.0e9)  # third frame
     end = alerts[-1]  # most of the 4 s window was crowded until 6.5 s: ended 3 s later
     assert end.count == 4 and (end.updated_ts_ns, end.ended_ts_ns) == (int(9.5e9), int(9.5e9))
-    assert len(end.evidence) == 5
+    assert len(end.evidence) == 5 and all(s.box is None and s.score is None for s in end.evidence)
 
 
 def test_the_count_is_the_most_faces_in_one_of_the_alert_s_frames() -> None:

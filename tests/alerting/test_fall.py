@@ -43,7 +43,7 @@ def test_a_fall_held_down_alerts_once_then_ends_when_the_person_is_up_again() ->
     assert alerts[-1][0] == pytest.approx(7.5 + SETTINGS.recovery_s, abs=0.15)
     # Ended when the person had been upright recovery-s, by the first upright frame (7.5 s).
     assert alerts[-1][1].ended_ts_ns / 1e9 == pytest.approx(7.5 + SETTINGS.recovery_s, abs=0.15)
-    assert len(new.evidence) == SETTINGS.evidence and new.evidence[0].box is not None
+    assert len(new.evidence) == SETTINGS.evidence and new.evidence[0].box is not None and new.evidence[0].score
 
 
 def test_sitting_down_slowly_is_no_fall() -> None:

@@ -32,6 +32,7 @@ def test_a_stranger_seen_three_times_opens_one_alert_that_updates_then_ends(gall
     assert end.count == 12 and (end.updated_ts_ns, end.ended_ts_ns) == (int(11e9), int(10.5e9))
     assert len(end.evidence) == 5
     assert all(s.similarity is not None and s.similarity < 0.5 for s in end.evidence)
+    assert all(s.score is not None and s.score >= SETTINGS.min_score for s in end.evidence)
 
 
 def test_known_people_never_alert(gallery) -> None:

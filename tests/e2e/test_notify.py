@@ -6,6 +6,7 @@ across a notifier killed in between; nothing twice."""
 import base64
 import dataclasses
 import email
+import json
 import signal
 import subprocess
 import time
@@ -51,7 +52,8 @@ def send_alerts(bootstrap: str, topic: str, alerts: list) -> None:
 
 
 def flood(count: int, cameras: int, start_ns: int) -> list:
-    """``count`` new stranger alerts over 10 s of capture time, on ``cameras`` cameras in turn."""
+    """``count`` new stranger alerts over 10 s of capture time, on ``cameras`` cameras in turn; every other
+    one's face scored 0.95, the rest 0.5."""
     return [
         dataclasses.replace(
             OPENED,
@@ -59,6 +61,7 @@ def flood(count: int, cameras: int, start_ns: int) -> list:
             camera_id=f"cam-{i % cameras}",
             started_ts_ns=start_ns + i * S // 10,
             updated_ts_ns=start_ns + i * S // 10,
+            evidence=(dataclasses.replace(OPENED.evidence[0], score=0.5 if i % 2 else 0.95),),
         )
         for i in range(count)
     ]
@@ -67,12 +70,14 @@ def flood(count: int, cameras: int, start_ns: int) -> list:
 def test_a_flood_reaches_each_target_as_its_rules_say(
     names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
 ) -> None:
-    hooks = {name: Webhook().start() for name in ("calm", "all", "capped")}
+    hooks = {name: Webhook().start() for name in ("calm", "all", "capped", "sure")}
     mqtt, mailbox = Mosquitto(), Mailbox()
     start = time.time_ns() - 60 * S
     alerts = flood(100, 5, start)
     frame = Frame("cam-0", 7, start, 1280, 2082, (sample_dir / "biden.jpg").read_bytes())
-    alerts[0] = dataclasses.replace(alerts[0], evidence=(Sighting("e7", 7, start, (574.0, 225.0, 820.0, 546.0), 0.1),))
+    alerts[0] = dataclasses.replace(
+        alerts[0], evidence=(Sighting("e7", 7, start, (574.0, 225.0, 820.0, 546.0), 0.1, 0.95),)
+    )
     producer = kafka_clients.producer("notify-test", bootstrap)
     kafka_clients.send(producer, names["frames"], pack_frame(frame), b"cam-0")
     assert producer.flush(30) == 0
@@ -81,6 +86,7 @@ def test_a_flood_reaches_each_target_as_its_rules_say(
         "calm": {"url": hooks["calm"].url},  # the defaults: new only, a minute per camera and kind, 30 an hour
         "all": {"url": hooks["all"].url, "cooldown_s": 0, "max_per_hour": 1000},
         "capped": {"url": hooks["capped"].url, "cooldown_s": 0, "max_per_hour": 10},
+        "sure": {"url": hooks["sure"].url, "cooldown_s": 0, "max_per_hour": 1000, "min_score": 0.9},
         "home": {"url": mqtt.url("facestream/alerts")},
         "mail": {"url": mailbox.url("ops@facestream.test"), "cameras": "cam-0"},
     }
@@ -94,8 +100,8 @@ def test_a_flood_reaches_each_target_as_its_rules_say(
         assert done.returncode == 0, done.stderr[-3000:]
         time.sleep(1.0)  # the last MQTT messages reach the subscriber
         counts = {name: len(hook.posts) for name, hook in hooks.items()}
-        assert counts == {"calm": 5, "all": 100, "capped": 10}, done.stderr[-5000:]
-        assert len([m for m in mqtt.messages if m[0] == "facestream/alerts"]) == 5
+        assert counts == {"calm": 5, "all": 100, "capped": 10, "sure": 50}, done.stderr[-5000:]
+        assert len(mqtt.payloads("facestream/alerts")) == 5
         (mail,) = mailbox.messages
     finally:
         for receiver in (*hooks.values(), mqtt, mailbox):
@@ -139,3 +145,66 @@ def test_a_target_that_is_down_gets_everything_once_back_across_a_killed_notifie
     assert "target ops (json://***)" in said and "trying again" in said  # failures said by name, URL masked
     ids = [post["message"].rsplit("alert=", 1)[1] for post in hook.posts]
     assert len(ids) == 30 == len(set(ids))
+
+
+def test_a_state_target_mirrors_what_is_open_in_retained_topics_for_home_assistant(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    mqtt = Mosquitto()
+    start = time.time_ns() - 60 * S
+    frame = Frame("door/1", 7, start, 1280, 2082, (sample_dir / "biden.jpg").read_bytes())
+    producer = kafka_clients.producer("notify-test", bootstrap)
+    kafka_clients.send(producer, names["frames"], pack_frame(frame), b"door/1")
+    assert producer.flush(30) == 0
+    first = dataclasses.replace(
+        OPENED,
+        alert_id="a",
+        camera_id="door/1",
+        started_ts_ns=start,
+        updated_ts_ns=start,
+        evidence=(Sighting("e7", 7, start, (574.0, 225.0, 820.0, 546.0), 0.1, 0.95),),
+    )
+    second = dataclasses.replace(first, alert_id="b", updated_ts_ns=start + S)  # a second stranger, at once
+    records = [
+        first,
+        second,
+        dataclasses.replace(first, state="update", updated_ts_ns=start + 2 * S),
+        dataclasses.replace(first, state="end", updated_ts_ns=start + 9 * S, ended_ts_ns=start + 8 * S),
+    ]
+    send_alerts(bootstrap, names["alerts"], records)
+    targets = {"home": {"url": mqtt.url("cams"), "mqtt_state": True}}
+    settings = config(names, tmp_path, targets, retry_max_s=1.0)
+    base = "cams/door_1/stranger"
+    with open(tmp_path / "notifier.log", "ab") as out:
+        notifier = subprocess.Popen(notifier_command(settings), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: len(mqtt.payloads("cams/events")) >= 4, 60, "the four records")
+        notifier.send_signal(signal.SIGKILL)  # the broker says it offline: its will
+        notifier.wait(timeout=30)
+        wait_until(lambda: mqtt.payloads("cams/available")[-1:] == [b"offline"], 30, "the notifier's will")
+        retained = mqtt.retained()
+        ended = dataclasses.replace(second, state="end", updated_ts_ns=start + 10 * S, ended_ts_ns=start + 9 * S)
+        send_alerts(bootstrap, names["alerts"], [ended])
+        with open(tmp_path / "notifier.log", "ab") as out:
+            notifier = subprocess.Popen(notifier_command(settings), stdout=out, stderr=subprocess.STDOUT)
+        wait_until(lambda: mqtt.payloads(base)[-1:] == [b"0"], 60, "the second stranger's end")
+        assert mqtt.retained()["cams/available"] == b"online"
+    finally:
+        notifier.send_signal(signal.SIGTERM)
+        notifier.wait(timeout=60)
+        mqtt.stop()
+    events = [json.loads(p) for p in mqtt.payloads("cams/events")]
+    assert [(e["type"], e["alert"]["alert_id"]) for e in events] == [
+        ("new", "a"),
+        ("new", "b"),
+        ("update", "a"),
+        ("end", "a"),
+        ("end", "b"),
+    ]
+    assert mqtt.payloads(base) == [b"1", b"2", b"2", b"1", b"0"]
+    assert retained[base] == b"1" and json.loads(retained[f"{base}/alert"])["state"] == "end"
+    assert retained[f"{base}/snapshot"][:2] == b"\xff\xd8"  # the evidence frame, read back from Kafka
+    sensor = json.loads(retained["homeassistant/binary_sensor/facestream_cams_door_1_stranger/config"])
+    assert sensor["state_topic"] == base and sensor["availability_topic"] == "cams/available"
+    camera = json.loads(retained["homeassistant/camera/facestream_cams_door_1_stranger_snapshot/config"])
+    assert camera["topic"] == f"{base}/snapshot"

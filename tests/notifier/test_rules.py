@@ -7,7 +7,8 @@ import pytest
 from store_helpers import OPENED, S
 
 from facestream.errors import ConfigError
-from facestream.notifier.rules import TargetSettings, decide, wants
+from facestream.notifier.rules import TargetSettings, decide, track_open, wants
+from facestream.schemas import Sighting
 
 
 def alert(t: float, camera: str = "gate", kind: str = "stranger", state: str = "new", n: int = 0):
@@ -72,3 +73,31 @@ def test_quiet_hours_in_the_target_s_time_zone() -> None:
 def test_bad_settings_say_what_is_wrong(fields: dict, says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         TargetSettings(**fields)
+
+
+def test_a_target_s_minimum_score_asks_the_best_sighting_and_lets_crowds_through() -> None:
+    settings = TargetSettings(url="json://x", min_score=0.9)
+    faint = dataclasses.replace(OPENED, evidence=(Sighting("e1", 1, S, (1.0, 2.0, 50.0, 60.0), 0.1, 0.82),))
+    clear = dataclasses.replace(
+        faint, evidence=(*faint.evidence, Sighting("e2", 2, S, (1.0, 2.0, 50.0, 60.0), 0.1, 0.95))
+    )
+    crowd = dataclasses.replace(OPENED, kind="crowd", evidence=(Sighting("e3", 3, S),))
+    assert [wants(a, settings) for a in (faint, clear, crowd)] == [False, True, True]
+
+
+def test_a_state_target_takes_every_record_and_counts_what_is_open() -> None:
+    settings = TargetSettings(url="mqtt://broker/facestream", mqtt_state=True, kinds="stranger")
+    state: dict = {}
+    records = [
+        alert(0, n=1),
+        alert(1, n=2),  # a second stranger on the same camera, at once
+        alert(2, state="update", n=1),
+        alert(3, state="end", n=1),
+        alert(4, camera="door", n=3),
+        alert(5, state="end", n=2),
+    ]
+    assert all(wants(a, settings) for a in records) and not wants(alert(6, kind="fall"), settings)
+    assert [track_open(state, a) for a in records] == [1, 2, 2, 1, 1, 0]
+    assert state["open"] == {"door/stranger": ["a3"]}
+    with pytest.raises(ConfigError, match="mqtt://"):
+        TargetSettings(url="json://x", mqtt_state=True)
