@@ -26,7 +26,7 @@ SNAPSHOT_BATCH = 20  # alerts whose snapshots are looked for per pass
 SNAPSHOT_IDLE_S = 1.0
 
 
-@dataclass
+@dataclass(eq=False)  # a collector in a registry: hashed by identity
 class StoreStats:
     records: int = 0  # read from Kafka
     kept: int = 0  # new to the database

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Build, on this machine, the three registry images the compose file starts from, for hosts that
-# reach no image registry (this project's CI): each is tagged with the official name, so
-# docker-compose.yml runs unchanged. With a registry, skip this: the real images are pulled.
+# Build, on this machine, the registry images the compose file starts from, for hosts that reach no
+# image registry (this project's CI): each is tagged with the official name, so docker-compose.yml
+# runs unchanged. With a registry, skip this: the real images are pulled.
 #   debian:bookworm-slim  a Debian 12 root file system from debootstrap, imported
 #   python:3.11-slim      that, with Debian's Python 3.11 and venv
 #   apache/kafka:4.1.1    that, with Java 17 and Kafka's jars from Maven Central (deploy/kafka)
+#   postgres:15           that, with Debian's PostgreSQL 15 (deploy/postgres)
+#   eclipse-mosquitto:2   that, with Debian's Mosquitto 2 (deploy/mosquitto)
 # Images already present are kept (FORCE=1 rebuilds). Needs root, debootstrap and podman.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +49,15 @@ if ! have docker.io/apache/kafka:4.1.1; then
   cp facestream/broker/log4j2.xml "$work/kafka/"
   podman build -q -t docker.io/apache/kafka:4.1.1 "$work/kafka"
 fi
+# These two are rebuilt whenever their folder changes (a label keeps the folder's digest).
+for pair in postgres:15=deploy/postgres eclipse-mosquitto:2=deploy/mosquitto; do
+  image="docker.io/library/${pair%%=*}" context="${pair#*=}"
+  digest="$(find "$context" -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+  built="$(podman image inspect --format '{{index .Labels "facestream.context"}}' "$image" 2>/dev/null || true)"
+  if [ -n "${FORCE:-}" ] || [ "$built" != "$digest" ]; then
+    step "${pair%%=*} from Debian's packages"
+    podman build -q --label "facestream.context=$digest" -t "$image" "$context" | tail -1
+  fi
+done
 step "done"
-podman images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'debian|python|kafka'
+podman images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'debian|python|kafka|postgres|mosquitto'

@@ -44,6 +44,35 @@ class Webhook:
             self.server.server_close()
 
 
+def mqtt_subscriber(port: int, keep, timeout_s: float = 10):
+    """A paho client subscribed to every topic of the broker on ``port``, handing each message to ``keep``."""
+    import paho.mqtt.client as mqtt
+
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+    client.on_message = lambda _c, _u, msg: keep(msg)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            client.connect("127.0.0.1", port)
+            break
+        except OSError:
+            assert time.monotonic() < deadline, f"no MQTT broker on port {port}"
+            time.sleep(0.1)
+    client.subscribe("#", qos=1)
+    client.loop_start()
+    return client
+
+
+def retained(port: int, settle_s: float = 1.0) -> dict[str, bytes]:
+    """What a subscriber connecting now is given at once: every retained topic's last payload."""
+    found: dict[str, bytes] = {}
+    client = mqtt_subscriber(port, lambda msg: found.setdefault(msg.topic, msg.payload) if msg.retain else None)
+    time.sleep(settle_s)
+    client.loop_stop()
+    client.disconnect()
+    return found
+
+
 class Mosquitto:
     """A Mosquitto broker on a free port and a subscriber collecting (topic, payload bytes) of everything."""
 
@@ -53,36 +82,13 @@ class Mosquitto:
         self.process = subprocess.Popen(
             ["mosquitto", "-p", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        self.client = self._subscriber(lambda msg: self.messages.append((msg.topic, msg.payload)))
-
-    def _subscriber(self, keep):
-        import paho.mqtt.client as mqtt
-
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
-        client.on_message = lambda _c, _u, msg: keep(msg)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.connect("127.0.0.1", self.port)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "Mosquitto did not start"
-                time.sleep(0.1)
-        client.subscribe("#", qos=1)
-        client.loop_start()
-        return client
+        self.client = mqtt_subscriber(self.port, lambda msg: self.messages.append((msg.topic, msg.payload)))
 
     def payloads(self, topic: str) -> list[bytes]:
         return [payload for t, payload in self.messages if t == topic]
 
-    def retained(self, settle_s: float = 1.0) -> dict[str, bytes]:
-        """What a subscriber connecting now is given at once: every retained topic's last payload."""
-        found: dict[str, bytes] = {}
-        client = self._subscriber(lambda msg: found.setdefault(msg.topic, msg.payload) if msg.retain else None)
-        time.sleep(settle_s)
-        client.loop_stop()
-        client.disconnect()
-        return found
+    def retained(self) -> dict[str, bytes]:
+        return retained(self.port)
 
     def url(self, topic: str) -> str:
         return f"mqtt://127.0.0.1:{self.port}/{topic}"

@@ -14,6 +14,8 @@ from pathlib import Path
 from compose_helpers import ROOT, Stack, needed_tools, podman_env
 from http_helpers import free_port, get
 from kafka_helpers import committed_total
+from producer_helpers import wait_until
+from receiver_helpers import retained
 
 from facestream import kafka_clients
 from facestream.schemas import unpack_alert, unpack_detection, unpack_frame
@@ -32,7 +34,7 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
         timeout=1200,
         env=podman_env(PATH=f"{bin_dir}:{os.environ['PATH']}"),
     )
-    kafka_port, page_port = free_port(), free_port()
+    kafka_port, page_port, mqtt_port = free_port(), free_port(), free_port()
     stack = Stack(
         f"fstest{uuid.uuid4().hex[:6]}",
         "cpu",
@@ -40,6 +42,8 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
             "FACESTREAM_COMPOSE_KAFKA_PORT": str(kafka_port),
             "FACESTREAM_DASHBOARD_PORT": str(page_port),
             "FACESTREAM_PARTITIONS": str(PARTITIONS),
+            "FACESTREAM_MQTT_PORT": str(mqtt_port),
+            "FACESTREAM_DB_PASSWORD": uuid.uuid4().hex,
         },
         tmp_path / "compose.log",
     )
@@ -47,7 +51,7 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
     bootstrap = f"127.0.0.1:{kafka_port}"
     try:
         stack.up()
-        for service in ("detector", "pose", "alerting", "dashboard"):
+        for service in ("detector", "pose", "alerting", "alert-store", "notifier", "dashboard"):
             stack.wait_healthy(service, timeout_s=300)
 
         # Events and alerts flow, read from the host through the published port.
@@ -61,6 +65,17 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
             "corridor",
             "lobby",
         }
+
+        # Kept in PostgreSQL by the store, read back by the history; told to MQTT, retained, for Home Assistant.
+        def stored_kinds() -> set[str]:
+            status, page = get(page_port, "/api/alerts?limit=200")
+            return {a["kind"] for a in page["alerts"]} if status == 200 else set()
+
+        wait_until(lambda: {"stranger", "fall"} <= stored_kinds(), 180, "alerts in the history")
+        wait_until(lambda: "facestream/portraits/stranger" in retained(mqtt_port), 120, "the notifier's MQTT state")
+        state = retained(mqtt_port)
+        assert state["facestream/available"] == b"online"
+        assert "homeassistant/binary_sensor/facestream_facestream_portraits_stranger/config" in state
 
         # Three replicas share the detector group's partitions, then one takes them all again.
         stack.compose("up", "-d", "--no-deps", "--scale", "detector=3", "detector")

@@ -11,7 +11,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from http_helpers import free_port, get, scrape
 from kafka_helpers import read_topic
+from producer_helpers import wait_until
 from sqlalchemy import func, select
 
 from facestream import kafka_clients
@@ -113,15 +115,26 @@ def test_snapshots_are_read_back_from_kafka_once(names: dict, bootstrap: str, sa
     for alert in (kept, gone, offline):
         kafka_clients.send(producer, names["alerts"], pack_alert(alert), alert.camera_id.encode())
     assert producer.flush(30) == 0
-    done = subprocess.run(
-        alert_store_command(store_config(names, database, stop_after_idle=15.0)),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    port = free_port()
+    config = store_config(names, database, stop_after_idle=15.0, http_port=port)
+    store = subprocess.Popen(alert_store_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:  # its endpoints, as compose's health checks and Prometheus read them
+        wait_until(
+            lambda: 'facestream_alert_store_snapshots_total{status="kept"} 1.0' in scrape_or_none(port), 60, "metrics"
+        )
+        assert get(port, "/readyz")[0] == 200
+    finally:
+        _, said = store.communicate(timeout=120)
+    assert store.returncode == 0, said[-3000:]
     with open_database(database).connect() as conn:
         found = {row.alert_id: row for row in conn.execute(select(snapshots))}
     assert {k: v.status for k, v in found.items()} == {kept.alert_id: "kept", "gone": "gone", "off": "none"}
     jpeg = found[kept.alert_id].jpeg
     assert jpeg[:2] == b"\xff\xd8" and len(jpeg) > 10_000 and found["gone"].jpeg is None
+
+
+def scrape_or_none(port: int) -> str:
+    try:
+        return scrape(port)
+    except OSError:
+        return ""
