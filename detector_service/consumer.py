@@ -72,6 +72,7 @@ class GroupMember:
                 "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,
                 "max.partition.fetch.bytes": kafka_clients.MAX_MESSAGE_BYTES,
                 "queued.max.messages.kbytes": fetch_queue_mb * 1024,
+                "on_commit": self._on_commit,
             },
         )
         # A batch that has run a quarter of the poll interval gets keep-alive polls from then on.
@@ -110,17 +111,30 @@ class GroupMember:
         if self._transactions is not None:
             self._commit_transaction()
             return
-        ready = self.tracker.committable()
+        ready = self.tracker.committable(again=not asynchronous)
         ready = {tp: off for tp, off in ready.items() if tp in self.assigned}
         if not ready:
             return
         offsets = [TopicPartition(t, p, o) for (t, p), o in ready.items()]
         try:
-            self.consumer.commit(offsets=offsets, asynchronous=asynchronous)
+            if asynchronous:  # answered in _on_commit, from a later poll
+                self.consumer.commit(offsets=offsets, asynchronous=True)
+                self.tracker.mark_sent(ready)
+            else:
+                self._on_commit(None, self.consumer.commit(offsets=offsets, asynchronous=False))
         except KafkaException as exc:  # e.g. a rebalance in progress: the next commit retries
             log.warning("offset commit failed, will retry: %s", exc)
-            return
-        self.tracker.mark_committed(ready)
+
+    def _on_commit(self, error, partitions: list[TopicPartition]) -> None:
+        """The broker's answer to a commit: what it took is committed; what failed is offered again."""
+        failed = []
+        for tp in partitions:
+            ok = error is None and tp.error is None
+            self.tracker.answered((tp.topic, tp.partition), tp.offset, ok)
+            if not ok:
+                failed.append(f"{tp.topic}/{tp.partition}@{tp.offset}")
+        if failed:
+            log.warning("offset commit of %s failed (%s), will retry", ", ".join(failed), error or "per partition")
 
     def _commit_transaction(self) -> None:
         """Exactly-once: wait until every record produced so far is acknowledged (their frames are then

@@ -3,7 +3,8 @@
 import time
 import uuid
 
-from confluent_kafka import Consumer
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+from kafka_helpers import committed_total
 
 from facestream import kafka_clients
 from facestream.detector_service.consumer import GroupMember
@@ -39,5 +40,32 @@ def test_idleness_counts_from_the_latest_assignment(bootstrap: str) -> None:
         other.close()  # its partition comes back, as a stopped replica's would
         poll_until(member, lambda: len(member.assigned) == 2)
         assert first is not None and member.assigned_at > left_at > first
+    finally:
+        member.close()
+
+
+def test_an_asynchronous_commit_that_fails_is_sent_again(bootstrap: str) -> None:
+    tag = uuid.uuid4().hex[:10]
+    topic, group = f"t-{tag}.frames", f"t-{tag}.detector"
+    kafka_clients.ensure_topics({topic: 1}, bootstrap)
+    producer = kafka_clients.producer("commit-test", bootstrap)
+    for i in range(3):
+        producer.produce(topic, b"frame %d" % i, b"cam")
+    assert producer.flush(30) == 0
+    member = GroupMember(bootstrap, group, topic, "test-member", publisher_flush=lambda: 0)
+    try:
+        taken: list = []
+        poll_until(member, lambda: bool(taken.extend(member.consume(10, 0.2)) or len(taken) == 3))
+        for msg in taken:
+            member.tracker.track((topic, 0), msg.offset())
+            member.tracker.done((topic, 0), msg.offset())
+        member.commit(asynchronous=True)
+        assert member.tracker.committable() == {}  # sent, not answered yet: not sent twice
+        # The broker's answer, as librdkafka hands it over when a commit fails (e.g. mid-rebalance).
+        member._on_commit(KafkaError(KafkaError.REBALANCE_IN_PROGRESS), [TopicPartition(topic, 0, 3)])
+        assert member.tracker.committable() == {(topic, 0): 3}
+        member.commit(asynchronous=True)
+        poll_until(member, lambda: member.tracker.committable(again=True) == {})  # answered: committed
+        assert committed_total(bootstrap, group, topic) == 3
     finally:
         member.close()

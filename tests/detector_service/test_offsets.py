@@ -38,3 +38,18 @@ def test_partitions_are_independent_and_forgettable() -> None:
     tracker.done(TP, 5)  # a late ack for a revoked partition is ignored
     assert tracker.committable() == {other: 8}
     assert tracker.in_flight() == 0
+
+
+def test_a_commit_in_flight_is_not_offered_again_and_one_that_failed_is() -> None:
+    # A real defect: an asynchronous commit counted as done when sent, so one that then failed was never
+    # tried again, not even by the final synchronous commit (the offsets had not changed).
+    tracker = OffsetTracker()
+    tracker.track(TP, 0)
+    tracker.done(TP, 0)
+    tracker.mark_sent(tracker.committable())
+    assert tracker.committable() == {} and tracker.committable(again=True) == {TP: 1}
+    tracker.answered(TP, 1, ok=False)
+    assert tracker.committable() == {TP: 1}  # offered again
+    tracker.mark_sent({TP: 1})
+    tracker.answered(TP, 1, ok=True)
+    assert tracker.committable() == {} and tracker.committable(again=True) == {}
