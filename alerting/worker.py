@@ -11,7 +11,6 @@ from facestream.alerting.config import AlertingConfig
 from facestream.alerting.metrics import AlertingCollector
 
 log = logging.getLogger(__name__)
-PARTITIONS = 4  # as the detector makes the detections topic; an existing topic's own count is used
 
 
 def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
@@ -19,24 +18,27 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
 
     bootstrap = bootstrap or kafka_clients.bootstrap_servers()
     kafka_clients.check_reachable(bootstrap)
-    kafka_clients.ensure_topics({config.detections_topic: PARTITIONS}, bootstrap)
-    partitions = _partitions(config.detections_topic, bootstrap)
+    # Existing topics keep their counts; the ones made here follow the detections topic's.
+    kafka_clients.ensure_topics({config.detections_topic: kafka_clients.pipeline_partitions()}, bootstrap)
+    partitions = kafka_clients.partition_count(config.detections_topic, bootstrap)
     kafka_clients.ensure_topics({config.status_topic: partitions}, bootstrap)  # or as the producers made it
-    status_partitions = _partitions(config.status_topic, bootstrap)
-    changelogs = {
-        alerting_app.changelog_topic(config): partitions,
-        alerting_app.changelog_topic(config, alerting_app.OFFLINE_TABLE): status_partitions,
-    }
+    status_partitions = kafka_clients.partition_count(config.status_topic, bootstrap)
+    table, offline_table = (
+        alerting_app.changelog_topic(config),
+        alerting_app.changelog_topic(config, alerting_app.OFFLINE_TABLE),
+    )
+    changelogs = {table: partitions, offline_table: status_partitions}
     kafka_clients.ensure_topics(
-        {
-            config.poses_topic: partitions,  # keyed by camera like the detections: the table serves both
-            config.alerts_topic: partitions,
-            **changelogs,
-            config.gallery_topic: 1,
-        },
+        {config.poses_topic: partitions, config.alerts_topic: partitions, **changelogs, config.gallery_topic: 1},
         bootstrap,
         configs={**dict.fromkeys(changelogs, kafka_clients.COMPACTED), config.gallery_topic: kafka_clients.COMPACTED},
     )
+    # One camera's state lives in one partition of a table that both event streams update: refuse to
+    # start on topics that would split it.
+    kafka_clients.check_co_partitioned(
+        [config.detections_topic, config.poses_topic, table], bootstrap, "the rules' camera state"
+    )
+    kafka_clients.check_co_partitioned([config.status_topic, offline_table], bootstrap, "the offline rule's state")
     stats = alerting_app.AlertingStats()
     readiness = health.Readiness("gallery_loaded", "partitions_assigned")
     if config.http_port:
@@ -70,8 +72,3 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
     finally:
         follower.stop()
         log.info("stopped: %s", stats.line())
-
-
-def _partitions(topic: str, bootstrap: str) -> int:
-    metadata = kafka_clients.admin(bootstrap).list_topics(topic, timeout=10)
-    return len(metadata.topics[topic].partitions)

@@ -109,8 +109,9 @@ class DetectorService:
         if cfg.switch_interval_ms is not None:
             sys.setswitchinterval(cfg.switch_interval_ms / 1000)
         kafka_clients.check_reachable(self.bootstrap)
+        partitions = kafka_clients.pipeline_partitions()
         kafka_clients.ensure_topics(
-            {cfg.frames_topic: 4, cfg.detections_topic: 4, cfg.dead_letter_topic: 1}, self.bootstrap
+            {cfg.frames_topic: partitions, cfg.detections_topic: partitions, cfg.dead_letter_topic: 1}, self.bootstrap
         )
         client_id = f"facestream-detector-{socket.gethostname()}"
         settings = {"compression.type": "lz4"}  # events compress

@@ -160,6 +160,38 @@ class _Lines(logging.Handler):
 
 
 COMPACTED = {"cleanup.policy": "compact"}  # a topic that keeps the last record per key (a tombstone removes it)
+DEFAULT_PARTITIONS = 4
+
+
+def pipeline_partitions() -> int:
+    """Partitions of the pipeline topics (frames, detections, poses, alerts, camera-status) when a
+    service makes them: ``FACESTREAM_PARTITIONS`` (the compose file's variable too), else 4. Replicas of
+    one group never outnumber them; set it before the topics exist."""
+    text = os.environ.get("FACESTREAM_PARTITIONS", "").strip()
+    if not text:
+        return DEFAULT_PARTITIONS
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(f"FACESTREAM_PARTITIONS must be a whole number of partitions, 1 or more, got {text!r}")
+    return int(text)
+
+
+def partition_count(topic: str, bootstrap: str | None = None) -> int:
+    metadata = admin(bootstrap).list_topics(topic, timeout=10)
+    return len(metadata.topics[topic].partitions)
+
+
+def check_co_partitioned(topics: list[str], bootstrap: str | None = None, why: str = "") -> int:
+    """The one partition count ``topics`` share (keyed alike, their records of one key meet in one
+    partition number); a ConfigError naming each count, and how to align them, when they differ."""
+    counts = {topic: partition_count(topic, bootstrap) for topic in topics}
+    if len(set(counts.values())) > 1:
+        said = ", ".join(f"{topic} has {n}" for topic, n in counts.items())
+        most = max(counts.values())
+        raise ConfigError(
+            f"topics not co-partitioned: {said} partitions{f' ({why})' if why else ''}; give them one count, "
+            f"e.g. kafka-topics.sh --alter --partitions {most} --topic TOPIC for each smaller one"
+        )
+    return next(iter(counts.values()))
 
 
 def ensure_topics(

@@ -136,15 +136,14 @@ def _ensure_broker() -> None:
         from facestream.broker import LocalBroker
 
         LocalBroker().start()
+    partitions = kafka_clients.pipeline_partitions()
     kafka_clients.ensure_topics(
         {
-            FRAMES_TOPIC: 4,
+            **dict.fromkeys(
+                (FRAMES_TOPIC, DETECTIONS_TOPIC, POSES_TOPIC, ALERTS_TOPIC, CAMERA_STATUS_TOPIC), partitions
+            ),
             CORRIDOR_TOPIC: 1,
-            DETECTIONS_TOPIC: 4,
-            POSES_TOPIC: 4,
             DEAD_LETTER_TOPIC: 1,
-            ALERTS_TOPIC: 4,
-            CAMERA_STATUS_TOPIC: 4,
         }
     )
 

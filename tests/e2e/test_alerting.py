@@ -208,3 +208,14 @@ def test_a_worker_is_ready_once_its_gallery_is_loaded_and_it_owns_partitions(nam
         assert "facestream_alerting_detection_events_total 0.0" in scrape(port)
     finally:
         stop(worker, log)
+
+
+def test_a_worker_refuses_topics_that_would_split_a_camera_s_state(names: dict, tmp_path: Path) -> None:
+    # A real defect: the poses topic was made with 4 partitions whatever the detections topic had, so
+    # with another count one camera's events reached two partitions of the table that holds its state.
+    poses = f"{names['alerting']}.poses"
+    kafka_clients.ensure_topics({poses: 3})  # detections has 2
+    worker = alerting({**names, "poses": poses}, tmp_path / "worker.log")
+    assert worker.wait(timeout=60) != 0
+    said = (tmp_path / "worker.log").read_text()
+    assert f"{names['detections']} has 2, {poses} has 3" in said and "--alter --partitions 3" in said

@@ -21,7 +21,9 @@ FPS = 5.0
 def names(bootstrap: str) -> dict[str, str]:
     tag = uuid.uuid4().hex[:10]
     names = {part: f"f-{tag}.{part}" for part in ("frames", "poses", "detections", "dlq", "alerts", "gallery")}
-    kafka_clients.ensure_topics({names["frames"]: 2, names["poses"]: 2, names["dlq"]: 1}, bootstrap)
+    kafka_clients.ensure_topics(
+        {names["frames"]: 2, names["poses"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap
+    )
     return {**names, "group": f"f-{tag}.pose", "alerting": f"f-{tag}.alerting"}
 
 
