@@ -140,7 +140,7 @@ def build(
     def on_detection(camera: dict, event: DetectionEvent) -> list | None:
         settings = config.for_camera(event.camera_id)
         _check_embeddings(event, settings, warned, stats)
-        return on_event(camera, event, gallery.best_match, settings)
+        return on_event(camera, event, gallery, settings)
 
     @app.agent(app.topic(config.detections_topic, **raw))
     async def alerting(stream):

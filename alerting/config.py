@@ -9,17 +9,20 @@ from dataclasses import dataclass, field
 from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.fall import FallSettings
 from facestream.alerting.rules.offline import OfflineSettings
+from facestream.alerting.rules.person_seen import PersonSeenSettings
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.config import check, command_line, setting, table_of, tables_of
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 
-# stranger and crowd read detection events, fall reads pose events, camera_offline the producers' statuses
-RULES = ("stranger", "crowd", "fall", "camera_offline")
+# stranger, crowd and person_seen read detection events, fall reads pose events, camera_offline the
+# producers' statuses
+RULES = ("stranger", "crowd", "fall", "camera_offline", "person_seen")
 RULE_SETTINGS = (
     ("stranger", StrangerSettings),
     ("crowd", CrowdSettings),
     ("fall", FallSettings),
     ("camera_offline", OfflineSettings),
+    ("person_seen", PersonSeenSettings),
 )
 
 
@@ -47,6 +50,9 @@ class CameraOverrides:
     camera_offline: dict | None = setting(
         None, "Offline settings for this camera.", parse=table_of(OfflineSettings), show=json.dumps
     )
+    person_seen: dict | None = setting(
+        None, "Watchlist settings for this camera.", parse=table_of(PersonSeenSettings), show=json.dumps
+    )
 
     def __post_init__(self) -> None:
         check(self)
@@ -61,6 +67,7 @@ class CameraSettings:
     crowd: CrowdSettings
     fall: FallSettings
     camera_offline: OfflineSettings
+    person_seen: PersonSeenSettings
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,13 @@ class AlertingConfig:
         'Offline settings for every camera, as JSON (e.g. {"offline_after_s": 60}) or the '
         "[alerting.camera_offline] table.",
         parse=table_of(OfflineSettings),
+        show=json.dumps,
+        metavar="JSON",
+    )
+    person_seen: dict | None = setting(
+        None,
+        'Watchlist settings for every camera, as JSON (e.g. {"cooldown_s": 300}) or the [alerting.person_seen] table.',
+        parse=table_of(PersonSeenSettings),
         show=json.dumps,
         metavar="JSON",
     )

@@ -120,6 +120,7 @@ def _shown(row: dict, life: list[tuple[str, int]]) -> dict:
         "lifecycle": [state for state, _ in life],
         "snapshot": row["snapshot"] == "kept",
         "similarity": row["evidence"][0].get("similarity") if row["evidence"] else None,
+        "person": row["evidence"][0].get("person") if row["evidence"] else None,
         "reviewed_ts_ms": None if row["reviewed_ts_ns"] is None else row["reviewed_ts_ns"] // MS,
         "reviewed_by": row["reviewed_by"],
     }

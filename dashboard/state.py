@@ -83,7 +83,9 @@ class AlertView:
             "updated_ts_ms": a.updated_ts_ns // 1_000_000,
             "ended_ts_ms": None if a.ended_ts_ns is None else a.ended_ts_ns // 1_000_000,
             "lifecycle": [state for state, _ in self.lifecycle],
-            "evidence": None if first is None else {"frame_seq": first.frame_seq, "similarity": first.similarity},
+            "evidence": None
+            if first is None
+            else {"frame_seq": first.frame_seq, "similarity": first.similarity, "person": first.person},
             "reason": a.reason,
         }
 

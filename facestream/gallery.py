@@ -48,6 +48,12 @@ class Gallery:
         with self._lock:
             return sorted(self._entries.values(), key=lambda e: e.person_id)
 
+    def watched_name(self, person_id: str) -> str | None:
+        """The person's name if they are on the watchlist, else None."""
+        with self._lock:
+            entry = self._entries.get(person_id)
+        return entry.name if entry is not None and entry.watched else None
+
     def best_match(self, vector: np.ndarray, embedder: ModelRef) -> tuple[str | None, float]:
         """(person id, cosine similarity) of the enrolled face closest to ``vector``, among entries made
         by the same ``embedder`` (vectors of different models do not compare); (None, -1.0) if none."""

@@ -6,13 +6,24 @@ from zoneinfo import ZoneInfo
 
 from facestream.schemas import Alert
 
-TITLES = {"stranger": "Stranger", "crowd": "Crowd", "fall": "Fall", "camera_offline": "Camera offline"}
+TITLES = {
+    "stranger": "Stranger",
+    "crowd": "Crowd",
+    "fall": "Fall",
+    "camera_offline": "Camera offline",
+    "person_seen": "Watched person",
+}
 NS = 1_000_000_000
 
 
 def title(alert: Alert) -> str:
     ended = " (over)" if alert.state == "end" else ""
-    return f"{TITLES.get(alert.kind, alert.kind)} at {alert.camera_id}{ended}"
+    return f"{named(alert) or TITLES.get(alert.kind, alert.kind)} at {alert.camera_id}{ended}"
+
+
+def named(alert: Alert) -> str | None:
+    """The enrolled person an alert names (person_seen), as enrolled."""
+    return next((s.person for s in alert.evidence if s.person), None)
 
 
 def body(alert: Alert, zone: ZoneInfo, dashboard_url: str) -> str:
@@ -23,6 +34,7 @@ def body(alert: Alert, zone: ZoneInfo, dashboard_url: str) -> str:
         "crowd": f"up to {alert.count} faces at once",
         "fall": "a person down",
         "camera_offline": f"{alert.count} failed attempt(s) to reach it",
+        "person_seen": f"{named(alert)}, on the watchlist, seen in {alert.count} frame(s)",
     }.get(alert.kind)
     if detail:
         lines.append(detail)

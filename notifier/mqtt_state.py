@@ -28,8 +28,14 @@ from facestream.notifier.rules import TargetSettings
 from facestream.schemas import Alert
 
 ACK_S = 10.0  # how long the broker has to acknowledge a record's messages
-DEVICE_CLASSES = {"stranger": "occupancy", "crowd": "occupancy", "fall": "safety", "camera_offline": "problem"}
-PICTURED = ("stranger", "crowd", "fall")  # kinds whose alerts carry evidence frames
+DEVICE_CLASSES = {
+    "stranger": "occupancy",
+    "crowd": "occupancy",
+    "fall": "safety",
+    "camera_offline": "problem",
+    "person_seen": "presence",
+}
+PICTURED = ("stranger", "crowd", "fall", "person_seen")  # kinds whose alerts carry evidence frames
 
 
 def topic_part(text: str) -> str:

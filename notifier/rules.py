@@ -1,7 +1,8 @@
 """Which alert records a target is told of, and which are held back to keep floods out.
 
-A target names the kinds, cameras and states it wants (``new`` only, unless told), and the detection
-score the alert's best sighting needs (``min_score``: a blurred half-face at 0.6 need not wake anyone).
+A target names the kinds, cameras and states it wants (``new`` only, unless told), the people (``persons``:
+a watched person's name, ``stranger``; ``mute`` the opposite), and the detection score the alert's best
+sighting needs (``min_score``: a blurred half-face at 0.6 need not wake anyone).
 Of those, a record is held back (and counted, by why) when:
 
 - ``cooldown``: it is a ``new`` alert of a camera and kind whose last message was less than
@@ -23,7 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from facestream.config import check, names, setting
 from facestream.errors import ConfigError
-from facestream.schemas import Alert
+from facestream.schemas import Alert, SchemaError, person_id_for
 from facestream.schemas.alert import KINDS, STATES
 
 NS = 1_000_000_000
@@ -41,6 +42,22 @@ def parse_names(allowed: tuple[str, ...] | None):
         return given
 
     return parse
+
+
+def parse_people(text: str) -> tuple[str, ...]:
+    """``Joe Biden, stranger`` -> person ids (``joe-biden``) and ``stranger``."""
+    try:
+        return tuple(person_id_for(name) for name in names(text))
+    except SchemaError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def about(alert: Alert) -> str | None:
+    """Whom an alert is about: ``stranger``, a watched person's id, or None (crowds, falls, cameras)."""
+    if alert.kind == "stranger":
+        return "stranger"
+    named = [s.person for s in alert.evidence if s.person]
+    return person_id_for(named[0]) if named else None
 
 
 def parse_hours(text: str) -> tuple[time, time] | None:
@@ -84,6 +101,13 @@ class TargetSettings:
         "", "HH:MM-HH:MM (in timezone) when nothing is sent, e.g. 22:00-07:00.", parse=parse_hours
     )
     timezone: str = setting("UTC", "Time zone of quiet-hours and of the times in messages.", parse=parse_zone)
+    persons: str = setting(
+        "",
+        "Only alerts about these people, comma-separated: names as enrolled (person_seen), stranger; "
+        "alerts about nobody in particular (crowd, fall, camera_offline) pass. Empty: everyone.",
+        parse=parse_people,
+    )
+    mute: str = setting("", "Never alerts about these people (names as enrolled, stranger).", parse=parse_people)
     min_score: float = setting(
         0.0,
         "Detection score the alert's best sighting needs (faces, persons); alerts without boxes (crowds) pass.",
@@ -116,6 +140,11 @@ def wants(alert: Alert, settings: TargetSettings) -> bool:
     for wanted, value in chosen:
         if names(wanted) and value not in names(wanted):
             return False
+    person = about(alert)
+    if person is not None and (
+        person in parse_people(settings.mute) or person not in (parse_people(settings.persons) or (person,))
+    ):
+        return False
     scores = [s.score for s in alert.evidence if s.score is not None]
     return settings.mqtt_state or not scores or max(scores) >= settings.min_score
 

@@ -9,7 +9,7 @@ from typing import Any
 from facestream.schemas import _fields as f
 
 _TYPE = "Alert"
-KINDS = ("stranger", "crowd", "fall", "camera_offline")
+KINDS = ("stranger", "crowd", "fall", "camera_offline", "person_seen")
 STATES = ("new", "update", "end")
 EVIDENCE_MAX = 10  # sightings an alert carries at most
 _ALERT_NAMESPACE = uuid.UUID("0d5f7e0c-3c1b-4b8e-9a57-6d1f3e0a9b21")
@@ -25,6 +25,7 @@ class Sighting:
     box: tuple[float, float, float, float] | None = None  # the face (strangers) or person (falls), frame pixels
     similarity: float | None = None  # best cosine similarity to the gallery (strangers), -1..1
     score: float | None = None  # the detector's confidence in the box, 0..1 (with a box only)
+    person: str | None = None  # the enrolled person the face is (person_seen), by the name enrolled
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -38,6 +39,8 @@ class Sighting:
             out["similarity"] = self.similarity
         if self.score is not None:
             out["score"] = self.score
+        if self.person is not None:
+            out["person"] = self.person
         return out
 
 
@@ -50,8 +53,8 @@ class Alert:
     started_ts_ns: int  # capture time of the frame that opened the alert
     updated_ts_ns: int  # capture time of the latest frame behind this record
     evidence: tuple[Sighting, ...]  # the best few sightings, at most EVIDENCE_MAX
-    count: int  # strangers: sightings so far; crowds: the most faces seen at once; falls: 1 (one person);
-    # camera_offline: the producer's failed attempts to reach the camera so far
+    count: int  # strangers, person_seen: sightings so far; crowds: the most faces seen at once; falls: 1
+    # (one person); camera_offline: the producer's failed attempts to reach the camera so far
     ended_ts_ns: int | None = None  # set when state is "end"
     reason: str | None = None  # camera_offline: why, in words (the producer's last error, credentials masked)
 
@@ -102,6 +105,7 @@ def _sighting_from(index: int, value: Any) -> Sighting:
         box=box,  # type: ignore[arg-type]
         similarity=similarity,
         score=score,
+        person=None if value.get("person") is None else f.text(_TYPE, value, "person", prefix=f"{where}."),
     )
 
 

@@ -22,9 +22,10 @@ class GalleryEntry:
     embeddings: tuple[bytes, ...]  # unit vectors, little-endian float16, one per enrolled image
     enrolled_ts_ns: int
     images: tuple[str, ...]  # the enrolled images' file names, for people reading the gallery
+    watched: bool = False  # on the watchlist: seeing them raises a person_seen alert
 
     def fields(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "person_id": self.person_id,
             "name": self.name,
             "embedder": self.embedder.fields(),
@@ -32,6 +33,9 @@ class GalleryEntry:
             "enrolled_ts_ns": self.enrolled_ts_ns,
             "images": list(self.images),
         }
+        if self.watched:
+            out["watched"] = True
+        return out
 
 
 def person_id_for(name: str) -> str:
@@ -56,7 +60,15 @@ def entry_from_fields(fields: dict[str, Any]) -> GalleryEntry:
         embeddings=tuple(f.float16_vector(_TYPE, f"embeddings[{i}]", v) for i, v in enumerate(vectors)),
         enrolled_ts_ns=f.integer(_TYPE, fields, "enrolled_ts_ns"),
         images=tuple(images),
+        watched=_flag(fields, "watched"),
     )
+
+
+def _flag(fields: dict[str, Any], name: str) -> bool:
+    value = fields.get(name, False)
+    if not isinstance(value, bool):
+        raise f.SchemaError(_TYPE, name, f"expected true or false, got {type(value).__name__}")
+    return value
 
 
 def pack_gallery_entry(entry: GalleryEntry) -> bytes:

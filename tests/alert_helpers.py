@@ -50,11 +50,15 @@ def event(seq: int, t: float, *faces: Face, camera: str = "gate") -> DetectionEv
     )
 
 
-def enrolled() -> Gallery:
-    """One enrolled person: person(1)."""
+def enrolled(watched: bool = False) -> Gallery:
+    """One enrolled person: person(1), Alice (on the watchlist if ``watched``); with ``watched``, also
+    person(3), Bob, enrolled and not watched."""
     known = Gallery()
-    entry = GalleryEntry("alice", "Alice", SFACE, (person(1).astype("<f2").tobytes(),), 0, ("alice.jpg",))
-    known.apply(b"alice", pack_gallery_entry(entry))
+    entries = [GalleryEntry("alice", "Alice", SFACE, (person(1).astype("<f2").tobytes(),), 0, ("a.jpg",), watched)]
+    if watched:
+        entries.append(GalleryEntry("bob", "Bob", SFACE, (person(3).astype("<f2").tobytes(),), 0, ("b.jpg",)))
+    for entry in entries:
+        known.apply(entry.person_id.encode(), pack_gallery_entry(entry))
     return known
 
 

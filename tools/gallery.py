@@ -18,7 +18,7 @@ topic_option = click.option("--topic", default=GALLERY_TOPIC, help="The gallery'
 
 @click.group()
 def gallery() -> None:
-    """The people alerting knows: enrol them from photos, list them, remove them."""
+    """The people alerting knows: enrol them from photos, put them on the watchlist, list and remove them."""
 
 
 @gallery.command(
@@ -26,21 +26,28 @@ def gallery() -> None:
 Examples:
   facestream gallery enroll --name "Barack Obama" obama.jpg obama2.jpg
   facestream gallery enroll --name guard team-photo.jpg --largest   # several faces: take the largest
+  facestream gallery enroll --name "Joe Biden" --watch biden.jpg      # on the watchlist: person_seen
 """,
     context_settings={"show_default": True},
 )
 @click.option("--name", required=True, help="The person's name; enrolling it again replaces the entry.")
 @click.option("--largest", is_flag=True, help="In a photo with several faces, enrol the largest.")
+@click.option("--watch", is_flag=True, help="Put the person on the watchlist: seeing them raises a person_seen alert.")
 @topic_option
 @click.argument("images", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @options(DetectorConfig, only=("model", "provider"))
-def enroll(name: str, largest: bool, topic: str, images: tuple[Path, ...], model: str, provider: str) -> None:
+def enroll(
+    name: str, largest: bool, watch: bool, topic: str, images: tuple[Path, ...], model: str, provider: str
+) -> None:
     """Detect, align and embed the face in each IMAGE and publish the person to the gallery."""
-    person_id = enrol(name, list(images), topic, DetectorConfig(model=model, provider=provider), largest)
-    click.echo(f"enrolled {name!r} as {person_id} from {len(images)} photo(s)")
+    person_id = enrol(name, list(images), topic, DetectorConfig(model=model, provider=provider), largest, watch)
+    watched = ", watched" if watch else ""
+    click.echo(f"enrolled {name!r} as {person_id} from {len(images)} photo(s){watched}")
 
 
-def enrol(name: str, images: list[Path], topic: str, detector: DetectorConfig, largest: bool = False) -> str:
+def enrol(
+    name: str, images: list[Path], topic: str, detector: DetectorConfig, largest: bool = False, watch: bool = False
+) -> str:
     """Enrol ``name`` from ``images`` with ``detector``'s model on this machine; return the person id.
     ConfigError for an image with no face, or with several unless ``largest``."""
     from dataclasses import replace
@@ -74,9 +81,31 @@ def enrol(name: str, images: list[Path], topic: str, detector: DetectorConfig, l
         embeddings=tuple(embeddings),
         enrolled_ts_ns=time.time_ns(),
         images=tuple(path.name for path in images),
+        watched=watch,
     )
     _publish(topic, entry.person_id, pack_gallery_entry(entry))
     return entry.person_id
+
+
+@gallery.command(
+    epilog="""\b
+Examples:
+  facestream gallery watch "Joe Biden"          # seeing him raises a person_seen alert
+  facestream gallery watch "Joe Biden" --off    # off the watchlist again
+"""
+)
+@click.argument("name")
+@click.option("--off", is_flag=True, help="Take the person off the watchlist.")
+@topic_option
+def watch(name: str, off: bool, topic: str) -> None:
+    """Put an enrolled person (by name or person id) on the watchlist, or take them off."""
+    from dataclasses import replace
+
+    from facestream.schemas import pack_gallery_entry
+
+    entry = _entry(name, topic)
+    _publish(topic, entry.person_id, pack_gallery_entry(replace(entry, watched=not off)))
+    click.echo(f"{entry.person_id} {'off' if off else 'on'} the watchlist")
 
 
 @gallery.command("list", epilog="\b\nExamples:\n  facestream gallery list\n  facestream gallery list --json")
@@ -90,9 +119,13 @@ def list_people(as_json: bool, topic: str) -> None:
         enrolled = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.enrolled_ts_ns / 1e9))
         summary = {"person_id": entry.person_id, "name": entry.name, "faces": len(entry.embeddings)}
         if as_json:
-            click.echo(json.dumps({**summary, "images": list(entry.images), "enrolled": enrolled}))
+            click.echo(
+                json.dumps({**summary, "images": list(entry.images), "enrolled": enrolled, "watched": entry.watched})
+            )
         else:
-            click.echo(f"{entry.person_id:<24} {entry.name:<24} {len(entry.embeddings)} face(s), enrolled {enrolled}")
+            watched = ", watched" if entry.watched else ""
+            faces = len(entry.embeddings)
+            click.echo(f"{entry.person_id:<24} {entry.name:<24} {faces} face(s), enrolled {enrolled}{watched}")
 
 
 @gallery.command(epilog='\b\nExamples:\n  facestream gallery remove "Barack Obama"')
@@ -100,14 +133,21 @@ def list_people(as_json: bool, topic: str) -> None:
 @topic_option
 def remove(name: str, topic: str) -> None:
     """Remove a person (by name or person id) from the gallery."""
+    person_id = _entry(name, topic).person_id
+    _publish(topic, person_id, None)
+    click.echo(f"removed {person_id}")
+
+
+def _entry(name: str, topic: str):
+    """The gallery's entry for a name or person id; ConfigError if there is none."""
     from facestream import gallery as store
     from facestream.schemas import person_id_for
 
     person_id = person_id_for(name)
-    if person_id not in {entry.person_id for entry in store.load(topic=topic).entries()}:
-        raise ConfigError(f"{name!r} ({person_id}) is not in the gallery; `facestream gallery list` shows who is")
-    _publish(topic, person_id, None)
-    click.echo(f"removed {person_id}")
+    for entry in store.load(topic=topic).entries():
+        if entry.person_id == person_id:
+            return entry
+    raise ConfigError(f"{name!r} ({person_id}) is not in the gallery; `facestream gallery list` shows who is")
 
 
 def photo_frame(seq: int, path: Path):

@@ -49,6 +49,40 @@ def sighting(event: FrameEvent, box=None, similarity: float | None = None, score
     ]
 
 
+def face_counts(face, min_score: float, min_face_px: float) -> bool:
+    """A face is worth a rule's attention: confident enough, and large enough to recognise."""
+    x0, y0, x1, y1 = face.box
+    return face.score >= min_score and min(x1 - x0, y1 - y0) >= min_face_px
+
+
+def sighted(tracked: dict, seen: list, now: float, window_s: float, sightings: int, evidence: int) -> None:
+    """Count a sighting of a tracked face: its time, the window's latest capture times (no more than an
+    alert needs) and the best evidence by detection score."""
+    tracked["count"] += 1
+    tracked["last"] = now
+    tracked.setdefault("started", seen[2])
+    recent = [t for t in tracked["seen"] if now - t <= window_s]
+    tracked["seen"] = (recent + [now])[-sightings:]
+    if len(tracked.get("evidence", [])) < evidence or seen[5] > tracked["evidence"][-1][5]:
+        tracked["evidence"] = sorted([*tracked.get("evidence", []), seen], key=lambda s: -s[5])[:evidence]
+
+
+def opened_or_updated(
+    kind: str, tracked: dict, event: FrameEvent, now: float, sightings: int, update_every_s: float
+) -> Alert | None:
+    """A tracked face's ``new`` once seen ``sightings`` times in the window, then an ``update`` at most
+    every ``update_every_s``; None in between."""
+    if not tracked["open"]:
+        if len(tracked["seen"]) < sightings:
+            return None
+        tracked["open"], tracked["updated"] = True, now
+        return alert(kind, tracked, event, "new", tracked["count"])
+    if now - tracked["updated"] >= update_every_s:
+        tracked["updated"] = now
+        return alert(kind, tracked, event, "update", tracked["count"])
+    return None
+
+
 def to_ns(t: float) -> int:
     """Event time in seconds -> Unix nanoseconds."""
     return round(t * NS)
@@ -64,8 +98,8 @@ def alert(
     reason: str | None = None,
 ) -> Alert:
     """One record (``new``, ``update`` or ``end``) of the alert ``tracked`` holds (its first event or
-    face, its start and its evidence, as ``sighting`` made them), as of ``event``; an ``end`` says when
-    the condition ended (``ended_ns``, by the rule's own measure)."""
+    face, its start and its evidence, as ``sighting`` made them, and the person it names, if any), as of
+    ``event``; an ``end`` says when the condition ended (``ended_ns``, by the rule's own measure)."""
     if (record == "end") != (ended_ns is not None):
         raise ValueError("an end record, and only an end record, says when the alert ended")
     return Alert(
@@ -77,7 +111,13 @@ def alert(
         updated_ts_ns=event.capture_ts_ns,
         # A stored sighting is [event_id, frame_seq, capture_ts_ns, box, similarity, score, ...].
         evidence=tuple(
-            Sighting(s[0], s[1], s[2], *((None, s[4], None) if s[3] is None else (tuple(s[3]), s[4], s[5])))
+            Sighting(
+                s[0],
+                s[1],
+                s[2],
+                *((None, s[4], None) if s[3] is None else (tuple(s[3]), s[4], s[5])),
+                person=tracked.get("person"),
+            )
             for s in tracked["evidence"]
         ),
         count=count,

@@ -16,7 +16,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facestream.alerting.rules.state import alert, pack_vector, seconds, sighting, to_ns, unpack_vector
+from facestream.alerting.rules.state import (
+    alert,
+    face_counts,
+    opened_or_updated,
+    pack_vector,
+    seconds,
+    sighted,
+    sighting,
+    to_ns,
+    unpack_vector,
+)
 from facestream.config import check, setting
 from facestream.gallery import as_vector
 from facestream.schemas import Alert, DetectionEvent, ModelRef
@@ -67,7 +77,7 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
             strangers.remove(stranger)  # seen too seldom to alert: forget
     if event.embedder is not None:
         for index, face in enumerate(event.faces):
-            if face.embedding is None or not _counts(face, settings):
+            if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):
                 continue
             vector = as_vector(face.embedding)
             _person, similarity = match(vector, event.embedder)
@@ -83,7 +93,7 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
                 stranger = {"vector": pack_vector(vector), "first": first, "open": False, "count": 0, "seen": []}
                 strangers.append(stranger)
             _sighted(stranger, vector, sighting(event, face.box, similarity, face.score), now, settings)
-            record = _opened_or_updated(stranger, event, now, settings)
+            record = opened_or_updated("stranger", stranger, event, now, settings.sightings, settings.update_every_s)
             if record is not None:
                 alerts.append(record)
     state["cooldown"] = cooldown
@@ -96,11 +106,6 @@ def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
     return [alert("stranger", s, event, "end", s["count"], event.capture_ts_ns, reason) for s in strangers if s["open"]]
 
 
-def _counts(face, settings: StrangerSettings) -> bool:
-    x0, y0, x1, y1 = face.box
-    return face.score >= settings.min_score and min(x1 - x0, y1 - y0) >= settings.min_face_px
-
-
 def _closest(candidates: list[dict], vector: np.ndarray, threshold: float) -> dict | None:
     if not candidates:
         return None
@@ -110,27 +115,7 @@ def _closest(candidates: list[dict], vector: np.ndarray, threshold: float) -> di
 
 
 def _sighted(stranger: dict, vector: np.ndarray, seen: list, now: float, settings: StrangerSettings) -> None:
-    """Count the sighting, keep the window's latest capture times (no more than an alert needs) and
-    the best evidence, and move the stranger's face towards this one."""
-    stranger["count"] += 1
-    stranger["last"] = now
-    stranger.setdefault("started", seen[2])
-    recent = [t for t in stranger["seen"] if now - t <= settings.window_s]
-    stranger["seen"] = (recent + [now])[-settings.sightings :]
-    if len(stranger.get("evidence", [])) < settings.evidence or seen[5] > stranger["evidence"][-1][5]:
-        evidence = sorted([*stranger.get("evidence", []), seen], key=lambda s: -s[5])
-        stranger["evidence"] = evidence[: settings.evidence]
+    """Count the sighting (``state.sighted``) and move the stranger's face towards this one."""
+    sighted(stranger, seen, now, settings.window_s, settings.sightings, settings.evidence)
     mean = unpack_vector(stranger["vector"]) * (stranger["count"] - 1) + vector
     stranger["vector"] = pack_vector(mean / max(float(np.linalg.norm(mean)), 1e-12))
-
-
-def _opened_or_updated(stranger: dict, event: DetectionEvent, now: float, settings: StrangerSettings) -> Alert | None:
-    if not stranger["open"]:
-        if len(stranger["seen"]) < settings.sightings:
-            return None
-        stranger["open"], stranger["updated"] = True, now
-        return alert("stranger", stranger, event, "new", stranger["count"])
-    if now - stranger["updated"] >= settings.update_every_s:
-        stranger["updated"] = now
-        return alert("stranger", stranger, event, "update", stranger["count"])
-    return None

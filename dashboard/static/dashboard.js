@@ -140,7 +140,8 @@ function renderAlerts(alerts) {
     item.dataset.kind = alert.kind;
     item.dataset.state = alert.state;
     item.dataset.camera = alert.camera_id;
-    item.querySelector(".kind").textContent = `${alert.kind} · ${alert.state}`;
+    const person = alert.evidence && alert.evidence.person ? ` · ${alert.evidence.person}` : "";
+    item.querySelector(".kind").textContent = `${alert.kind}${person} · ${alert.state}`;
     const similarity = alert.evidence && alert.evidence.similarity !== null && alert.evidence.similarity !== undefined
       ? ` · similarity ${alert.evidence.similarity.toFixed(2)}` : "";
     item.querySelector(".where").textContent = `${alert.camera_id} · count ${alert.count}${similarity}`;

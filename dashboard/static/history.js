@@ -56,7 +56,7 @@ function item(alert) {
   const ended = alert.ended_ts_ms ? ` – ${clock(alert.ended_ts_ms)}` : "";
   const reviewed = alert.reviewed_by ? `reviewed by ${alert.reviewed_by}, ${clock(alert.reviewed_ts_ms)}` : "not reviewed";
   text.append(
-    element("div", "kind", `${alert.kind} · ${alert.state}`),
+    element("div", "kind", `${alert.kind}${alert.person ? ` · ${alert.person}` : ""} · ${alert.state}`),
     element("div", "where", `${alert.camera_id} · count ${alert.count}${similarity}`),
     element("div", "reason", alert.reason || ""),
     element("div", "lifecycle", alert.lifecycle.join(" → ")),

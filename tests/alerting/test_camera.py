@@ -14,13 +14,13 @@ def test_replaying_events_gives_no_new_alerts_and_the_same_ids() -> None:
     gallery, config = enrolled(), AlertingConfig()
     events = [event(i, i * 0.5, face(person(2)), *[face()] * 5) for i in range(12)]
     state: dict = {}
-    first = [a for e in events for a in on_event(state, e, gallery.best_match, config.for_camera("gate"))]
+    first = [a for e in events for a in on_event(state, e, gallery, config.for_camera("gate"))]
     assert {a.kind for a in first} == {"stranger", "crowd"}
     snapshot = copy.deepcopy(state)
-    again = [on_event(state, e, gallery.best_match, config.for_camera("gate")) for e in events]
+    again = [on_event(state, e, gallery, config.for_camera("gate")) for e in events]
     assert again == [None] * len(events) and state == snapshot
     fresh: dict = {}  # a worker rebuilding from nothing makes the same alerts under the same ids
-    redo = [a for e in events for a in on_event(fresh, e, gallery.best_match, config.for_camera("gate"))]
+    redo = [a for e in events for a in on_event(fresh, e, gallery, config.for_camera("gate"))]
     assert redo == first
 
 
@@ -32,9 +32,11 @@ def test_per_camera_rules_and_settings() -> None:
     )
     gate, lobby = config.for_camera("gate"), config.for_camera("lobby")
     assert gate.rules == ("stranger",) and gate.stranger.sightings == 1 and gate.crowd.min_faces == 2
-    assert lobby.rules == ("stranger", "crowd", "fall", "camera_offline") and lobby.stranger.sightings == 3
+    assert (
+        lobby.rules == ("stranger", "crowd", "fall", "camera_offline", "person_seen") and lobby.stranger.sightings == 3
+    )
     assert (lobby.fall.hold_s, config.for_camera("hall").fall.hold_s) == (3, 5)
-    alerts = on_event({}, event(0, 0.0, face(person(2)), face(), face()), enrolled().best_match, gate)
+    alerts = on_event({}, event(0, 0.0, face(person(2)), face(), face()), enrolled(), gate)
     assert [a.kind for a in alerts] == ["stranger"]
 
 
@@ -53,10 +55,10 @@ def test_a_rule_the_camera_no_longer_runs_ends_its_open_alerts_at_the_next_event
     events = [event(i, i * 0.5, face(person(2)), *[face()] * 5) for i in range(8)]
     state: dict = {}
     before = AlertingConfig().for_camera("gate")
-    opened = [a for e in events for a in on_event(state, e, gallery.best_match, before)]
+    opened = [a for e in events for a in on_event(state, e, gallery, before)]
     assert {(a.kind, a.state) for a in opened} >= {("stranger", "new"), ("crowd", "new")}
     after = AlertingConfig(rules="fall").for_camera("gate")
-    ended = on_event(state, event(8, 4.0, face(person(2))), gallery.best_match, after)
+    ended = on_event(state, event(8, 4.0, face(person(2))), gallery, after)
     assert sorted((a.kind, a.state, a.ended_ts_ns) for a in ended) == [
         ("crowd", "end", int(4e9)),
         ("stranger", "end", int(4e9)),
@@ -65,4 +67,4 @@ def test_a_rule_the_camera_no_longer_runs_ends_its_open_alerts_at_the_next_event
         "the camera no longer runs the crowd rule",
         "the camera no longer runs the stranger rule",
     }
-    assert on_event(state, event(9, 4.5, face(person(2))), gallery.best_match, after) == []
+    assert on_event(state, event(9, 4.5, face(person(2))), gallery, after) == []

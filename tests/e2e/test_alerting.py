@@ -91,6 +91,24 @@ def test_one_stranger_alert_for_the_stranger_only(
     assert all(s.similarity < 0.5 for s in gate[-1].evidence)
 
 
+def test_a_watched_person_on_a_camera_raises_one_person_seen_that_names_him(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    enrol(names, "Barack Obama", sample_dir / "obama.jpg")
+    assert CliRunner().invoke(cli, ["gallery", "watch", "Barack Obama", "--topic", names["gallery"]]).exit_code == 0
+    door = scene(tmp_path / "door", [(sample_dir / "obama2.jpg", 3), (sample_dir / "obama3.jpg", 3)], 24)
+    gate = scene(tmp_path / "gate", [(sample_dir / "biden.jpg", 6)], 24)  # a stranger: no person_seen
+    photos_to(names["frames"], {"door": door, "gate": gate}, fps=FPS, max_width=0)
+    detect(names)
+    worker = alerting(names, tmp_path / "alerting.log", rules="person_seen,stranger")
+    alerts = alerts_until(bootstrap, names, worker, tmp_path / "alerting.log", ended("door", "person_seen"))
+    seen = [a for a in alerts if a.kind == "person_seen"]
+    assert [a.state for a in seen][0] == "new" and [a.state for a in seen][-1] == "end"
+    assert {a.camera_id for a in seen} == {"door"} and len({a.alert_id for a in seen}) == 1
+    assert {s.person for s in seen[-1].evidence} == {"Barack Obama"} and seen[-1].count == 6
+    assert states(alerts, "door", "stranger") == [] and "new" in states(alerts, "gate", "stranger")
+
+
 def test_a_crowd_held_on_a_camera_opens_one_alert_that_ends(
     names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
 ) -> None:

@@ -101,3 +101,19 @@ def test_a_state_target_takes_every_record_and_counts_what_is_open() -> None:
     assert state["open"] == {"door/stranger": ["a3"]}
     with pytest.raises(ConfigError, match="mqtt://"):
         TargetSettings(url="json://x", mqtt_state=True)
+
+
+def test_a_target_can_ask_for_chosen_people_or_mute_them() -> None:
+    seen = Sighting("e1", 1, S, (1.0, 2.0, 50.0, 60.0), 0.9, 0.95, person="Joe Biden")
+    biden = dataclasses.replace(OPENED, kind="person_seen", evidence=(seen,))
+    other = dataclasses.replace(biden, evidence=(dataclasses.replace(seen, person="Jill"),))
+    crowd = dataclasses.replace(OPENED, kind="crowd", evidence=(Sighting("e3", 3, S),))
+    records = (biden, other, OPENED, crowd)  # OPENED: a stranger
+    watch = TargetSettings(url="json://x", persons="joe-biden")
+    assert [wants(a, watch) for a in records] == [True, False, False, True]
+    both = TargetSettings(url="json://x", persons="Joe Biden, stranger")
+    assert [wants(a, both) for a in records] == [True, False, True, True]
+    quiet = TargetSettings(url="json://x", mute="Jill,stranger")
+    assert [wants(a, quiet) for a in records] == [True, False, False, True]
+    with pytest.raises(ConfigError, match="persons"):
+        TargetSettings(url="json://x", persons="!!")

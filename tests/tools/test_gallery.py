@@ -48,6 +48,11 @@ def test_enrol_list_remove(topic: str, sample_dir: Path, bootstrap: str) -> None
     entry = store.load(bootstrap, topic).entries()[0]
     assert entry.name == "Barack Obama" and entry.images == ("obama.jpg", "obama2.jpg")
     assert entry.embedder.name == "sface" and all(len(v) == 256 for v in entry.embeddings)
+    assert not entry.watched and run("gallery", "watch", "Barack Obama", "--topic", topic).exit_code == 0
+    assert store.load(bootstrap, topic).watched_name("barack-obama") == "Barack Obama"
+    assert '"watched": true' in run("gallery", "list", "--topic", topic, "--json").output
+    assert run("gallery", "watch", "barack-obama", "--off", "--topic", topic).exit_code == 0
+    assert store.load(bootstrap, topic).watched_name("barack-obama") is None
     assert run("gallery", "remove", "barack obama", "--topic", topic).exit_code == 0
     assert store.load(bootstrap, topic).entries() == []
     missing = run("gallery", "remove", "barack obama", "--topic", topic)

@@ -1,0 +1,100 @@
+"""The person_seen rule: someone on the watchlist (an enrolled person marked watched in the gallery)
+seen on a camera becomes one alert per visit, naming them; the stranger rule's inverse.
+
+A face counts when its detection score and size pass the minimums, it carries an embedding, and its
+best match in the gallery reaches ``match_threshold`` and is watched. Seen in ``sightings`` frames
+within ``window_s`` seconds it opens an alert (``new``), repeated as ``update`` at most every
+``update_every_s`` seconds while seen, and ended (``end``) after ``end_after_s`` seconds unseen (its end
+time: the last sighting plus ``end_after_s``). For ``cooldown_s`` after that, the same person opens no
+new alert on that camera. All times are the frames' capture times.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from facestream.alerting.rules.state import alert, face_counts, opened_or_updated, seconds, sighted, sighting, to_ns
+from facestream.alerting.rules.stranger import Match
+from facestream.config import check, setting
+from facestream.gallery import as_vector
+from facestream.schemas import Alert, DetectionEvent
+
+Watched = Callable[[str], str | None]  # person id -> the name, if the person is watched (Gallery.watched_name)
+
+
+@dataclass(frozen=True)
+class PersonSeenSettings:
+    match_threshold: float = setting(
+        0.5,
+        "Cosine similarity to a watched person's enrolled faces at or above which a face is them.",
+        minimum=-1,
+        maximum=1,
+    )
+    min_score: float = setting(0.8, "Detection score a face needs to count.", minimum=0, maximum=1)
+    min_face_px: float = setting(40.0, "Shorter side of a face's box, in frame pixels, for it to count.", minimum=0)
+    sightings: int = setting(2, "Frames within window-s that open an alert.", minimum=1)
+    window_s: float = setting(5.0, "Seconds of capture time the sightings must fall in.", minimum=0)
+    update_every_s: float = setting(10.0, "Seconds between updates while the person is seen.", minimum=0)
+    end_after_s: float = setting(10.0, "Seconds unseen after which the alert ends.", minimum=0)
+    cooldown_s: float = setting(
+        60.0, "Seconds after an end during which the same person opens no alert here.", minimum=0
+    )
+    evidence: int = setting(
+        5, "Sightings an alert carries (those with the highest detection scores).", minimum=1, maximum=10
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+def step(
+    state: dict, event: DetectionEvent, match: Match, watched: Watched, settings: PersonSeenSettings
+) -> list[Alert]:
+    """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
+    new event; return the alerts it causes."""
+    now = seconds(event)
+    people: dict[str, dict] = state.setdefault("people", {})
+    cooldown = {person_id: until for person_id, until in state.get("cooldown", {}).items() if until > now}
+    alerts = []
+    for person_id, person in list(people.items()):  # ends first, as the stranger rule's
+        unseen = now - person["last"]
+        if person["open"] and unseen >= settings.end_after_s:
+            ended = to_ns(person["last"] + settings.end_after_s)
+            alerts.append(alert("person_seen", person, event, "end", person["count"], ended))
+            cooldown[person_id] = now + settings.cooldown_s
+            del people[person_id]
+        elif not person["open"] and unseen > settings.window_s:
+            del people[person_id]  # seen too seldom to alert: forget
+    if event.embedder is not None:
+        for index, face in enumerate(event.faces):
+            if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):
+                continue
+            person_id, similarity = match(as_vector(face.embedding), event.embedder)
+            if person_id is None or similarity < settings.match_threshold or person_id in cooldown:
+                continue
+            name = watched(person_id)
+            if name is None:
+                continue
+            person = people.setdefault(
+                person_id,
+                {"first": f"{event.event_id}#{index}", "person": name, "open": False, "count": 0, "seen": []},
+            )
+            if person.get("frame") == event.frame_seq:
+                continue  # the same person twice in one frame (a reflection, a poster): one sighting
+            person["frame"] = event.frame_seq
+            seen = sighting(event, face.box, similarity, face.score)
+            sighted(person, seen, now, settings.window_s, settings.sightings, settings.evidence)
+            record = opened_or_updated("person_seen", person, event, now, settings.sightings, settings.update_every_s)
+            if record is not None:
+                alerts.append(record)
+    state["cooldown"] = cooldown
+    return alerts
+
+
+def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
+    """End every open person_seen alert now (the camera stopped running the rule)."""
+    people = state.pop("people", {})
+    return [
+        alert("person_seen", p, event, "end", p["count"], event.capture_ts_ns, reason)
+        for p in people.values()
+        if p["open"]
+    ]
