@@ -70,6 +70,17 @@ class CameraSettings:
     person_seen: PersonSeenSettings
 
 
+def _rule_setting(title: str, rule: str, kind: type, example: str):
+    """The service-wide settings of one rule: JSON on the command line, or a table in the config file."""
+    return setting(
+        None,
+        f"{title} settings for every camera, as JSON (e.g. {example}) or the [alerting.{rule}] table.",
+        parse=table_of(kind),
+        show=json.dumps,
+        metavar="JSON",
+    )
+
+
 @dataclass(frozen=True)
 class AlertingConfig:
     group: str = setting("facestream-alerting", "Faust app id and Kafka consumer group; workers share it.")
@@ -81,42 +92,11 @@ class AlertingConfig:
     )
     alerts_topic: str = setting(ALERTS_TOPIC, "Topic the alerts go to.")
     gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic.")
-    stranger: dict | None = setting(
-        None,
-        'Stranger settings for every camera, as JSON (e.g. {"sightings": 2}) or the [alerting.stranger] table.',
-        parse=table_of(StrangerSettings),
-        show=json.dumps,
-        metavar="JSON",
-    )
-    crowd: dict | None = setting(
-        None,
-        'Crowd settings for every camera, as JSON (e.g. {"min_faces": 3}) or the [alerting.crowd] table.',
-        parse=table_of(CrowdSettings),
-        show=json.dumps,
-        metavar="JSON",
-    )
-    fall: dict | None = setting(
-        None,
-        'Fall settings for every camera, as JSON (e.g. {"hold_s": 3}) or the [alerting.fall] table.',
-        parse=table_of(FallSettings),
-        show=json.dumps,
-        metavar="JSON",
-    )
-    camera_offline: dict | None = setting(
-        None,
-        'Offline settings for every camera, as JSON (e.g. {"offline_after_s": 60}) or the '
-        "[alerting.camera_offline] table.",
-        parse=table_of(OfflineSettings),
-        show=json.dumps,
-        metavar="JSON",
-    )
-    person_seen: dict | None = setting(
-        None,
-        'Watchlist settings for every camera, as JSON (e.g. {"cooldown_s": 300}) or the [alerting.person_seen] table.',
-        parse=table_of(PersonSeenSettings),
-        show=json.dumps,
-        metavar="JSON",
-    )
+    stranger: dict | None = _rule_setting("Stranger", "stranger", StrangerSettings, '{"sightings": 2}')
+    crowd: dict | None = _rule_setting("Crowd", "crowd", CrowdSettings, '{"min_faces": 3}')
+    fall: dict | None = _rule_setting("Fall", "fall", FallSettings, '{"hold_s": 3}')
+    camera_offline: dict | None = _rule_setting("Offline", "camera_offline", OfflineSettings, '{"offline_after_s": 60}')
+    person_seen: dict | None = _rule_setting("Watchlist", "person_seen", PersonSeenSettings, '{"cooldown_s": 300}')
     cameras: dict | None = setting(
         None,
         'Per camera: rules and settings, as JSON (e.g. {"gate": {"rules": "stranger"}}) or '

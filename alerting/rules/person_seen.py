@@ -12,7 +12,16 @@ new alert on that camera. All times are the frames' capture times.
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from facestream.alerting.rules.state import alert, face_counts, opened_or_updated, seconds, sighted, sighting, to_ns
+from facestream.alerting.rules.state import (
+    alert,
+    close_open,
+    face_counts,
+    opened_or_updated,
+    seconds,
+    sighted,
+    sighting,
+    to_ns,
+)
 from facestream.alerting.rules.stranger import Match
 from facestream.config import check, setting
 from facestream.gallery import as_vector
@@ -92,9 +101,4 @@ def step(
 
 def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
     """End every open person_seen alert now (the camera stopped running the rule)."""
-    people = state.pop("people", {})
-    return [
-        alert("person_seen", p, event, "end", p["count"], event.capture_ts_ns, reason)
-        for p in people.values()
-        if p["open"]
-    ]
+    return close_open("person_seen", list(state.pop("people", {}).values()), event, reason)

@@ -83,6 +83,11 @@ def opened_or_updated(
     return None
 
 
+def close_open(kind: str, tracked: list[dict], event: FrameEvent, reason: str) -> list[Alert]:
+    """End every open alert of ``tracked`` now, with ``reason`` (the camera stopped running the rule)."""
+    return [alert(kind, t, event, "end", t["count"], event.capture_ts_ns, reason) for t in tracked if t["open"]]
+
+
 def to_ns(t: float) -> int:
     """Event time in seconds -> Unix nanoseconds."""
     return round(t * NS)

@@ -18,6 +18,7 @@ import numpy as np
 
 from facestream.alerting.rules.state import (
     alert,
+    close_open,
     face_counts,
     opened_or_updated,
     pack_vector,
@@ -102,8 +103,7 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
 
 def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
     """End every open stranger alert now (the camera stopped running the rule)."""
-    strangers = state.pop("strangers", [])
-    return [alert("stranger", s, event, "end", s["count"], event.capture_ts_ns, reason) for s in strangers if s["open"]]
+    return close_open("stranger", state.pop("strangers", []), event, reason)
 
 
 def _closest(candidates: list[dict], vector: np.ndarray, threshold: float) -> dict | None:
