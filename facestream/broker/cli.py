@@ -7,10 +7,11 @@ from facestream import kafka_clients
 
 @click.group(
     epilog="\b\nExamples:\n  facestream kafka start\n  FACESTREAM_KAFKA_PORT=19092 facestream kafka start\n"
+    "  facestream kafka start --brokers 3                      # a cluster: 127.0.0.1:9092, 9094, 9096\n"
     "  KAFKA_BOOTSTRAP=broker:9092 facestream kafka status   # an existing cluster"
 )
 def kafka() -> None:
-    """Run a single-node Apache Kafka 4 broker (KRaft) on 127.0.0.1.
+    """Run Apache Kafka 4 (KRaft) on 127.0.0.1: one node, or a cluster of several.
 
     The jars come from Maven Central (needs `mvn` once) and run on the machine's Java 17+.
     With KAFKA_BOOTSTRAP set, nothing is started: that cluster is used instead.
@@ -18,25 +19,44 @@ def kafka() -> None:
 
 
 @kafka.command()
-def start() -> None:
-    """Start the broker (does nothing if it already runs)."""
+@click.option(
+    "--brokers",
+    type=click.IntRange(1, 9),
+    default=1,
+    show_default=True,
+    help="Nodes: 1 is the single broker; more make a cluster (3 copies of every partition, 2 needed to write).",
+)
+def start(brokers: int) -> None:
+    """Start the broker, or the cluster (does nothing for what already runs)."""
     external = kafka_clients.external_bootstrap()
     if external:
-        brokers = kafka_clients.check_reachable(external)
-        click.echo(f"KAFKA_BOOTSTRAP is set: using {external} ({brokers} broker(s)); nothing started")
+        found = kafka_clients.check_reachable(external)
+        click.echo(f"KAFKA_BOOTSTRAP is set: using {external} ({found} broker(s)); nothing started")
         return
-    from facestream.broker import LocalBroker
+    from facestream.broker import LocalBroker, LocalCluster
 
-    status = LocalBroker().start()
-    click.echo(f"Kafka {status.detail} at {status.bootstrap} (pid {status.pid})")
+    single, cluster = LocalBroker(), LocalCluster.existing()
+    cluster_runs = cluster is not None and any(s.pid is not None for s in cluster.status())
+    if (brokers > 1 and single.status().pid is not None) or (brokers == 1 and cluster_runs):
+        raise click.ClickException("the other kind runs on these ports: `facestream kafka stop` first")
+    if brokers == 1:
+        status = single.start()
+        click.echo(f"Kafka {status.detail} at {status.bootstrap} (pid {status.pid})")
+        return
+    cluster = LocalCluster(brokers)
+    cluster.start()
+    click.echo(f"Kafka cluster of {brokers} running; point clients at all of it:")
+    click.echo(f"  export KAFKA_BOOTSTRAP={cluster.bootstrap}")
 
 
 @kafka.command()
 def stop() -> None:
-    """Stop the local broker."""
-    from facestream.broker import LocalBroker
+    """Stop the local broker and the local cluster."""
+    from facestream.broker import LocalBroker, LocalCluster
 
-    click.echo("stopped" if LocalBroker().stop() else "not running")
+    cluster = LocalCluster.existing()
+    stopped = [LocalBroker().stop(), cluster is not None and cluster.stop()]
+    click.echo("stopped" if any(stopped) else "not running")
 
 
 @kafka.command()
@@ -46,9 +66,12 @@ def status() -> None:
     if external:
         click.echo(f"{external}: {kafka_clients.check_reachable(external)} broker(s) answer (KAFKA_BOOTSTRAP)")
         return
-    from facestream.broker import LocalBroker
+    from facestream.broker import LocalBroker, LocalCluster
 
-    current = LocalBroker().status()
-    click.echo(f"{current.bootstrap}: {current.detail}")
-    if not current.running:
+    single, cluster = LocalBroker().status(), LocalCluster.existing()
+    shown = [single] if single.pid is not None or cluster is None else []
+    shown += cluster.status() if cluster else []
+    for current in shown:
+        click.echo(f"{current.bootstrap}: {current.detail}")
+    if not any(current.running for current in shown):
         raise click.exceptions.Exit(1)

@@ -2,7 +2,8 @@
 
 The jars come from ``pom.xml`` beside this file (``mvn dependency:copy-dependencies``, cached in
 ``~/.m2``); storage is formatted once, the way Kafka's own ``bin/kafka-storage.sh`` does; the broker
-runs detached, its pid and log in ``$FACESTREAM_HOME/kafka``.
+runs detached, its pid and log in ``$FACESTREAM_HOME/kafka``. One node alone is its own controller;
+as a node of a ``LocalCluster`` it names the cluster's controller quorum and replicates what it holds.
 """
 
 import base64
@@ -30,8 +31,8 @@ DEFAULT_HEAP = "-Xms256m -Xmx1g"
 SERVER_PROPERTIES = """\
 # Written by `facestream kafka start`; edits are overwritten at the next start.
 process.roles=broker,controller
-node.id=1
-controller.quorum.bootstrap.servers=127.0.0.1:{controller_port}
+node.id={node_id}
+{quorum}
 listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
 advertised.listeners=PLAINTEXT://127.0.0.1:{port}
 controller.listener.names=CONTROLLER
@@ -43,11 +44,14 @@ auto.create.topics.enable=true
 message.max.bytes={max_message_bytes}
 replica.fetch.max.bytes={max_message_bytes}
 log.retention.hours=24
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+# A cluster keeps three copies of every partition and takes a write once two have it.
+default.replication.factor={replication}
+min.insync.replicas={min_isr}
+offsets.topic.replication.factor={replication}
+transaction.state.log.replication.factor={replication}
+transaction.state.log.min.isr={min_isr}
+share.coordinator.state.topic.replication.factor={replication}
+share.coordinator.state.topic.min.isr={min_isr}
 group.initial.rebalance.delay.ms=0
 # Tests use sessions shorter than Kafka's default minimum (6 s) to make a batch outlast a short
 # max.poll.interval.ms, which librdkafka requires to be no shorter than the session.
@@ -85,6 +89,19 @@ class SecureListener:
 
 
 @dataclass(frozen=True)
+class Quorum:
+    """The controllers of a cluster (node id -> controller port, on 127.0.0.1) and its id, which every
+    node's storage is formatted with."""
+
+    voters: dict[int, int]
+    cluster_id: str
+
+    @property
+    def replication(self) -> int:
+        return min(3, len(self.voters))
+
+
+@dataclass(frozen=True)
 class BrokerStatus:
     running: bool
     pid: int | None
@@ -101,10 +118,13 @@ class LocalBroker:
         port: int | None = None,
         secure: SecureListener | None = None,
         lib: Path | None = None,
+        node_id: int = 1,
+        quorum: Quorum | None = None,
     ) -> None:
         self.root = root or paths.kafka_dir()
         self.port = port or kafka_clients.local_port()
         self.controller_port = self.port + 1
+        self.node_id, self.quorum = node_id, quorum
         self.secure = secure
         self.lib = lib or self.root / "lib"  # another broker's, to share its jars
         self.data = self.root / "data"
@@ -118,7 +138,9 @@ class LocalBroker:
 
     # -- public -----------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 90.0) -> BrokerStatus:
+    def start(self, timeout_s: float = 90.0, wait: bool = True) -> BrokerStatus:
+        """Start the broker and wait until it answers (``wait``; a cluster's node cannot answer before a
+        majority of its controllers runs, so the cluster waits for them all instead)."""
         current = self.status()
         if current.running:
             return current
@@ -143,10 +165,13 @@ class LocalBroker:
         )
         self.pid_file.write_text(str(proc.pid))
         progress(f"starting Kafka on {self.bootstrap} (pid {proc.pid}, log {self.log_file}) ")
+        if not wait:
+            progress("\n")
+            return BrokerStatus(False, proc.pid, self.bootstrap, "starting")
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise BrokerError(f"Kafka exited with code {proc.returncode} while starting:\n{self._log_tail()}")
+                raise BrokerError(f"Kafka exited with code {proc.returncode} while starting:\n{self.log_tail()}")
             try:
                 kafka_clients.check_reachable(self.bootstrap, timeout_s=2.0)
                 progress(" ready\n")
@@ -155,7 +180,7 @@ class LocalBroker:
                 progress(".")
                 time.sleep(1.0)
         self.stop()
-        raise BrokerError(f"Kafka did not answer within {timeout_s:.0f} s:\n{self._log_tail()}")
+        raise BrokerError(f"Kafka did not answer within {timeout_s:.0f} s:\n{self.log_tail()}")
 
     def stop(self, timeout_s: float = 30.0) -> bool:
         """Stop the broker; return whether one was running."""
@@ -212,12 +237,31 @@ class LocalBroker:
 
     # -- internals --------------------------------------------------------------------------
 
+    def kill(self) -> int | None:
+        """SIGKILL, as a crash: no clean shutdown, no leadership handed over; return the pid killed."""
+        pid = self._pid()
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            while _alive(pid):
+                time.sleep(0.05)
+            self.pid_file.unlink(missing_ok=True)
+        return pid
+
     def _properties(self) -> str:
+        if self.quorum is None:
+            quorum, replication = f"controller.quorum.bootstrap.servers=127.0.0.1:{self.controller_port}", 1
+        else:
+            voters = ",".join(f"{node}@127.0.0.1:{port}" for node, port in sorted(self.quorum.voters.items()))
+            quorum, replication = f"controller.quorum.voters={voters}", self.quorum.replication
         text = SERVER_PROPERTIES.format(
+            node_id=self.node_id,
+            quorum=quorum,
             port=self.port,
             controller_port=self.controller_port,
             data_dir=self.data,
             max_message_bytes=kafka_clients.MAX_MESSAGE_BYTES,
+            replication=replication,
+            min_isr=min(2, replication),
         )
         if self.secure is None:
             return text
@@ -235,8 +279,7 @@ class LocalBroker:
     def _format_storage(self, java: str) -> None:
         if (self.data / "meta.properties").exists():
             return
-        # Kafka cluster ids are 16 random bytes in URL-safe base64, as `kafka-storage random-uuid` makes.
-        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cid = self.quorum.cluster_id if self.quorum else new_cluster_id()
         cmd = [
             java,
             "-cp",
@@ -244,7 +287,7 @@ class LocalBroker:
             f"-Dlog4j2.configurationFile={self.log4j_config()}",
             "kafka.tools.StorageTool",
             "format",
-            "--standalone",
+            *([] if self.quorum else ["--standalone"]),  # a cluster's quorum is its fixed voters
             "-t",
             cid,
             "-c",
@@ -272,11 +315,16 @@ class LocalBroker:
             return None
         return pid
 
-    def _log_tail(self, lines: int = 30) -> str:
+    def log_tail(self, lines: int = 30) -> str:
         try:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
         except FileNotFoundError:
             return "(no log)"
+
+
+def new_cluster_id() -> str:
+    """16 random bytes in URL-safe base64, as ``kafka-storage random-uuid`` makes."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 def find_java() -> str:

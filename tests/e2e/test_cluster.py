@@ -1,0 +1,135 @@
+"""Faults of a three-node cluster (``facestream kafka start --brokers 3``: three copies of every
+partition, two needed to write) while cameras stream through two detector replicas. Each test
+reports frames produced, answered, lost and duplicated, how long a camera waited for its next event
+after the fault, and how long until every partition had its three copies in sync again."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from fault_helpers import EventReader, live_cameras, replica, report, wait_for_line, wait_out
+
+from facestream import kafka_clients
+from facestream.broker import LocalCluster
+
+CAMERAS, FPS, SECONDS = 4, 5.0, 30.0
+
+
+def free_block(size: int) -> int:
+    """The first port of ``size`` consecutive free ones (a node takes two)."""
+    for base in range(21000, 40000, 100):
+        try:
+            for port in range(base, base + size):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+    raise RuntimeError("no block of free ports")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):
+    """The cluster as a user starts it, on a home and ports of its own."""
+    home, port = tmp_path_factory.mktemp("home"), free_block(6)
+    env = {**os.environ, "FACESTREAM_HOME": str(home), "FACESTREAM_KAFKA_PORT": str(port)}
+    env.pop("KAFKA_BOOTSTRAP", None)
+    kafka = [sys.executable, "-m", "facestream", "kafka"]
+    started = subprocess.run([*kafka, "start", "--brokers", "3"], env=env, capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr[-3000:]
+    nodes = LocalCluster(3, home / "kafka-cluster", port)
+    assert f"export KAFKA_BOOTSTRAP={nodes.bootstrap}" in started.stdout
+    yield nodes
+    subprocess.run([*kafka, "stop"], env=env, check=True)
+
+
+@pytest.fixture
+def topics(cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("KAFKA_BOOTSTRAP", cluster.bootstrap)  # every client and child process: the cluster
+    tag = uuid.uuid4().hex[:10]
+    names = {part: f"t-{tag}.{part}" for part in ("frames", "detections", "dlq")}
+    kafka_clients.ensure_topics({names["frames"]: 4, names["detections"]: 4, names["dlq"]: 1}, cluster.bootstrap)
+    return {**names, "group": f"t-{tag}.detector"}
+
+
+def two_replicas(topics: dict, tmp_path: Path) -> dict[Path, object]:
+    replicas = {}
+    for name in ("a", "b"):
+        log = tmp_path / f"{name}.log"
+        replicas[log] = replica(topics, log, stop_after_idle=12.0)
+        wait_for_line(log, "assigned t-")
+    return replicas
+
+
+def until_in_sync(cluster: LocalCluster, topics: dict, since: float, timeout_s: float = 120.0) -> float:
+    deadline = time.monotonic() + timeout_s
+    while not cluster.in_sync([topics["frames"], topics["detections"]]):
+        assert time.monotonic() < deadline, "the partitions did not get their three copies back"
+        time.sleep(0.5)
+    return time.monotonic() - since
+
+
+def test_the_node_leading_the_frames_killed_and_started_again_loses_nothing(
+    cluster: LocalCluster, topics: dict, sample_dir: Path, tmp_path: Path
+) -> None:
+    replicas = two_replicas(topics, tmp_path)
+    reader = EventReader(topics["detections"])
+    producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=CAMERAS, fps=FPS, seconds=SECONDS)
+    time.sleep(8.0)
+    node = cluster.leader_of(topics["frames"], 0)
+    cluster.nodes[node].kill()
+    killed = time.monotonic()
+    time.sleep(10.0)
+    cluster.nodes[node].start(wait=False)
+    restarted = time.monotonic()
+    in_sync_s = until_in_sync(cluster, topics, restarted)
+    wait_out(producer, replicas, reader)
+    result = report(
+        "kill -9 of the node leading frames/0, started again after 10 s (3 nodes)",
+        int(CAMERAS * FPS * SECONDS),
+        reader,
+        longest_wait_s=reader.longest_gap(killed),
+        in_sync_after_restart_s=in_sync_s,
+    )
+    assert result["lost"] == 0, result
+    assert result["longest_wait_s"] <= 15.0, result
+    assert_duplicates_are_the_same_events(reader)
+
+
+def assert_duplicates_are_the_same_events(reader: EventReader) -> None:
+    """A frame answered twice (its offsets not committed when the fault came) has one event id."""
+    ids: dict[tuple[str, int], set[str]] = {}
+    for event in reader.events:
+        ids.setdefault((event.camera_id, event.frame_seq), set()).add(event.event_id)
+    assert all(len(found) == 1 for found in ids.values())
+
+
+def test_a_rolling_restart_of_all_three_nodes_loses_nothing(
+    cluster: LocalCluster, topics: dict, sample_dir: Path, tmp_path: Path
+) -> None:
+    replicas = two_replicas(topics, tmp_path)
+    reader = EventReader(topics["detections"])
+    producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=CAMERAS, fps=FPS, seconds=45.0)
+    time.sleep(5.0)
+    started = time.monotonic()
+    for node in cluster.nodes.values():  # as an operator upgrades: one at a time, each back in sync first
+        node.stop()
+        node.start(wait=False)
+        until_in_sync(cluster, topics, time.monotonic())
+    rolled_s = time.monotonic() - started
+    wait_out(producer, replicas, reader)
+    result = report(
+        "rolling restart of all 3 nodes, each back in sync before the next",
+        int(CAMERAS * FPS * 45.0),
+        reader,
+        rolled_in_s=rolled_s,
+        longest_wait_s=reader.longest_gap(started),
+    )
+    assert result["lost"] == 0, result
+    assert result["longest_wait_s"] <= 15.0, result
+    assert_duplicates_are_the_same_events(reader)
