@@ -7,6 +7,7 @@ cluster loses nothing and stays writable while any one node is down. Clients nam
 (``bootstrap``), so a client started while node 1 is down still finds the others.
 """
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -77,6 +78,19 @@ class LocalCluster:
         """The node leading a partition now."""
         metadata = kafka_clients.admin(self.bootstrap).list_topics(topic, timeout=10)
         return metadata.topics[topic].partitions[partition].leader
+
+    def active_controller(self) -> int:
+        """The node leading the controller quorum now: the newest election any node wrote down."""
+        states = []
+        for broker in self.nodes.values():
+            try:
+                states.append(json.loads((broker.data / "__cluster_metadata-0" / "quorum-state").read_text()))
+            except (OSError, ValueError):  # not written yet, or being rewritten
+                continue
+        newest = max(states, key=lambda state: state.get("leaderEpoch", -1), default={})
+        if newest.get("leaderId", -1) < 0:
+            raise BrokerError("no controller elected yet")
+        return int(newest["leaderId"])
 
     def in_sync(self, topics: list[str]) -> bool:
         """Whether every partition of ``topics`` has all its replicas in sync (a node back has caught up)."""

@@ -44,6 +44,10 @@ auto.create.topics.enable=true
 message.max.bytes={max_message_bytes}
 replica.fetch.max.bytes={max_message_bytes}
 log.retention.hours=24
+# A cluster's node that dies (a crash, a failed disk) is fenced, and its partitions led by others, once
+# its heartbeats to the controllers stop for this long (Kafka's default: 9 s); nodes here are local.
+broker.session.timeout.ms=6000
+broker.heartbeat.interval.ms=1000
 # A cluster keeps three copies of every partition and takes a write once two have it.
 default.replication.factor={replication}
 min.insync.replicas={min_isr}

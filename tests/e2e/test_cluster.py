@@ -4,6 +4,7 @@ reports frames produced, answered, lost and duplicated, how long a camera waited
 after the fault, and how long until every partition had its three copies in sync again."""
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -74,14 +75,18 @@ def until_in_sync(cluster: LocalCluster, topics: dict, since: float, timeout_s: 
     return time.monotonic() - since
 
 
-def test_the_node_leading_the_frames_killed_and_started_again_loses_nothing(
-    cluster: LocalCluster, topics: dict, sample_dir: Path, tmp_path: Path
+# The longest a camera may wait for its next event. The goal is 15 s; a killed controller (a new one
+# elected, then the dead node fenced) or a failed disk (the node halts) take longer when the group's
+# coordinator was on that node, so those two hold a looser bound (docs/guarantees.md has the figures).
+@pytest.mark.parametrize(("which", "bound_s"), [("the node leading frames/0", 15.0), ("the active controller", 30.0)])
+def test_a_node_killed_and_started_again_loses_nothing(
+    which: str, bound_s: float, cluster: LocalCluster, topics: dict, sample_dir: Path, tmp_path: Path
 ) -> None:
     replicas = two_replicas(topics, tmp_path)
     reader = EventReader(topics["detections"])
     producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=CAMERAS, fps=FPS, seconds=SECONDS)
     time.sleep(8.0)
-    node = cluster.leader_of(topics["frames"], 0)
+    node = cluster.leader_of(topics["frames"], 0) if "frames" in which else cluster.active_controller()
     cluster.nodes[node].kill()
     killed = time.monotonic()
     time.sleep(10.0)
@@ -90,14 +95,14 @@ def test_the_node_leading_the_frames_killed_and_started_again_loses_nothing(
     in_sync_s = until_in_sync(cluster, topics, restarted)
     wait_out(producer, replicas, reader)
     result = report(
-        "kill -9 of the node leading frames/0, started again after 10 s (3 nodes)",
+        f"kill -9 of {which} (node {node} of 3), started again after 10 s",
         int(CAMERAS * FPS * SECONDS),
         reader,
         longest_wait_s=reader.longest_gap(killed),
         in_sync_after_restart_s=in_sync_s,
     )
     assert result["lost"] == 0, result
-    assert result["longest_wait_s"] <= 15.0, result
+    assert result["longest_wait_s"] <= bound_s, result
     assert_duplicates_are_the_same_events(reader)
 
 
@@ -133,3 +138,67 @@ def test_a_rolling_restart_of_all_three_nodes_loses_nothing(
     assert result["lost"] == 0, result
     assert result["longest_wait_s"] <= 15.0, result
     assert_duplicates_are_the_same_events(reader)
+
+
+def test_a_node_whose_disk_fills_up_loses_nothing(
+    cluster: LocalCluster, topics: dict, sample_dir: Path, tmp_path: Path
+) -> None:
+    # The node's data moves to a small tmpfs (this machine lets root mount one), then a file fills it.
+    node_id = cluster.leader_of(topics["frames"], 1)
+    node = cluster.nodes[node_id]
+    node.stop()
+    on_disk = node.root / "data.on-disk"
+    node.data.rename(on_disk)
+    node.data.mkdir()
+    size_mb = 64 + sum(f.stat().st_size for f in on_disk.rglob("*") if f.is_file()) // 2**20
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(node.data)], text=True, capture_output=True
+    )
+    assert mounted.returncode == 0, f"a small disk for the node needs mount (root): {mounted.stderr}"
+    try:
+        shutil.copytree(on_disk, node.data, dirs_exist_ok=True)
+        node.start(wait=False)
+        until_in_sync(cluster, topics, time.monotonic())
+        replicas = two_replicas(topics, tmp_path)
+        reader = EventReader(topics["detections"])
+        producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=CAMERAS, fps=FPS, seconds=SECONDS)
+        time.sleep(8.0)
+        filled = time.monotonic()
+        fill(node.data / "filler")
+        time.sleep(10.0)
+        (node.data / "filler").unlink()
+        node.stop()  # its log directory went offline with the disk: a restart brings it back
+        node.start(wait=False)
+        in_sync_s = until_in_sync(cluster, topics, time.monotonic())
+        wait_out(producer, replicas, reader)
+        said = node.log_file.read_text(errors="replace")
+    finally:
+        node.stop()
+        shutil.copytree(node.data, on_disk, dirs_exist_ok=True)
+        subprocess.run(["umount", str(node.data)], check=True)
+        node.data.rmdir()
+        on_disk.rename(node.data)
+        node.start(wait=False)
+    result = report(
+        f"the disk of a node leading frames/1 (node {node_id}) full for 10 s, then freed and the node restarted",
+        int(CAMERAS * FPS * SECONDS),
+        reader,
+        longest_wait_s=reader.longest_gap(filled),
+        in_sync_after_restart_s=in_sync_s,
+    )
+    assert "No space left on device" in said
+    assert result["lost"] == 0, result
+    assert result["longest_wait_s"] <= 30.0, result
+    assert_duplicates_are_the_same_events(reader)
+
+
+def fill(path: Path) -> None:
+    """Write to ``path`` until its file system is full."""
+    chunk = b"\0" * 2**20
+    with open(path, "wb") as out:
+        try:
+            while True:
+                out.write(chunk)
+                out.flush()
+        except OSError:
+            pass
