@@ -193,15 +193,12 @@ def test_a_state_target_mirrors_what_is_open_in_retained_topics_for_home_assista
         notifier.send_signal(signal.SIGTERM)
         notifier.wait(timeout=60)
         mqtt.stop()
+    # At least once: a record published just before the SIGKILL, and not yet marked, comes again.
     events = [json.loads(p) for p in mqtt.payloads("cams/events")]
-    assert [(e["type"], e["alert"]["alert_id"]) for e in events] == [
-        ("new", "a"),
-        ("new", "b"),
-        ("update", "a"),
-        ("end", "a"),
-        ("end", "b"),
-    ]
-    assert mqtt.payloads(base) == [b"1", b"2", b"2", b"1", b"0"]
+    records = list(dict.fromkeys((e["type"], e["alert"]["alert_id"]) for e in events))
+    assert records == [("new", "a"), ("new", "b"), ("update", "a"), ("end", "a"), ("end", "b")]
+    counts = [c for i, c in enumerate(mqtt.payloads(base)) if i == 0 or c != mqtt.payloads(base)[i - 1]]
+    assert counts == [b"1", b"2", b"1", b"0"]  # 2 stays 2 over a's update
     assert retained[base] == b"1" and json.loads(retained[f"{base}/alert"])["state"] == "end"
     assert retained[f"{base}/snapshot"][:2] == b"\xff\xd8"  # the evidence frame, read back from Kafka
     sensor = json.loads(retained["homeassistant/binary_sensor/facestream_cams_door_1_stranger/config"])
