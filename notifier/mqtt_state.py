@@ -54,7 +54,8 @@ class MqttStateTarget:
 
         url = urlsplit(settings.url)
         self.prefix = url.path.strip("/") or "facestream"
-        self.address = f"{url.hostname}:{url.port or (8883 if url.scheme == 'mqtts' else 1883)}"
+        host, port = url.hostname or "localhost", url.port or (8883 if url.scheme == "mqtts" else 1883)
+        self.address = f"{host}:{port}"
         self.discovery, self.dashboard_url = settings.discovery_prefix.strip("/"), dashboard_url
         self.available = f"{self.prefix}/available"
         self._announced: set[str] = set()  # the camera/kind pairs Home Assistant was told of since connecting
@@ -69,7 +70,7 @@ class MqttStateTarget:
         self.client.will_set(self.available, "offline", qos=1, retain=True)
         self.client.on_connect = self._connected
         self.client.reconnect_delay_set(1, 30)
-        self.client.connect_async(url.hostname or "localhost", url.port or (8883 if url.scheme == "mqtts" else 1883))
+        self.client.connect_async(host, port)
         self.client.loop_start()
 
     def _connected(self, client, _userdata, _flags, reason, _properties) -> None:
