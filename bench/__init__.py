@@ -2,6 +2,7 @@
 
 import json
 import socket
+import subprocess
 from dataclasses import fields
 from pathlib import Path
 
@@ -27,3 +28,9 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def spawn(log: Path, cmd: list[str]) -> subprocess.Popen:
+    """Run a service's command in the background, its output (stdout and stderr) into ``log``."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

@@ -515,6 +515,36 @@ def fall(out: Path | None, **options) -> None:
 @bench.command(
     epilog="""\b
 Examples (this machine, local broker running):
+  python -m bench soak                                  # an hour: make soak
+  python -m bench soak --minutes 3 --warm-up-s 60 --out /tmp/soak.json   # a quick look
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--cameras", type=click.IntRange(min=1), default=10, help="Cameras streaming the sample photos.")
+@click.option(
+    "--fps",
+    type=click.FloatRange(min=0.1),
+    default=2.0,
+    help="Frames per second per camera (this 2-core machine's detector, SFace on every face, manages ~30 in all).",
+)
+@click.option("--minutes", type=click.FloatRange(min=1), default=60.0, help="How long the load runs.")
+@click.option("--warm-up-s", type=click.FloatRange(min=0), default=600.0, help="Seconds before the checks start.")
+@click.option("--interval-s", type=click.FloatRange(min=1), default=10.0, help="Seconds between samples.")
+@click.option("--rss-band", type=click.FloatRange(min=0), default=0.10, help="Most memory may move after warm-up.")
+@click.option("--frame-size", type=parsed(parse_size, "WxH"), default="320x240", help="What every camera sends.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "soak-cpu.json")
+def soak(out: Path, **options) -> None:
+    """The CPU pipeline at a steady load for an hour: memory, descriptors and lag must stay flat."""
+    from bench.soak import SoakConfig, run
+
+    found = run(SoakConfig(out=out, **options), _command("soak"))
+    if not found["verdict"]["holds"]:
+        raise click.exceptions.Exit(1)
+
+
+@bench.command(
+    epilog="""\b
+Examples (this machine, local broker running):
   python -m bench alerting --events 60000 --cameras 100 --workers 1,2
   python -m bench alerting --events 20000 --faces 4 --runs 1
 """,

@@ -9,13 +9,12 @@ minus that capture time. The rule waits ``hold-s`` on purpose, so the goal is un
 """
 
 import statistics
-import subprocess
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import save, settings_of
+from bench import save, settings_of, spawn
 from bench.engine import _progress
 from bench.machine import describe
 from facestream import kafka_clients, paths, samples
@@ -43,7 +42,7 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
     logs = paths.home() / "bench" / tag
     logs.mkdir(parents=True, exist_ok=True)
     children = [
-        _spawn(
+        spawn(
             logs / "pose.log",
             pose_command(
                 PoseConfig(
@@ -56,7 +55,7 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
                 )
             ),
         ),
-        _spawn(
+        spawn(
             logs / "alerting.log",
             alerting_command(
                 AlertingConfig(
@@ -73,7 +72,7 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
     time.sleep(10.0)  # both warmed up and in their groups before the first frame
     frames = round(cfg.falls * loop_s * cfg.fps)
     children.append(
-        _spawn(
+        spawn(
             logs / "producer.log",
             producer_command([("hall", footage)], fps=cfg.fps, loop=True, max_frames=frames, topic=topics["frames"]),
         )
@@ -110,8 +109,3 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
         f"{len(latencies)} of {cfg.falls} falls alerted; latency median {result['median_s']} s, max {result['max_s']} s"
     )
     return result
-
-
-def _spawn(log: Path, cmd: list[str]) -> subprocess.Popen:
-    with open(log, "wb") as out:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)

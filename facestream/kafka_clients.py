@@ -175,9 +175,19 @@ def pipeline_partitions() -> int:
     return int(text)
 
 
-def partition_count(topic: str, bootstrap: str | None = None) -> int:
-    metadata = admin(bootstrap).list_topics(topic, timeout=10)
-    return len(metadata.topics[topic].partitions)
+def partition_count(topic: str, bootstrap: str | None = None, timeout_s: float = 30.0) -> int:
+    """How many partitions ``topic`` has. A topic another process has just made can show none until
+    its leaders are known: that is waited out, and a topic still without any is a BrokerError."""
+    client = admin(bootstrap)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = client.list_topics(timeout=10).topics.get(topic)  # asked by name, a broker may make it
+        if found is not None and found.error is None and found.partitions:
+            return len(found.partitions)
+        if time.monotonic() >= deadline:
+            why = found.error if found is not None and found.error is not None else "no partitions"
+            raise BrokerError(f"topic {topic} has no partitions to read after {timeout_s:g} s: {why}")
+        time.sleep(0.2)
 
 
 def check_co_partitioned(topics: list[str], bootstrap: str | None = None, why: str = "") -> int:
