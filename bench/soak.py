@@ -25,6 +25,7 @@ from facestream.broker.local import LocalBroker
 from facestream.dashboard.config import DashboardConfig, dashboard_command
 from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.producers.config import ProducerConfig, producer_command
+from facestream.signals import StopOnSignals
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,8 @@ def run(cfg: SoakConfig, command: str) -> dict:
     logs = paths.home() / "bench" / tag
     logs.mkdir(parents=True, exist_ok=True)
     groups = {"detector": f"{tag}.detector", "alerting": f"{tag}.alerting", "alert-store": f"{tag}.alert-store"}
-    children = _start(cfg, topics, groups, logs)
-    broker_pid = LocalBroker().status().pid
-    watched = {name: child.pid for name, child in children.items()} | ({"broker": broker_pid} if broker_pid else {})
     lag_of = {groups["detector"]: topics["frames"], groups["alerting"]: topics["detections"]}
     lag_of[groups["alert-store"]] = topics["alerts"]
-    taken: list[Sample] = []
     result = {
         "benchmark": "soak",
         "command": command,
@@ -76,33 +73,46 @@ def run(cfg: SoakConfig, command: str) -> dict:
         "logs": str(logs),
         "complete": False,
     }
-    admin = kafka_clients.admin(bootstrap)
-    started = time.monotonic()
-    try:
-        while (elapsed := time.monotonic() - started) < cfg.minutes * 60:
-            dead = {name: child.returncode for name, child in children.items() if child.poll() is not None}
-            if dead:
-                raise RuntimeError(f"stopped during the soak: {dead} (logs in {logs})")
-            taken.append(Sample(round(elapsed, 1), _processes(watched), _lags(admin, lag_of)))
-            if len(taken) % max(1, round(60 / cfg.interval_s)) == 0:
-                _progress(taken[-1], cfg.minutes)
-                result.update(_curves(taken, groups))
-                save(result, cfg.out)
-            time.sleep(max(0.0, cfg.interval_s - (time.monotonic() - started - elapsed)))
-    finally:
-        for child in children.values():
-            child.terminate()
-        for child in children.values():
-            try:
-                child.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                child.kill()
+    taken: list[Sample] = []
+    with StopOnSignals("stopping the services; the samples so far are kept") as stop:
+        children = _start(cfg, topics, groups, logs)
+        broker_pid = LocalBroker().status().pid
+        watched = {name: child.pid for name, child in children.items()} | ({"broker": broker_pid} if broker_pid else {})
+        admin = kafka_clients.admin(bootstrap)
+        started = time.monotonic()
+        try:
+            while time.monotonic() - started < cfg.minutes * 60 and not stop.requested:
+                dead = {name: child.returncode for name, child in children.items() if child.poll() is not None}
+                if dead:
+                    raise RuntimeError(f"stopped during the soak: {dead} (logs in {logs})")
+                taken.append(Sample(round(time.monotonic() - started, 1), _processes(watched), _lags(admin, lag_of)))
+                if len(taken) % max(1, round(60 / cfg.interval_s)) == 0:
+                    _progress(taken[-1], cfg.minutes)
+                    result.update(_curves(taken, groups))
+                    save(result, cfg.out)
+                time.sleep(max(0.0, started + len(taken) * cfg.interval_s - time.monotonic()))
+        finally:
+            _stop(children)
     result.update(_curves(taken, groups))
+    if stop.requested:
+        save(result, cfg.out)
+        raise SystemExit(f"stopped after {len(taken)} samples: those are in {cfg.out} (marked incomplete)")
     result["verdict"] = verdict(taken, cfg)
     result["complete"] = True
     save(result, cfg.out)
     _print_verdict(result["verdict"])
     return result
+
+
+def _stop(children: dict[str, subprocess.Popen]) -> None:
+    """SIGTERM to every service, as an orchestrator stops them; SIGKILL to one still there after a minute."""
+    for child in children.values():
+        child.terminate()
+    for child in children.values():
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
 
 
 def _start(cfg: SoakConfig, topics: dict, groups: dict, logs: Path) -> dict[str, subprocess.Popen]:
