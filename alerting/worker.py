@@ -72,3 +72,5 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
     finally:
         follower.stop()
         log.info("stopped: %s", stats.line())
+        if follower.failed is not None:
+            raise follower.failed  # instead of a clean exit: the worker stopped because of it

@@ -225,6 +225,7 @@ class DetectorService:
         """The frame of a record this replica owns, tracked; None for an error, a record revoked while
         the batch filled, or one dead-lettered (no key, bad schema, over the limits)."""
         if msg.error():
+            kafka_clients.check_allowed(msg.error(), f"read {msg.topic()} in group {self.config.group}")
             log.warning("consumer error: %s", msg.error())
             return None
         if not self.member.owns(msg):  # revoked while the batch filled: the new owner has it

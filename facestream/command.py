@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from facestream import logs
+from facestream import kafka_clients, logs
 from facestream.errors import ConfigError, FacestreamError
 
 
@@ -43,4 +43,10 @@ def run(command: click.Command, env_prefix: str, setup_logging: bool = True) -> 
         code = exc.exit_code
     except KeyboardInterrupt:
         code = 130
+    except Exception as exc:  # a Kafka client's own exception: said plainly when the ACLs are the reason
+        refused = kafka_clients.refusal_in(exc)
+        if refused is None:
+            raise
+        click.echo(f"error: {refused}", err=True)
+        code = refused.exit_code
     sys.exit(code if isinstance(code, int) else 0)

@@ -6,11 +6,14 @@ same people and follows enrolments and removals as they are published.
 """
 
 import logging
+import os
+import signal
 import threading
 
 import numpy as np
 
 from facestream import kafka_clients
+from facestream.errors import BrokerError
 from facestream.schemas import GALLERY_TOPIC, GalleryEntry, ModelRef, SchemaError, unpack_gallery_entry
 
 log = logging.getLogger(__name__)
@@ -88,6 +91,7 @@ class Follower:
     def __init__(self, bootstrap: str | None = None, topic: str = GALLERY_TOPIC) -> None:
         self.gallery = load(bootstrap, topic)
         self._stop = threading.Event()
+        self.failed: BrokerError | None = None  # why the thread stopped following, if it did
         self._records = kafka_clients.records(topic, self._stop.is_set, from_beginning=True, bootstrap=bootstrap)
         self._thread = threading.Thread(target=self._follow, name="gallery", daemon=True)
 
@@ -96,9 +100,16 @@ class Follower:
         return self
 
     def _follow(self) -> None:
-        for msg in self._records:
-            self.gallery.apply(msg.key(), msg.value())
-            log.info("gallery: %s %s", "removed" if msg.value() is None else "enrolled", (msg.key() or b"").decode())
+        try:
+            for msg in self._records:
+                self.gallery.apply(msg.key(), msg.value())
+                log.info(
+                    "gallery: %s %s", "removed" if msg.value() is None else "enrolled", (msg.key() or b"").decode()
+                )
+        except BrokerError as exc:  # e.g. refused by the ACLs: matching on a gallery frozen in time would be silent
+            self.failed = exc
+            log.error("the gallery cannot be followed, stopping: %s", exc)
+            os.kill(os.getpid(), signal.SIGTERM)  # the process's own way to stop, as an orchestrator would
 
     def stop(self) -> None:
         self._stop.set()

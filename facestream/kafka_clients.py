@@ -175,6 +175,49 @@ def pipeline_partitions() -> int:
     return int(text)
 
 
+# Errors that retrying cannot cure: the cluster's ACLs do not let this client's user do it.
+REFUSALS = (
+    "TOPIC_AUTHORIZATION_FAILED",
+    "GROUP_AUTHORIZATION_FAILED",
+    "CLUSTER_AUTHORIZATION_FAILED",
+    "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+)
+
+
+def check_allowed(error, doing: str) -> None:
+    """A BrokerError naming the user and what it may not do when ``error`` (a KafkaError, or None) is
+    an authorization failure: a service that went on would only look idle, or drop what it sends."""
+    from confluent_kafka import KafkaError
+
+    if error is None or error.code() not in {getattr(KafkaError, name) for name in REFUSALS}:
+        return
+    user = kafka_settings.load().get("sasl.username", "(no sasl.username)")
+    raise BrokerError(
+        f"Kafka's ACLs do not let user {user} {doing}: {error.str()} "
+        "(`facestream kafka acls` gives each role's user its own topics and groups)"
+    )
+
+
+def refusal_in(exc: BaseException) -> BrokerError | None:
+    """The ACL refusal behind ``exc``: a KafkaException a client raised (a producer whose user may write
+    no topic gets no producer id, a fatal error), or one an error it caused carries as its cause."""
+    from confluent_kafka import KafkaException
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KafkaException) and seen.args and hasattr(seen.args[0], "code"):
+            error = seen.args[0]
+            no_id = "idempotence PID" in error.str()
+            try:
+                check_allowed(
+                    error, "produce: it may write no topic, so it gets no producer id" if no_id else "do this"
+                )
+            except BrokerError as refused:
+                return refused
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def partition_count(topic: str, bootstrap: str | None = None, timeout_s: float = 30.0) -> int:
     """How many partitions ``topic`` has. A topic another process has just made can show none until
     its leaders are known: that is waited out, and a topic still without any is a BrokerError."""
@@ -265,7 +308,8 @@ def records(
 ) -> Iterator:
     """The records of ``topic`` as they arrive, through a ``viewer``, until ``until()`` is true (asked
     before every record and every poll, so at most ``poll_s`` late); the consumer is closed however
-    the loop ends. Records that carry an error instead of a value are skipped."""
+    the loop ends. Records that carry an error instead of a value are skipped, unless the error is a
+    refusal by the cluster's ACLs (a BrokerError)."""
     consumer = viewer(topic, from_beginning, bootstrap, on_assign=on_assign, **config)
     try:
         while not until():
@@ -275,6 +319,7 @@ def records(
             for msg in [first, *consumer.consume(500, 0)]:
                 if until():
                     return
+                check_allowed(msg.error(), f"read {msg.topic() or topic}")
                 if not msg.error():
                     yield msg
     finally:

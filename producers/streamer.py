@@ -300,6 +300,7 @@ class Streamer:
             if err is None:
                 self.stats.acked += 1
                 return
+            kafka_clients.check_allowed(err, f"write {self.config.topic}")  # raised out of poll(): no camera can send
             camera.failed += 1
             self.stats.errors += 1
             if logs.worth_saying(camera.failed):

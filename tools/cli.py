@@ -16,7 +16,7 @@ from facestream import __version__, command, kafka_settings, logs
 from facestream.errors import ConfigError
 
 SUBCOMMANDS = {
-    "kafka": "facestream.broker.cli:kafka",
+    "kafka": "facestream.tools.kafka:kafka",
     "produce": "facestream.producers.cli:produce",
     "detect": "facestream.detector_service.cli:detect",
     "pose": "facestream.detector_service.cli:pose",

@@ -173,6 +173,10 @@ def _publish(topic: str, person_id: str, value: bytes | None) -> None:
 
     kafka_clients.ensure_topics({topic: 1}, configs={topic: kafka_clients.COMPACTED})
     producer = kafka_clients.producer("facestream-gallery")
-    kafka_clients.send(producer, topic, value, person_id.encode())
+    failed = []
+    kafka_clients.send(producer, topic, value, person_id.encode(), on_delivery=lambda err, _msg: failed.append(err))
     if producer.flush(30.0):
         raise BrokerError(f"the broker did not acknowledge the gallery record for {person_id} within 30 s")
+    if failed[0] is not None:
+        kafka_clients.check_allowed(failed[0], f"write {topic}")
+        raise BrokerError(f"the broker refused the gallery record for {person_id}: {failed[0].str()}")

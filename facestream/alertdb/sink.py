@@ -56,6 +56,7 @@ def consume_into(
                 messages = []
                 for msg in consumer.consume(batch, 0.5):
                     if msg.error():
+                        kafka_clients.check_allowed(msg.error(), f"read {topic} in group {group}")
                         log.warning("consumer: %s", msg.error())
                     else:
                         messages.append(msg)

@@ -79,17 +79,26 @@ ssl.keystore.location={keystore}
 ssl.keystore.password={keystore_password}
 ssl.key.password={keystore_password}
 """
+# Added when a SecureListener names admins: Kafka's own authorizer, which refuses whatever no ACL allows.
+# The node's own loopback listeners (plaintext, principal ANONYMOUS) carry its replication and
+# controller traffic, so that principal is a super user beside the admins.
+AUTHORIZER_PROPERTIES = """\
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=false
+super.users={super_users}
+"""
 
 
 @dataclass(frozen=True)
 class SecureListener:
     """A SASL_SSL listener: TLS from a PKCS12 keystore, and SCRAM-SHA-512 users (name -> password)
-    created when the storage is formatted."""
+    created when the storage is formatted; with ``admins``, Kafka's ACLs (``facestream kafka acls``)."""
 
     port: int
     keystore: Path
     keystore_password: str
     users: dict[str, str]
+    admins: tuple[str, ...] | None = None  # users allowed everything; set: ACLs decide for the others
 
 
 @dataclass(frozen=True)
@@ -276,6 +285,9 @@ class LocalBroker:
             keystore=self.secure.keystore,
             keystore_password=self.secure.keystore_password,
         )
+        if self.secure.admins is not None:
+            admins = ";".join(f"User:{name}" for name in ("ANONYMOUS", *self.secure.admins))
+            secure += AUTHORIZER_PROPERTIES.format(super_users=admins)
         replaced = {line.split("=", 1)[0] for line in secure.splitlines()}
         kept = [line for line in text.splitlines() if line.split("=", 1)[0] not in replaced]
         return "\n".join(kept) + "\n" + secure

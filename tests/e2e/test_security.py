@@ -3,7 +3,6 @@ certificate and user made here), and the services reaching it with settings from
 a wrong password and plaintext to the TLS port fail at once, saying why; no secret reaches a log."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,48 +11,13 @@ from pathlib import Path
 
 import pytest
 from kafka_helpers import detector_args, read_topic, run_service
+from secure_helpers import certificate, free_ports
 
 from facestream import kafka_clients, paths
 from facestream.broker.local import LocalBroker, SecureListener
 from facestream.schemas import unpack_detection
 
 PASSWORD = "s3cret-" + uuid.uuid4().hex[:8]
-
-
-def free_ports() -> tuple[int, int]:
-    """(broker port, secure port): the broker's controller takes the port after its own, so the
-    three must be free and distinct."""
-    while True:
-        with socket.socket() as a, socket.socket() as b:
-            a.bind(("127.0.0.1", 0))
-            b.bind(("127.0.0.1", 0))
-            port, secure = a.getsockname()[1], b.getsockname()[1]
-        if secure not in (port, port + 1) and port + 1 < 65536:
-            try:
-                with socket.socket() as controller:
-                    controller.bind(("127.0.0.1", port + 1))
-                return port, secure
-            except OSError:
-                continue
-
-
-def certificate(folder: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 in a PKCS12 keystore, and the same certificate as the
-    clients' CA file (Java's keytool: the broker needs Java anyway)."""
-    keystore, ca = folder / "broker.p12", folder / "ca.pem"
-    common = ["-keystore", str(keystore), "-storetype", "PKCS12", "-storepass", "keypass"]
-    subprocess.run(
-        ["keytool", "-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2"]
-        + ["-dname", "CN=localhost", "-ext", "SAN=ip:127.0.0.1,dns:localhost", "-keypass", "keypass", *common],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(
-        ["keytool", "-exportcert", "-rfc", "-alias", "broker", "-file", str(ca), *common],
-        check=True,
-        capture_output=True,
-    )
-    return keystore, ca
 
 
 @pytest.fixture(scope="module")
