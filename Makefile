@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install --disable-pip-version-check
 
-.PHONY: setup demo test lint bench kafka-stop clean
+.PHONY: setup demo test lint bench soak kafka-stop clean
 
 # The services alone: what the demo needs.
 $(VENV)/.base: pyproject.toml
@@ -43,6 +43,13 @@ bench: $(VENV)/.test
 	$(BIN)/python -m bench kafka
 	$(BIN)/python -m bench.detector_backlog
 	$(BIN)/python bench/report.py
+
+## soak: an hour of the CPU pipeline at a steady load; memory, descriptors and lag must stay flat
+soak: $(VENV)/.test
+	$(BIN)/facestream models fetch
+	$(BIN)/facestream samples fetch
+	$(BIN)/facestream kafka start
+	$(BIN)/python -m bench soak
 
 kafka-stop:
 	-$(BIN)/facestream kafka stop
