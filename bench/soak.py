@@ -188,20 +188,10 @@ def _processes(pids: dict[str, int]) -> dict[str, dict[str, float]]:
 
 def _lags(admin, topic_of: dict[str, str]) -> dict[str, int]:
     """Records each group has not committed yet, over all partitions of its topic."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
-
-    lags = {}
-    for group, topic in topic_of.items():
-        partitions = admin.list_topics(topic, timeout=10).topics[topic].partitions
-        asked = [TopicPartition(topic, p) for p in partitions]
-        committed = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, asked)])[group].result()
-        ends = admin.list_offsets({tp: OffsetSpec.latest() for tp in asked}, request_timeout=10)
-        end = {tp.partition: future.result().offset for tp, future in ends.items()}
-        lags[group.rsplit(".", 1)[-1]] = sum(
-            end[tp.partition] - tp.offset if tp.offset >= 0 else end[tp.partition] for tp in committed.topic_partitions
-        )
-    return lags
+    return {
+        group.rsplit(".", 1)[-1]: kafka_clients.group_lag(group, topic, client=admin)
+        for group, topic in topic_of.items()
+    }
 
 
 def _curves(taken: list[Sample], groups: dict) -> dict:

@@ -233,6 +233,20 @@ def partition_count(topic: str, bootstrap: str | None = None, timeout_s: float =
         time.sleep(0.2)
 
 
+def group_lag(group: str, topic: str, bootstrap: str | None = None, client=None) -> int:
+    """Records of ``topic`` that ``group`` has not committed yet, over all its partitions (a partition
+    it never committed counts whole); ``client`` reuses an admin client for repeated asks."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    client = client or admin(bootstrap)
+    asked = [TopicPartition(topic, p) for p in client.list_topics(timeout=10).topics[topic].partitions]
+    committed = client.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, asked)])[group].result()
+    ends = client.list_offsets({tp: OffsetSpec.latest() for tp in asked}, request_timeout=10)
+    end = {tp.partition: future.result().offset for tp, future in ends.items()}
+    return sum(end[tp.partition] - max(tp.offset, 0) for tp in committed.topic_partitions)
+
+
 def check_co_partitioned(topics: list[str], bootstrap: str | None = None, why: str = "") -> int:
     """The one partition count ``topics`` share (keyed alike, their records of one key meet in one
     partition number); a ConfigError naming each count, and how to align them, when they differ."""

@@ -11,12 +11,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from http_helpers import free_port, get
 from kafka_helpers import detector_config
+from worker_helpers import alert_record
 
 from facestream import kafka_clients, kafka_settings
+from facestream.alerting.config import AlertingConfig, alerting_command
+from facestream.dashboard.config import DashboardConfig, dashboard_command
 from facestream.detector_service.config import detector_command
 from facestream.producers.config import ProducerConfig, producer_command
-from facestream.schemas import unpack_detection
+from facestream.schemas import unpack_alert, unpack_detection
 
 REPORTS: list[dict] = []  # printed at the end of the session (conftest's pytest_terminal_summary)
 
@@ -144,3 +148,69 @@ def report(fault: str, produced: int, reader: EventReader, skipped: int = 0, **m
     REPORTS.append(result)
     print("fault report:", json.dumps(result))
     return result
+
+
+class AlertsBeside:
+    """An alerting worker and the dashboard beside the replicas while a fault happens. The worker runs
+    the crowd rule with one face enough, so every camera keeps an alert open and updated (a record every
+    2 s of capture time). ``settle`` then lets a fresh worker of another group make the alerts from the
+    same events, undisturbed: every record it makes must be among those published during the fault
+    (no alert state lost), and no other (repeats only of equal records)."""
+
+    def __init__(self, topics: dict, folder: Path) -> None:
+        self.topics, self.folder, self.port = topics, folder, free_port()
+        self.live = self._worker("live")
+        page = DashboardConfig(
+            port=self.port,
+            database=f"sqlite:///{folder / 'alerts.db'}",
+            frames_topic=topics["frames"],
+            detections_topic=topics["detections"],
+            poses_topic=self._name("poses"),
+            alerts_topic=self._name("alerts-live"),
+            status_topic=self._name("status"),
+        )
+        with open(folder / "dashboard.log", "wb") as out:
+            self.page = subprocess.Popen(dashboard_command(page), stdout=out, stderr=subprocess.STDOUT)
+
+    def _name(self, part: str) -> str:
+        return f"{self.topics['group']}.{part}"
+
+    def _worker(self, run: str) -> subprocess.Popen:
+        config = AlertingConfig(
+            group=self._name(f"alerting-{run}"),
+            rules="crowd",
+            crowd={"min_faces": 1},
+            detections_topic=self.topics["detections"],
+            poses_topic=self._name("poses"),
+            status_topic=self._name("status"),
+            alerts_topic=self._name(f"alerts-{run}"),
+            gallery_topic=self._name("gallery"),
+            stats_interval=5.0,
+        )
+        with open(self.folder / f"alerting-{run}.log", "wb") as out:
+            return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
+
+    def _finish(self, worker: subprocess.Popen, run: str, timeout_s: float = 120.0) -> list:
+        """Once ``worker`` has committed every event: stop it; its alert records."""
+        deadline = time.monotonic() + timeout_s
+        while kafka_clients.group_lag(self._name(f"alerting-{run}"), self.topics["detections"]):
+            assert worker.poll() is None, (self.folder / f"alerting-{run}.log").read_text(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, f"the {run} alerting worker did not catch up"
+            time.sleep(1.0)
+        worker.terminate()
+        assert worker.wait(timeout=60) in (0, -15)
+        return [unpack_alert(r.value()) for r in kafka_clients.read_to_end(self._name(f"alerts-{run}"))]
+
+    def settle(self) -> dict:
+        """After the stream: the page still answers; the live worker's records against the reference's."""
+        status, _ = get(self.port, "/readyz")
+        self.page.terminate()
+        self.page.wait(timeout=60)
+        assert status == 200, (self.folder / "dashboard.log").read_text(errors="replace")[-3000:]
+        live = {alert_record(a) for a in self._finish(self.live, "live")}
+        reference = {alert_record(a) for a in self._finish(self._worker("reference"), "reference")}
+        return {
+            "alert_records": len(reference),
+            "alert_states_lost": len(reference - live),
+            "alert_records_unequal": len(live - reference),
+        }

@@ -62,3 +62,8 @@ def states(alerts: list[Alert], camera: str, kind: str) -> list[str]:
 
 def ended(camera: str, kind: str):
     return lambda alerts: "end" in states(alerts, camera, kind)
+
+
+def alert_record(alert) -> tuple:
+    """What a reader tells alert records apart by: the alert, its state, and the frame and count behind it."""
+    return alert.alert_id, alert.state, alert.updated_ts_ns, alert.count, alert.ended_ts_ns

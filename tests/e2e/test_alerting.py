@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from http_helpers import free_port, get, scrape
 from kafka_helpers import detector_config, photos_to, read_topic, run_service
-from worker_helpers import alerting, alerts_until, ended, states, stop, wait_for
+from worker_helpers import alert_record, alerting, alerts_until, ended, states, stop, wait_for
 
 from facestream import kafka_clients
 from facestream.detector_service.config import detector_command
@@ -190,12 +190,7 @@ def test_a_worker_killed_and_started_again_keeps_its_cameras_state(
         undisturbed.kill()
     assert states(alerts, "gate", "stranger")[0] == "new" and states(alerts, "gate", "stranger")[-1] == "end"
     assert states(alerts, "gate", "stranger").count("new") == 1 and len({a.alert_id for a in alerts}) == 1
-    assert {record(a) for a in alerts} == {record(a) for a in calm}, (alerts, calm)
-
-
-def record(alert) -> tuple:
-    """What a reader tells alert records apart by: the alert, its state, and the frame and count behind it."""
-    return alert.alert_id, alert.state, alert.updated_ts_ns, alert.count, alert.ended_ts_ns
+    assert {alert_record(a) for a in alerts} == {alert_record(a) for a in calm}, (alerts, calm)
 
 
 def test_two_workers_one_killed_the_other_takes_its_cameras_with_their_state(

@@ -1,7 +1,8 @@
 """Faults of a three-node cluster (``facestream kafka start --brokers 3``: three copies of every
-partition, two needed to write) while cameras stream through two detector replicas. Each test
-reports frames produced, answered, lost and duplicated, how long a camera waited for its next event
-after the fault, and how long until every partition had its three copies in sync again."""
+partition, two needed to write) while cameras stream through two detector replicas, an alerting
+worker and the dashboard. Each test reports frames produced, answered, lost and duplicated, the alert
+records against those an undisturbed worker makes of the same events, how long a camera waited for
+its next event after the fault, and how long until every partition had its three copies in sync again."""
 
 import os
 import shutil
@@ -13,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fault_helpers import EventReader, live_cameras, replica, report, wait_for_line, wait_out
+from fault_helpers import AlertsBeside, EventReader, live_cameras, replica, report, wait_for_line, wait_out
 
 from facestream import kafka_clients
 from facestream.broker import LocalCluster
@@ -86,6 +87,7 @@ def test_a_node_killed_and_started_again_loses_nothing(
     which: str, cluster: LocalCluster, topics: dict, sample_dir: Path, tmp_path: Path
 ) -> None:
     replicas = two_replicas(topics, tmp_path)
+    beside = AlertsBeside(topics, tmp_path)
     reader = EventReader(topics["detections"])
     producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=CAMERAS, fps=FPS, seconds=SECONDS)
     time.sleep(8.0)
@@ -100,17 +102,23 @@ def test_a_node_killed_and_started_again_loses_nothing(
     holds(
         f"kill -9 of {which} (node {node} of 3), started again after 10 s",
         reader,
+        beside,
         killed,
         in_sync_after_restart_s=in_sync_s,
     )
 
 
-def holds(fault: str, reader: EventReader, since: float, seconds: float = SECONDS, **measured) -> None:
+def holds(
+    fault: str, reader: EventReader, beside: AlertsBeside, since: float, seconds: float = SECONDS, **measured
+) -> None:
     """Report the fault, and check what each must hold: no frame lost, a frame answered twice (its
-    offsets not committed when the fault came) under one event id, and the wait after ``since`` bounded."""
+    offsets not committed when the fault came) under one event id, no alert state lost nor made up,
+    and the wait after ``since`` bounded."""
     waited = reader.longest_gap(since)
-    result = report(fault, int(CAMERAS * FPS * seconds), reader, longest_wait_s=waited, **measured)
+    alerts = beside.settle()
+    result = report(fault, int(CAMERAS * FPS * seconds), reader, longest_wait_s=waited, **alerts, **measured)
     assert result["lost"] == 0, result
+    assert result["alert_states_lost"] == 0 and result["alert_records_unequal"] == 0, result
     assert result["longest_wait_s"] <= WAIT_BOUND_S, result
     ids: dict[tuple[str, int], set[str]] = {}
     for event in reader.events:
@@ -122,6 +130,7 @@ def test_a_rolling_restart_of_all_three_nodes_loses_nothing(
     cluster: LocalCluster, topics: dict, sample_dir: Path, tmp_path: Path
 ) -> None:
     replicas = two_replicas(topics, tmp_path)
+    beside = AlertsBeside(topics, tmp_path)
     reader = EventReader(topics["detections"])
     producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=CAMERAS, fps=FPS, seconds=45.0)
     time.sleep(5.0)
@@ -133,7 +142,12 @@ def test_a_rolling_restart_of_all_three_nodes_loses_nothing(
     rolled_s = time.monotonic() - started
     wait_out(producer, replicas, reader)
     holds(
-        "rolling restart of all 3 nodes, each back in sync before the next", reader, started, 45.0, rolled_in_s=rolled_s
+        "rolling restart of all 3 nodes, each back in sync before the next",
+        reader,
+        beside,
+        started,
+        45.0,
+        rolled_in_s=rolled_s,
     )
 
 
@@ -157,6 +171,7 @@ def test_a_node_whose_disk_fills_up_loses_nothing(
         node.start(wait=False)
         until_in_sync(cluster, topics, time.monotonic())
         replicas = two_replicas(topics, tmp_path)
+        beside = AlertsBeside(topics, tmp_path)
         reader = EventReader(topics["detections"])
         producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=CAMERAS, fps=FPS, seconds=SECONDS)
         time.sleep(8.0)
@@ -178,7 +193,7 @@ def test_a_node_whose_disk_fills_up_loses_nothing(
         node.start(wait=False)
     assert "No space left on device" in said
     fault = f"the disk of a node leading frames/1 (node {node_id}) full for 10 s, then freed and the node restarted"
-    holds(fault, reader, filled, in_sync_after_restart_s=in_sync_s)
+    holds(fault, reader, beside, filled, in_sync_after_restart_s=in_sync_s)
 
 
 def fill(path: Path) -> None:
