@@ -3,6 +3,7 @@
 import click
 
 from facestream import kafka_clients, kafka_settings
+from facestream.notifier.config import masked
 from facestream.redact import redact
 
 
@@ -31,4 +32,14 @@ def show(ctx: click.Context) -> None:
     for command, values in sorted((ctx.find_root().default_map or {}).items()):
         click.echo(f"[{command}]")
         for key, value in sorted(values.items()):
-            click.echo(f"  {key} = {'********' if kafka_settings.is_secret(key) else redact(str(value))}")
+            click.echo(f"  {key} = {shown(command, key, value)}")
+
+
+def shown(command: str, key: str, value) -> str:
+    """A setting as ``config show`` prints it: secrets masked, and notification targets' URLs by their
+    scheme only (Apprise keeps tokens anywhere in a URL, its path too)."""
+    if kafka_settings.is_secret(key):
+        return "********"
+    if command == "notify" and key == "targets" and isinstance(value, dict):
+        value = {name: {**target, "url": masked(str(target.get("url", "")))} for name, target in value.items()}
+    return redact(str(value))

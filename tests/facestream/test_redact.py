@@ -29,3 +29,12 @@ def test_config_show_masks_camera_credentials(tmp_path) -> None:
     result = CliRunner().invoke(cli, ["--config", str(config), "config", "show"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "hunter2" not in result.output and "rtsp://***@10.0.0.7/s1" in result.output and "fps = 5" in result.output
+
+
+def test_config_show_masks_tokens_in_notification_urls(tmp_path) -> None:
+    # Apprise URLs carry tokens in their paths (Telegram's bot token, Slack's three), not only as user:password.
+    config = tmp_path / "facestream.toml"
+    config.write_text('[notify.targets.chat]\nurl = "tgram://123456:AAH-bot-token/-1001234"\nkinds = "stranger"\n')
+    result = CliRunner().invoke(cli, ["--config", str(config), "config", "show"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "AAH-bot-token" not in result.output and "tgram://***" in result.output and "stranger" in result.output
