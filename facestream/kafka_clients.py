@@ -239,7 +239,7 @@ def group_lag(group: str, topic: str, bootstrap: str | None = None, client=None)
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
     from confluent_kafka.admin import OffsetSpec
 
-    client = client or admin(bootstrap)
+    client = admin(bootstrap) if client is None else client  # an AdminClient has a length: "or" is wrong
     asked = [TopicPartition(topic, p) for p in client.list_topics(timeout=10).topics[topic].partitions]
     committed = client.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group, asked)])[group].result()
     ends = client.list_offsets({tp: OffsetSpec.latest() for tp in asked}, request_timeout=10)
