@@ -24,7 +24,7 @@ from facestream.schemas import (
 
 log = logging.getLogger(__name__)
 OFFSET_TAIL_BASE = -2000  # librdkafka's logical offset "N before the end" is OFFSET_TAIL_BASE - N
-VIEWER_PREFIX = "facestream-viewer-"  # throwaway groups of viewers (this one's too): not shown
+VIEWER_PREFIX = kafka_clients.VIEWER_GROUP_PREFIX  # throwaway groups of viewers (this one's too): not shown
 
 
 class RecordReader:

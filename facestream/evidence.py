@@ -18,7 +18,7 @@ def find_frame(topics: tuple[str, ...], camera_id: str, frame_seq: int, capture_
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = kafka_clients.made(
-        Consumer, kafka_clients.client_config(**{"group.id": "facestream-viewer-evidence", "enable.auto.commit": False})
+        Consumer, kafka_clients.client_config(**{"group.id": kafka_clients.EVIDENCE_GROUP, "enable.auto.commit": False})
     )
     try:
         since_ms = max(0, capture_ts_ns // 1_000_000 - int(LOOK_BEFORE_S * 1000))  # Kafka takes no time before 1970

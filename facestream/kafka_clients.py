@@ -84,6 +84,10 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
     )
 
 
+VIEWER_GROUP_PREFIX = "facestream-viewer-"  # every group that only watches: throwaway, never committed
+EVIDENCE_GROUP = f"{VIEWER_GROUP_PREFIX}evidence"  # reading one frame back by its offset (evidence.py)
+
+
 def viewer(topic: str | list[str], from_beginning: bool, bootstrap: str | None = None, on_assign=None, **config):
     """A consumer that only watches ``topic`` (or several): a throwaway group of its own and no commits,
     so it never takes partitions from the services' workers and leaves no trace. ``config`` adds
@@ -97,7 +101,7 @@ def viewer(topic: str | list[str], from_beginning: bool, bootstrap: str | None =
         client_config(
             bootstrap,
             **{
-                "group.id": f"facestream-viewer-{uuid.uuid4().hex[:12]}",
+                "group.id": f"{VIEWER_GROUP_PREFIX}{uuid.uuid4().hex[:12]}",
                 "auto.offset.reset": "earliest" if from_beginning else "latest",
                 "enable.auto.commit": False,
                 **config,

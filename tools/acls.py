@@ -22,7 +22,7 @@ from facestream.detector_service.config import DetectorConfig, PoseConfig
 from facestream.notifier.config import NotifierConfig
 from facestream.producers.config import ProducerConfig
 
-VIEWERS = "facestream-viewer-"  # the throwaway groups of anything that only watches (kafka_clients.viewer)
+VIEWERS = kafka_clients.VIEWER_GROUP_PREFIX
 ROLES = ("camera", "detector", "pose", "alerting", "alert-store", "notifier", "dashboard")
 
 
@@ -95,12 +95,12 @@ def grants(settings: dict[str, dict]) -> dict[str, list[Grant]]:
             *_reads(store.alerts_topic, *store.frames_topics),
             *_writes(store.dead_letter_topic),
             *_consumes(store.group),
-            *_consumes(f"{VIEWERS}evidence"),
+            *_consumes(kafka_clients.EVIDENCE_GROUP),
         ],
         "notifier": [
             *_reads(notify_alerts, *names(notify_frames)),
             *_consumes(notify_group),
-            *_consumes(f"{VIEWERS}evidence"),
+            *_consumes(kafka_clients.EVIDENCE_GROUP),
         ],
         "dashboard": [
             *_reads(*page.frames_topics, page.detections_topic, page.poses_topic, page.alerts_topic, page.status_topic),

@@ -186,7 +186,7 @@ def test_an_alerting_worker_that_may_not_follow_the_gallery_stops_and_says_so(
     # all of the alerting role's grants but the viewer groups it follows the gallery with
     viewers = AclBindingFilter(
         ResourceType.GROUP,
-        "facestream-viewer-",
+        kafka_clients.VIEWER_GROUP_PREFIX,
         ResourcePatternType.PREFIXED,
         "User:intruder",
         "*",
