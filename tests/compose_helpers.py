@@ -39,10 +39,13 @@ def needed_tools() -> list[str]:
 
 
 class Stack:
-    """One project of the compose file, under its own name, with its own host ports."""
+    """One project of the compose file, under its own name, with its own host ports; ``profiles`` and
+    an ``env_file`` of variables, as ``docker compose --env-file F --profile A --profile B`` takes them."""
 
-    def __init__(self, project: str, profile: str, env: dict[str, str], log: Path) -> None:
-        self.project, self.profile, self.log = project, profile, log
+    def __init__(
+        self, project: str, profiles: tuple[str, ...], env: dict[str, str], log: Path, env_file: Path | None = None
+    ) -> None:
+        self.project, self.profiles, self.log, self.env_file = project, profiles, log, env_file
         self.env = podman_env(**env)
         self.spec = yaml.safe_load(COMPOSE_FILE.read_text())
         self._ticking = threading.Event()
@@ -58,8 +61,8 @@ class Stack:
             str(COMPOSE_FILE),
             "-p",
             self.project,
-            "--profile",
-            self.profile,
+            *(["--env-file", str(self.env_file)] if self.env_file else []),
+            *[arg for profile in self.profiles for arg in ("--profile", profile)],
             *args,
         ]
         return self._run(cmd, timeout_s)
@@ -93,30 +96,38 @@ class Stack:
 
     def services(self) -> list[str]:
         """The services of the profile, dependencies first."""
-        wanted = {
-            name
-            for name, spec in self.spec["services"].items()
-            if not spec.get("profiles") or self.profile in spec["profiles"]
-        }
+        wanted = self.wanted()
         ordered: list[str] = []
 
         def visit(name: str) -> None:
             if name in ordered:
                 return
             for dep in self.spec["services"][name].get("depends_on", {}):
-                visit(dep)
+                if dep in wanted:  # one of another profile is "required: false"
+                    visit(dep)
             ordered.append(name)
 
         for name in sorted(wanted):
             visit(name)
         return ordered
 
+    def wanted(self) -> set[str]:
+        """The services without a profile and those of the profiles asked for."""
+        return {
+            name
+            for name, spec in self.spec["services"].items()
+            if not spec.get("profiles") or set(self.profiles) & set(spec["profiles"])
+        }
+
     def up(self, timeout_s: float = 300) -> None:
-        """Start every service of the profile, each once its dependencies meet their conditions."""
+        """Start every service of the profiles, each once its dependencies meet their conditions; a
+        cluster's nodes all at once (a node is healthy only once a majority of the controllers runs)."""
         self.start_health_ticks()
+        wanted = self.wanted()
         for service in self.services():
             for dep, rule in self.spec["services"][service].get("depends_on", {}).items():
-                self.wait_for(dep, rule.get("condition", "service_started"), timeout_s)
+                if dep in wanted:
+                    self.wait_for(dep, rule.get("condition", "service_started"), timeout_s)
             self.compose("up", "-d", "--no-deps", service)
 
     def wait_for(self, service: str, condition: str, timeout_s: float) -> None:

@@ -1,8 +1,8 @@
-"""docker-compose.yml, started for real: podman and podman-compose on this machine, the CPU profile,
-the project's images built from the file. No registry is reachable here, so deploy/local-images.sh
-first builds the base images the Dockerfiles name (a Debian root file system from debootstrap, with
-Python; Kafka from Maven Central's jars) under their official names; see compose_helpers for what
-podman 4.3 cannot do and what stands in for it."""
+"""docker-compose.yml, started for real: podman and podman-compose on this machine, the CPU profile
+(and with it the cluster profile's three Kafka nodes), the project's images built from the file. No
+registry is reachable here, so deploy/local-images.sh first builds the base images the Dockerfiles
+name (a Debian root file system from debootstrap, with Python; Kafka from Maven Central's jars) under
+their official names; see compose_helpers for what podman 4.3 cannot do and what stands in for it."""
 
 import os
 import subprocess
@@ -37,7 +37,7 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
     kafka_port, page_port, mqtt_port = free_port(), free_port(), free_port()
     stack = Stack(
         f"fstest{uuid.uuid4().hex[:6]}",
-        "cpu",
+        ("cpu",),
         {
             "FACESTREAM_COMPOSE_KAFKA_PORT": str(kafka_port),
             "FACESTREAM_DASHBOARD_PORT": str(page_port),
@@ -99,6 +99,58 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
         raise
     finally:
         stack.down()
+
+
+def test_the_cluster_profile_runs_on_three_nodes_and_rides_out_one_stopping(tmp_path: Path) -> None:
+    missing = needed_tools()
+    assert not missing, f"{missing} missing: apt-get install podman runc debootstrap (.ci/run does)"
+    ports = {name: free_port() for name in ("", "_2", "_3")}
+    stack = Stack(
+        f"fscluster{uuid.uuid4().hex[:6]}",
+        ("cpu", "cluster"),
+        {
+            **{f"FACESTREAM_COMPOSE_KAFKA_PORT{suffix}": str(port) for suffix, port in ports.items()},
+            "FACESTREAM_DASHBOARD_PORT": str(free_port()),
+            "FACESTREAM_MQTT_PORT": str(free_port()),
+            "FACESTREAM_DB_PASSWORD": uuid.uuid4().hex,
+        },
+        tmp_path / "compose.log",
+        env_file=ROOT / "deploy" / "cluster.env",
+    )
+    stack.compose("build", timeout_s=1800)  # the images the first test built: cached
+    bootstrap = ",".join(f"127.0.0.1:{port}" for port in ports.values())
+    try:
+        stack.up()
+        stack.wait_healthy("detector", timeout_s=300)
+        stack.wait_healthy("alerting", timeout_s=300)
+        admin = kafka_clients.admin(bootstrap)
+        frames = admin.list_topics(timeout=10).topics["frames"]
+        assert {len(p.replicas) for p in frames.partitions.values()} == {3}
+        wait_for_records(bootstrap, "alerts", lambda found: "stranger" in found, kind=True)
+
+        # One node stops (SIGKILL, as a crash): the cameras, the detector and alerting carry on.
+        stack.podman("kill", stack.containers("kafka-2")[0])
+        stopped_ns = time.time_ns()
+        deadline = time.monotonic() + 120
+        while fresh_events(bootstrap, stopped_ns) < 20:
+            assert time.monotonic() < deadline, "no events of frames captured after the node stopped"
+            time.sleep(3)
+        stack.compose("stop", "cameras")
+        sent = {(f.camera_id, f.frame_seq) for f in map(unpack_frame, values(bootstrap, "frames"))}
+        wait_until_committed(bootstrap, len(sent))
+        events = {(e.camera_id, e.frame_seq) for e in map(unpack_detection, values(bootstrap, "detections"))}
+        assert sent <= events, f"{len(sent - events)} of {len(sent)} frames lost"
+    except BaseException:
+        for service in stack.services():
+            print(f"--- {service}\n{stack.logs(service)}")
+        raise
+    finally:
+        stack.down()
+
+
+def fresh_events(bootstrap: str, since_ns: int) -> int:
+    """Events of frames captured after ``since_ns``."""
+    return sum(unpack_detection(v).capture_ts_ns > since_ns for v in values(bootstrap, "detections"))
 
 
 def values(bootstrap: str, topic: str) -> list[bytes]:

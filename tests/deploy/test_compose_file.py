@@ -23,10 +23,13 @@ DOCKERFILES = [ROOT / "Dockerfile", ROOT / "deploy" / "gpu.Dockerfile", ROOT / "
 STAND_INS = [ROOT / "deploy" / "postgres" / "Dockerfile", ROOT / "deploy" / "mosquitto" / "Dockerfile"]
 
 
-@pytest.mark.parametrize("profile", ["cpu", "gpu"])
-def test_podman_compose_resolves_the_file(profile: str) -> None:
+@pytest.mark.parametrize("profiles", [("cpu",), ("gpu",), ("cpu", "cluster")], ids="+".join)
+def test_podman_compose_resolves_the_file(profiles: tuple[str, ...]) -> None:
+    cluster = "cluster" in profiles
+    options = [arg for profile in profiles for arg in ("--profile", profile)]
+    options += ["--env-file", str(ROOT / "deploy" / "cluster.env")] if cluster else []
     done = subprocess.run(
-        [sys.executable, "-m", "podman_compose", "-f", str(COMPOSE_FILE), "--profile", profile, "config"],
+        [sys.executable, "-m", "podman_compose", "-f", str(COMPOSE_FILE), *options, "config"],
         capture_output=True,
         text=True,
         env=podman_env(),
@@ -34,7 +37,13 @@ def test_podman_compose_resolves_the_file(profile: str) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     resolved = yaml.safe_load(done.stdout)
-    assert ("detector-gpu" in resolved["services"]) == (profile == "gpu")
+    assert ("detector-gpu" in resolved["services"]) == ("gpu" in profiles)
+    assert ("kafka-3" in resolved["services"]) == cluster
+    bootstrap = resolved["services"]["detector" if "cpu" in profiles else "detector-gpu"]["environment"]
+    assert bootstrap["KAFKA_BOOTSTRAP"] == ("kafka:9092,kafka-2:9092,kafka-3:9092" if cluster else "kafka:9092")
+    if cluster:
+        node = resolved["services"]["kafka-3"]["environment"]
+        assert str(node["KAFKA_NODE_ID"]) == "3" and str(node["KAFKA_MIN_INSYNC_REPLICAS"]) == "2"
 
 
 @pytest.mark.parametrize("service", FACESTREAM_SERVICES)
