@@ -68,7 +68,15 @@ class CameraView:
 @dataclass
 class AlertView:
     alert: Alert  # the latest record
-    lifecycle: list[tuple[str, int]]  # (state, updated_ts_ns) per record, in order
+    lifecycle: list[list]  # [state, records] per run of records in one state, in order: an alert open
+    # for days is a few runs, not one entry per update (the soak saw the page grow 6 MB an hour)
+
+    def record(self, alert: Alert) -> None:
+        self.alert = alert
+        if self.lifecycle and self.lifecycle[-1][0] == alert.state:
+            self.lifecycle[-1][1] += 1
+        else:
+            self.lifecycle.append([alert.state, 1])
 
     def fields(self) -> dict[str, Any]:
         a = self.alert
@@ -82,7 +90,7 @@ class AlertView:
             "started_ts_ms": a.started_ts_ns // 1_000_000,
             "updated_ts_ms": a.updated_ts_ns // 1_000_000,
             "ended_ts_ms": None if a.ended_ts_ns is None else a.ended_ts_ns // 1_000_000,
-            "lifecycle": [state for state, _ in self.lifecycle],
+            "lifecycle": [list(run) for run in self.lifecycle],
             "evidence": None
             if first is None
             else {"frame_seq": first.frame_seq, "similarity": first.similarity, "person": first.person},
@@ -141,8 +149,7 @@ class DashboardState:
             view = self.alerts.pop(alert.alert_id, None)
             if view is None:
                 view = AlertView(alert, [])
-            view.alert = alert
-            view.lifecycle.append((alert.state, alert.updated_ts_ns))
+            view.record(alert)
             self.alerts[alert.alert_id] = view  # moved to the newest end
             while len(self.alerts) > self.alerts_kept:
                 self.alerts.popitem(last=False)

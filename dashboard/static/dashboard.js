@@ -103,14 +103,8 @@ function clock(ms) {
   return ms === null ? "" : new Date(ms).toLocaleTimeString();
 }
 
-function lifecycle(states) {
-  const parts = [];
-  for (const state of states) {
-    const last = parts[parts.length - 1];
-    if (last && last.state === state) last.times += 1;
-    else parts.push({ state, times: 1 });
-  }
-  return parts.map((p) => (p.times > 1 ? `${p.state} ×${p.times}` : p.state)).join(" → ");
+function lifecycle(runs) {
+  return runs.map(([state, times]) => (times > 1 ? `${state} ×${times}` : state)).join(" → ");
 }
 
 function evidenceImage(alertId) {

@@ -65,9 +65,17 @@ def test_an_alert_s_records_make_one_entry_with_its_lifecycle_newest_first() -> 
     state.on_alert(alert("end", updated=3))
     alerts = state.snapshot()["alerts"]
     assert [a["alert_id"] for a in alerts] == ["a1", "a2"]
-    assert alerts[0]["lifecycle"] == ["new", "update", "end"] and alerts[0]["state"] == "end"
+    assert alerts[0]["lifecycle"] == [["new", 1], ["update", 1], ["end", 1]] and alerts[0]["state"] == "end"
     state.on_alert(alert("new", alert_id="a3"))  # over alerts_kept: the oldest goes
     assert [a["alert_id"] for a in state.snapshot()["alerts"]] == ["a3", "a1"]
+
+
+def test_an_alert_open_for_long_keeps_runs_of_states_not_every_record() -> None:
+    state = DashboardState(frame_rate=2.0, alerts_kept=2)
+    state.on_alert(alert("new"))
+    for updated in range(2, 10_002):  # a crowd updated every 2 s for five and a half hours
+        state.on_alert(alert("update", updated=updated))
+    assert state.snapshot()["alerts"][0]["lifecycle"] == [["new", 1], ["update", 10_000]]
 
 
 def test_the_version_changes_only_when_something_shown_does() -> None:
