@@ -19,6 +19,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -110,6 +112,19 @@ class Stack:
         for name in sorted(wanted):
             visit(name)
         return ordered
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """The stack up for the block, down however it ends; every service's log printed if it fails."""
+        try:
+            self.up()
+            yield
+        except BaseException:
+            for service in self.services():
+                print(f"--- {service}\n{self.logs(service)}")
+            raise
+        finally:
+            self.down()
 
     def wanted(self) -> set[str]:
         """The services without a profile and those of the profiles asked for."""

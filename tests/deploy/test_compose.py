@@ -49,8 +49,7 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
     )
     stack.compose("build", timeout_s=1800)
     bootstrap = f"127.0.0.1:{kafka_port}"
-    try:
-        stack.up()
+    with stack.running():
         for service in ("detector", "pose", "alerting", "alert-store", "notifier", "dashboard"):
             stack.wait_healthy(service, timeout_s=300)
 
@@ -87,18 +86,7 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
         assert len(stack.containers("detector")) == 1
         assert members_with_partitions(bootstrap, 1) == 1
 
-        # Nothing lost: the cameras stop, the detector catches up, every frame has its event.
-        stack.compose("stop", "cameras")
-        frames = {(f.camera_id, f.frame_seq) for f in map(unpack_frame, values(bootstrap, "frames"))}
-        wait_until_committed(bootstrap, len(frames))
-        events = {(e.camera_id, e.frame_seq) for e in map(unpack_detection, values(bootstrap, "detections"))}
-        assert len(frames) > 100 and frames <= events, f"{len(frames - events)} of {len(frames)} frames lost"
-    except BaseException:
-        for service in stack.services():
-            print(f"--- {service}\n{stack.logs(service)}")
-        raise
-    finally:
-        stack.down()
+        every_frame_answered(stack, bootstrap)
 
 
 def test_the_cluster_profile_runs_on_three_nodes_and_rides_out_one_stopping(tmp_path: Path) -> None:
@@ -119,8 +107,7 @@ def test_the_cluster_profile_runs_on_three_nodes_and_rides_out_one_stopping(tmp_
     )
     stack.compose("build", timeout_s=1800)  # the images the first test built: cached
     bootstrap = ",".join(f"127.0.0.1:{port}" for port in ports.values())
-    try:
-        stack.up()
+    with stack.running():
         stack.wait_healthy("detector", timeout_s=300)
         stack.wait_healthy("alerting", timeout_s=300)
         admin = kafka_clients.admin(bootstrap)
@@ -135,17 +122,16 @@ def test_the_cluster_profile_runs_on_three_nodes_and_rides_out_one_stopping(tmp_
         while fresh_events(bootstrap, stopped_ns) < 20:
             assert time.monotonic() < deadline, "no events of frames captured after the node stopped"
             time.sleep(3)
-        stack.compose("stop", "cameras")
-        sent = {(f.camera_id, f.frame_seq) for f in map(unpack_frame, values(bootstrap, "frames"))}
-        wait_until_committed(bootstrap, len(sent))
-        events = {(e.camera_id, e.frame_seq) for e in map(unpack_detection, values(bootstrap, "detections"))}
-        assert sent <= events, f"{len(sent - events)} of {len(sent)} frames lost"
-    except BaseException:
-        for service in stack.services():
-            print(f"--- {service}\n{stack.logs(service)}")
-        raise
-    finally:
-        stack.down()
+        every_frame_answered(stack, bootstrap)
+
+
+def every_frame_answered(stack: Stack, bootstrap: str) -> None:
+    """Nothing lost: the cameras stop, the detector catches up, every frame has its event."""
+    stack.compose("stop", "cameras")
+    frames = {(f.camera_id, f.frame_seq) for f in map(unpack_frame, values(bootstrap, "frames"))}
+    wait_until_committed(bootstrap, len(frames))
+    events = {(e.camera_id, e.frame_seq) for e in map(unpack_detection, values(bootstrap, "detections"))}
+    assert len(frames) > 100 and frames <= events, f"{len(frames - events)} of {len(frames)} frames lost"
 
 
 def fresh_events(bootstrap: str, since_ns: int) -> int:
