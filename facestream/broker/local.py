@@ -304,8 +304,7 @@ class LocalBroker:
             "kafka.tools.StorageTool",
             "format",
             *([] if self.quorum else ["--standalone"]),  # a cluster's quorum is its fixed voters
-            "-t",
-            cid,
+            f"--cluster-id={cid}",
             "-c",
             str(self.config),
         ]
@@ -339,8 +338,12 @@ class LocalBroker:
 
 
 def new_cluster_id() -> str:
-    """16 random bytes in URL-safe base64, as ``kafka-storage random-uuid`` makes."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """16 random bytes in URL-safe base64, as ``kafka-storage random-uuid`` makes, and like Kafka's own
+    never starting with "-", which the storage tool would read as an option (1 start in 64 failed so)."""
+    while True:
+        made = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not made.startswith("-"):
+            return made
 
 
 def find_java() -> str:
