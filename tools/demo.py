@@ -20,6 +20,7 @@ from pathlib import Path
 import click
 
 from facestream import kafka_clients, paths
+from facestream.signals import StopOnSignals
 
 # The annotated photos hold 2, 2 and 1 faces: a crowd of two, for the demo.
 CAMERAS = {
@@ -104,15 +105,15 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
         err=True,
     )
     counts: dict[str, int] = {}
-    try:
-        for line, kind in _since(started_ns, duration, children, log_dir):
-            click.echo(line)
-            counts[kind] = counts.get(kind, 0) + 1
-    except KeyboardInterrupt:
-        pass
-    finally:
-        for proc in reversed(children.values()):
-            _stop(proc)
+    # Ctrl-C (or SIGTERM) ends the stream through StopOnSignals, not KeyboardInterrupt: a shell that
+    # starts the demo in the background ignores SIGINT for it, and Python then raises none.
+    with StopOnSignals("stopping the services") as stop:
+        try:
+            for line, kind in _since(started_ns, duration, children, log_dir, stop):
+                click.echo(line)
+                counts[kind] = counts.get(kind, 0) + 1
+        finally:
+            _stop(children)
     click.echo(", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing arrived", err=True)
     if not any(kind.startswith("events") for kind in counts):
         raise click.ClickException(f"no detection events arrived; see the logs in {log_dir}")
@@ -165,9 +166,10 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-def _since(started_ns: int, duration: float, children: dict[str, subprocess.Popen], log_dir: Path):
+def _since(started_ns: int, duration: float, children: dict[str, subprocess.Popen], log_dir: Path, stop: StopOnSignals):
     """(line to print, what it counts as) for each detection event and alert made after
-    ``started_ns``, until ``duration`` passes or a child dies (then the end of its log says why)."""
+    ``started_ns``, until ``duration`` passes, a stop is asked for, or a child dies (then the end of
+    its log says why)."""
     from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, unpack_alert, unpack_detection
     from facestream.tools.alerts import describe as describe_alert
     from facestream.tools.events import describe as describe_event
@@ -180,7 +182,7 @@ def _since(started_ns: int, duration: float, children: dict[str, subprocess.Pope
                 log = log_dir / f"{name}.log"
                 tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:])
                 raise click.ClickException(f"the {name} exited with code {child.returncode}; the end of {log}:\n{tail}")
-        return end is not None and time.monotonic() >= end
+        return stop.requested or (end is not None and time.monotonic() >= end)
 
     for msg in kafka_clients.records([DETECTIONS_TOPIC, ALERTS_TOPIC], done):
         if msg.topic() == ALERTS_TOPIC:
@@ -193,10 +195,18 @@ def _since(started_ns: int, duration: float, children: dict[str, subprocess.Pope
             yield describe_event(event), f"events ({event.camera_id})"
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
+def _stop(children: dict[str, subprocess.Popen], grace_s: float = 30.0) -> None:
+    """SIGTERM to every child at once, then one shared grace period: stopping them one after another
+    let slow stops add up past what a user (or a test) waits for Ctrl-C. A child still running
+    afterwards is killed, and the demo says which."""
+    for proc in children.values():
+        if proc.poll() is None:
+            proc.terminate()
+    deadline = time.monotonic() + grace_s
+    for name, proc in children.items():
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
+            click.echo(f"the {name} did not stop within {grace_s:g} s of SIGTERM; killed it", err=True)
             proc.kill()
+            proc.wait()

@@ -40,6 +40,7 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             ],
             stdout=stdout_file,
             stderr=stderr_file,
+            preexec_fn=ignore_sigint,  # as a shell starts a background job: Ctrl-C must stop it all the same
         )
     try:
         wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 90)
@@ -104,6 +105,10 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
     # The corridor's player topples and lies on the floor: the pose service and the fall rule say so.
     assert printed_alerts(out, ("portraits", "stranger"), ("corridor", "fall")), stdout[-3000:]
     assert not printed_alerts(out, ("annotated", "stranger"))  # the crowd rule only there
+
+
+def ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def in_history(page, camera: str) -> bool:
