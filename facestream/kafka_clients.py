@@ -78,10 +78,23 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
                 "linger.ms": 5,
                 "message.max.bytes": MAX_MESSAGE_BYTES,
                 "partitioner": "murmur2_random",
+                "error_cb": _raise_refusals,
                 **config,
             },
         ),
     )
+
+
+def _raise_refusals(error) -> None:
+    """A producer's errors that belong to no record. A refusal by the ACLs (a user that may write no
+    topic gets no producer id: a fatal error) is raised out of ``poll()`` or ``flush()``, which
+    otherwise fail with a bare SystemError; the rest is logged, as librdkafka would."""
+    from confluent_kafka import KafkaException
+
+    refused = refusal_in(KafkaException(error))
+    if refused is not None:
+        raise refused
+    log.warning("Kafka: %s", error.str())
 
 
 VIEWER_GROUP_PREFIX = "facestream-viewer-"  # every group that only watches: throwaway, never committed
