@@ -40,14 +40,17 @@ RUN apt-get update -q && apt-get install -y -q --no-install-recommends python3 p
 CONTAINERFILE
 fi
 
-if ! have docker.io/apache/kafka:4.1.1; then
+# Kafka's is rebuilt whenever deploy/kafka or the broker's logging changes (a label keeps their digest).
+kafka_digest="$(cat deploy/kafka/* facestream/broker/log4j2.xml | sha256sum | cut -c1-16)"
+kafka_built="$(podman image inspect --format '{{index .Labels "facestream.context"}}' docker.io/apache/kafka:4.1.1 2>/dev/null || true)"
+if [ -n "${FORCE:-}" ] || [ "$kafka_built" != "$kafka_digest" ]; then
   step "apache/kafka:4.1.1 from Maven Central's jars"
   python3 -c 'from facestream.broker import LocalBroker; LocalBroker().install_jars(); print(LocalBroker().lib)' \
     > "$work/lib-path" || { echo "needs facestream installed (make setup) for Kafka's jars"; exit 1; }
   cp -r deploy/kafka "$work/kafka"
   cp -r "$(cat "$work/lib-path")" "$work/kafka/lib"
   cp facestream/broker/log4j2.xml "$work/kafka/"
-  podman build -q -t docker.io/apache/kafka:4.1.1 "$work/kafka"
+  podman build -q --label "facestream.context=$kafka_digest" -t docker.io/apache/kafka:4.1.1 "$work/kafka"
 fi
 # These two are rebuilt whenever their folder changes (a label keeps the folder's digest).
 for pair in postgres:15=deploy/postgres eclipse-mosquitto:2=deploy/mosquitto; do

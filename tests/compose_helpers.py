@@ -25,8 +25,12 @@ from pathlib import Path
 
 import yaml
 
+from facestream import kafka_clients
+from facestream.schemas import unpack_alert, unpack_detection
+
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
+SECURE_FILE = ROOT / "docker-compose.secure.yml"  # an overlay: -f docker-compose.yml -f docker-compose.secure.yml
 CONTAINERS_CONF = ROOT / "deploy" / "podman" / "containers.conf"
 HEALTH_TICK_S = 3.0
 
@@ -40,16 +44,33 @@ def needed_tools() -> list[str]:
     return [tool for tool in ("podman", "runc", "debootstrap") if not shutil.which(tool)]
 
 
+def merged(base: dict, over: dict) -> dict:
+    """``over`` laid on ``base`` as compose merges files: maps key by key, anything else replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 class Stack:
-    """One project of the compose file, under its own name, with its own host ports; ``profiles`` and
-    an ``env_file`` of variables, as ``docker compose --env-file F --profile A --profile B`` takes them."""
+    """One project of the compose file (and overlays: ``files``), under its own name, with its own host
+    ports; ``profiles`` and an ``env_file`` of variables, as ``docker compose --env-file F --profile A
+    --profile B`` takes them."""
 
     def __init__(
-        self, project: str, profiles: tuple[str, ...], env: dict[str, str], log: Path, env_file: Path | None = None
+        self,
+        project: str,
+        profiles: tuple[str, ...],
+        env: dict[str, str],
+        log: Path,
+        env_file: Path | None = None,
+        files: tuple[Path, ...] = (COMPOSE_FILE,),
     ) -> None:
-        self.project, self.profiles, self.log, self.env_file = project, profiles, log, env_file
+        self.project, self.profiles, self.log, self.env_file, self.files = project, profiles, log, env_file, files
         self.env = podman_env(**env)
-        self.spec = yaml.safe_load(COMPOSE_FILE.read_text())
+        self.spec: dict = {}
+        for file in files:
+            self.spec = merged(self.spec, yaml.safe_load(file.read_text()))
         self._ticking = threading.Event()
 
     # -- podman-compose and podman ------------------------------------------------------------
@@ -59,8 +80,7 @@ class Stack:
             sys.executable,
             "-m",
             "podman_compose",
-            "-f",
-            str(COMPOSE_FILE),
+            *[arg for file in self.files for arg in ("-f", str(file))],
             "-p",
             self.project,
             *(["--env-file", str(self.env_file)] if self.env_file else []),
@@ -191,3 +211,18 @@ class Stack:
     def down(self) -> None:
         self._ticking.set()
         self.compose("down", "-v", "-t", "10", timeout_s=300)
+
+
+def values(bootstrap: str, topic: str) -> list[bytes]:
+    return [r.value() for r in kafka_clients.read_to_end(topic, bootstrap, timeout_s=60)]
+
+
+def wait_for_records(bootstrap: str, topic: str, done, kind: bool = False, timeout_s: float = 180) -> set[str]:
+    """Camera ids (or alert kinds) seen on ``topic`` once ``done(seen)`` holds."""
+    deadline, seen = time.monotonic() + timeout_s, set()
+    while not done(seen):
+        assert time.monotonic() < deadline, f"{topic}: only {sorted(seen)} after {timeout_s:.0f} s"
+        time.sleep(3)
+        for value in values(bootstrap, topic):
+            seen.add(unpack_alert(value).kind if kind else unpack_detection(value).camera_id)
+    return seen

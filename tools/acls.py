@@ -80,7 +80,10 @@ def grants(settings: dict[str, dict]) -> dict[str, list[Grant]]:
     notify_group = _value(settings, "notify", "group", NotifierConfig)
     notify_frames = _value(settings, "notify", "frames_topic", NotifierConfig)
     return {
-        "camera": _writes(camera.topic, camera.status_topic),
+        # the frames the detector and the pose service read (one topic, or one each): any camera's
+        "camera": _writes(
+            *dict.fromkeys((camera.topic, detector.frames_topic, pose.frames_topic)), camera.status_topic
+        ),
         "detector": _replica(detector),
         "pose": _replica(pose),
         "alerting": [

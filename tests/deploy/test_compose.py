@@ -11,14 +11,14 @@ import time
 import uuid
 from pathlib import Path
 
-from compose_helpers import ROOT, Stack, needed_tools, podman_env
+from compose_helpers import ROOT, Stack, needed_tools, podman_env, values, wait_for_records
 from http_helpers import free_port, get
 from kafka_helpers import committed_total
 from producer_helpers import wait_until
 from receiver_helpers import retained
 
 from facestream import kafka_clients
-from facestream.schemas import unpack_alert, unpack_detection, unpack_frame
+from facestream.schemas import unpack_detection, unpack_frame
 
 PARTITIONS = 6  # FACESTREAM_PARTITIONS: room for the three detector replicas, and more
 DETECTOR_GROUP = "facestream-detector"
@@ -137,21 +137,6 @@ def every_frame_answered(stack: Stack, bootstrap: str) -> None:
 def fresh_events(bootstrap: str, since_ns: int) -> int:
     """Events of frames captured after ``since_ns``."""
     return sum(unpack_detection(v).capture_ts_ns > since_ns for v in values(bootstrap, "detections"))
-
-
-def values(bootstrap: str, topic: str) -> list[bytes]:
-    return [r.value() for r in kafka_clients.read_to_end(topic, bootstrap, timeout_s=60)]
-
-
-def wait_for_records(bootstrap: str, topic: str, done, kind: bool = False, timeout_s: float = 180) -> set[str]:
-    """Camera ids (or alert kinds) seen on ``topic`` once ``done(seen)`` holds."""
-    deadline, seen = time.monotonic() + timeout_s, set()
-    while not done(seen):
-        assert time.monotonic() < deadline, f"{topic}: only {sorted(seen)} after {timeout_s:.0f} s"
-        time.sleep(3)
-        for value in values(bootstrap, topic):
-            seen.add(unpack_alert(value).kind if kind else unpack_detection(value).camera_id)
-    return seen
 
 
 def members_with_partitions(bootstrap: str, count: int, timeout_s: float = 120) -> int:

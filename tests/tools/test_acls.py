@@ -1,10 +1,15 @@
 """``facestream kafka acls``' grants, worked out from the services' settings (the broker's side is
 tests/e2e/test_acls.py)."""
 
+import tomllib
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from facestream.tools.acls import grants, pipeline_topics
 from facestream.tools.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def topics_of(role: list, operation: str) -> set[str]:
@@ -20,11 +25,19 @@ def test_no_role_but_the_cameras_writes_frames_and_none_but_alerting_writes_aler
 
 
 def test_a_topic_renamed_in_the_config_file_moves_its_grants() -> None:
-    settings = {"produce": {"topic": "frames.gate"}, "detect": {"frames_topic": "frames.gate"}}
+    settings = {"produce": {"topic": "frames.gate"}, **{c: {"frames_topic": "frames.gate"} for c in ("detect", "pose")}}
     every = grants(settings)
     assert topics_of(every["camera"], "WRITE") == {"frames.gate", "camera-status"}
     assert topics_of(every["detector"], "READ") == {"frames.gate"}
     assert pipeline_topics(settings)["frames.gate"] == 4 and pipeline_topics(settings)["faces.gallery"] == 1
+
+
+def test_cameras_may_write_each_frames_topic_a_service_reads() -> None:
+    # The compose stack's corridor streams to a topic of its own for the pose service.
+    every = grants(tomllib.loads((ROOT / "deploy" / "secure" / "pipeline.toml").read_text()))
+    assert topics_of(every["camera"], "WRITE") == {"frames", "frames.corridor", "camera-status"}
+    assert topics_of(every["pose"], "READ") == {"frames.corridor"}
+    assert {"frames", "frames.corridor"} <= topics_of(every["dashboard"], "READ")
 
 
 def test_a_dry_run_prints_every_grant_and_changes_nothing(tmp_path) -> None:
