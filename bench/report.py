@@ -459,7 +459,8 @@ def soak(result: dict) -> list[str]:
         f"{s['fps']:g} fps ({size} frames of the sample photos) for {s['minutes']:g} minutes through a YuNet "
         "detector with SFace embeddings, the alerting workers (every rule), the alert store (SQLite) and the "
         f"dashboard with no page open; sampled every {s['interval_s']:g} s, checked after "
-        f"{s['warm_up_s'] / 60:g} minutes of warm-up (first and last tenth of what follows). Verdict: **{held}**.",
+        f"{s['warm_up_s'] / 60:g} minutes of warm-up (first and last tenth of what follows). Verdict: **{held}**."
+        + (f" The broker's heap: `{result['broker_heap']}`." if result.get("broker_heap") else ""),
         "",
         "| process | RSS settled MB | RSS at the end MB | spread (max/min - 1) | open fds settled -> end |",
         "|---|---|---|---|---|",

@@ -78,6 +78,7 @@ def run(cfg: SoakConfig, command: str) -> dict:
         children = _start(cfg, topics, groups, logs)
         broker_pid = LocalBroker().status().pid
         watched = {name: child.pid for name, child in children.items()} | ({"broker": broker_pid} if broker_pid else {})
+        result["broker_heap"] = _heap_flags(broker_pid)
         admin = kafka_clients.admin(bootstrap)
         started = time.monotonic()
         try:
@@ -208,6 +209,17 @@ def _curves(taken: list[Sample], groups: dict) -> dict:
         },
         "lag": {group: [s.lag.get(group) for s in taken] for group in groups},
     }
+
+
+def _heap_flags(pid: int | None) -> str:
+    """The broker JVM's heap options: with -Xms below -Xmx its RSS grows as the heap does, leak or not."""
+    if pid is None:
+        return ""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return ""
+    return " ".join(a for a in args if a.startswith(("-Xms", "-Xmx")) or a == "-XX:+AlwaysPreTouch")
 
 
 def verdict(taken: list[Sample], cfg: SoakConfig) -> dict:

@@ -159,7 +159,7 @@ class AlertsBeside:
 
     def __init__(self, topics: dict, folder: Path) -> None:
         self.topics, self.folder, self.port = topics, folder, free_port()
-        self.live = self._worker("live")
+        self.live = self._worker("live", ready_port=free_port())
         page = DashboardConfig(
             port=self.port,
             database=f"sqlite:///{folder / 'alerts.db'}",
@@ -175,8 +175,11 @@ class AlertsBeside:
     def _name(self, part: str) -> str:
         return f"{self.topics['group']}.{part}"
 
-    def _worker(self, run: str) -> subprocess.Popen:
+    def _worker(self, run: str, ready_port: int = 0) -> subprocess.Popen:
+        """An alerting worker; with ``ready_port``, once it is ready (its partitions assigned), so that a
+        fault meets it working rather than starting."""
         config = AlertingConfig(
+            http_port=ready_port,
             group=self._name(f"alerting-{run}"),
             rules="crowd",
             crowd={"min_faces": 1},
@@ -187,8 +190,14 @@ class AlertsBeside:
             gallery_topic=self._name("gallery"),
             stats_interval=5.0,
         )
-        with open(self.folder / f"alerting-{run}.log", "wb") as out:
-            return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
+        log = self.folder / f"alerting-{run}.log"
+        with open(log, "wb") as out:
+            worker = subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 90
+        while ready_port and get(ready_port, "/readyz")[0] != 200:
+            assert worker.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+            time.sleep(0.5)
+        return worker
 
     def _finish(self, worker: subprocess.Popen, run: str, timeout_s: float = 120.0) -> list:
         """Once ``worker`` has committed every event: stop it; its alert records."""

@@ -46,8 +46,15 @@ replica.fetch.max.bytes={max_message_bytes}
 log.retention.hours=24
 # A cluster's node that dies (a crash, a failed disk) is fenced, and its partitions led by others, once
 # its heartbeats to the controllers stop for this long (Kafka's default: 9 s); nodes here are local.
-broker.session.timeout.ms=6000
-broker.heartbeat.interval.ms=1000
+# Short enough that a group coordinator on a dead node moves within the detector's 6 s group session
+# (its members then keep their partitions instead of rejoining), after a controller election too.
+broker.session.timeout.ms=3000
+broker.heartbeat.interval.ms=500
+# A dead active controller is noticed after 1 s without its answer (Kafka's default: 2 s) and a split
+# vote retried within 0.3 s (1 s): nodes here are local, an answer takes milliseconds.
+controller.quorum.fetch.timeout.ms=1000
+controller.quorum.election.timeout.ms=500
+controller.quorum.election.backoff.max.ms=300
 # A cluster keeps three copies of every partition and takes a write once two have it.
 default.replication.factor={replication}
 min.insync.replicas={min_isr}
