@@ -152,7 +152,13 @@ class Streamer:
             for source in live:  # streams closed properly when they close at once, never waited on long
                 source.join(max(0.0, closing - time.monotonic()))
             self.status.tick(producer, self.cameras, force=True)  # stopped, ended or failed: said once more
-            left = producer.flush(30.0)
+            try:
+                left = producer.flush(30.0)
+            except SystemError:  # confluent-kafka's report of a fatal error it did not raise itself
+                refused = kafka_clients.fatal_refusal()
+                if refused is None:
+                    raise
+                raise refused from None
             if left:
                 self.stats.errors += left
                 log.error("%d frames were not acknowledged by Kafka within 30 s", left)
