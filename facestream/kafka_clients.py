@@ -85,34 +85,16 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
     )
 
 
-_fatal: list = []  # the fatal errors producers of this process met (a client that met one is done)
-
-
 def _raise_refusals(error) -> None:
     """A producer's errors that belong to no record. A refusal by the ACLs (a user that may write no
-    topic gets no producer id: a fatal error) is raised out of ``poll()`` or ``flush()``; fatal errors
-    are kept for ``fatal_refusal``; the rest is logged, as librdkafka would."""
+    topic gets no producer id: a fatal error) is raised out of ``poll()`` or ``flush()``, where it comes;
+    the rest is logged, as librdkafka would."""
     from confluent_kafka import KafkaException
 
-    if error.fatal():
-        _fatal.append(error)
     refused = refusal_in(KafkaException(error))
     if refused is not None:
         raise refused
     log.warning("Kafka: %s", error.str())
-
-
-def fatal_refusal() -> BrokerError | None:
-    """The ACL refusal behind a producer's fatal error, for where confluent-kafka reports it only as a
-    bare SystemError (``flush()`` after the producer id was refused)."""
-    for error in reversed(_fatal):
-        if "authorization failed" in error.str().lower():
-            user = kafka_settings.load().get("sasl.username", "(no sasl.username)")
-            return BrokerError(
-                f"Kafka's ACLs do not let user {user} produce: it may write no topic, so it gets no producer id: "
-                f"{error.str()} (`facestream kafka acls` gives each role's user its own topics and groups)"
-            )
-    return None
 
 
 VIEWER_GROUP_PREFIX = "facestream-viewer-"  # every group that only watches: throwaway, never committed

@@ -155,10 +155,7 @@ class Streamer:
             try:
                 left = producer.flush(30.0)
             except SystemError:  # confluent-kafka's report of a fatal error it did not raise itself
-                refused = kafka_clients.fatal_refusal()
-                if refused is None:
-                    raise
-                raise refused from None
+                raise self._why_flush_failed(producer) from None
             if left:
                 self.stats.errors += left
                 log.error("%d frames were not acknowledged by Kafka within 30 s", left)
@@ -300,6 +297,16 @@ class Streamer:
             log.error(
                 "camera %s: frame %d refused (%d so far): %s", camera.camera_id, camera.next_seq, camera.refused, reason
             )
+
+    def _why_flush_failed(self, producer: Producer) -> Exception:
+        """The fatal error behind a bare SystemError from ``flush()`` (e.g. the cluster refused this user a
+        producer id): the next ``produce()`` raises it; a record it queued instead is purged unsent."""
+        try:
+            producer.produce(self.config.topic, b"")
+        except KafkaException as exc:
+            return kafka_clients.refusal_in(exc) or exc
+        producer.purge()
+        return RuntimeError("the Kafka client failed while flushing its last frames")
 
     def _on_delivery(self, camera: Camera, seq: int):
         def delivered(err, _msg) -> None:
