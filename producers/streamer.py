@@ -24,6 +24,7 @@ from confluent_kafka import KafkaException, Producer
 from prometheus_client import CollectorRegistry
 
 from facestream import health, kafka_clients, logs
+from facestream.errors import BrokerError
 from facestream.producers.camera import Camera
 from facestream.producers.config import ProducerConfig
 from facestream.producers.encoder import JpegEncoder
@@ -304,7 +305,10 @@ class Streamer:
         try:
             producer.produce(self.config.topic, b"")
         except KafkaException as exc:
-            return kafka_clients.refusal_in(exc) or exc
+            return kafka_clients.refusal_in(exc) or BrokerError(
+                f"the Kafka client stopped on a fatal error ({exc.args[0].str()}); librdkafka's FATAL line above "
+                "names it (a user that may write no topic gets no producer id: `facestream kafka acls`)"
+            )
         producer.purge()
         return RuntimeError("the Kafka client failed while flushing its last frames")
 
