@@ -78,23 +78,32 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
                 "linger.ms": 5,
                 "message.max.bytes": MAX_MESSAGE_BYTES,
                 "partitioner": "murmur2_random",
-                "error_cb": _raise_refusals,
                 **config,
             },
         ),
     )
 
 
-def _raise_refusals(error) -> None:
-    """A producer's errors that belong to no record. A refusal by the ACLs (a user that may write no
-    topic gets no producer id: a fatal error) is raised out of ``poll()`` or ``flush()``, where it comes;
-    the rest is logged, as librdkafka would."""
+def flush(producer, topic: str, timeout_s: float) -> int:
+    """``producer.flush()``: how many records are still unacknowledged after ``timeout_s``. A fatal
+    error that strikes while it waits (a user that may write no topic gets no producer id) can come out
+    of confluent-kafka as a bare SystemError, a race in the client library; the next ``produce()`` to
+    ``topic`` then raises it, named as an ACL refusal where the client still says which. A record that
+    probe queued instead is purged."""
     from confluent_kafka import KafkaException
 
-    refused = refusal_in(KafkaException(error))
-    if refused is not None:
-        raise refused
-    log.warning("Kafka: %s", error.str())
+    try:
+        return producer.flush(timeout_s)
+    except SystemError:
+        try:
+            producer.produce(topic, b"")
+        except KafkaException as exc:
+            raise refusal_in(exc) or BrokerError(
+                f"the Kafka client stopped on a fatal error ({exc.args[0].str()}); librdkafka's FATAL line above "
+                "names it (a user that may write no topic gets no producer id: `facestream kafka acls`)"
+            ) from None
+        producer.purge()
+        raise BrokerError("the Kafka client failed while waiting for its records to be acknowledged") from None
 
 
 VIEWER_GROUP_PREFIX = "facestream-viewer-"  # every group that only watches: throwaway, never committed

@@ -24,7 +24,6 @@ from confluent_kafka import KafkaException, Producer
 from prometheus_client import CollectorRegistry
 
 from facestream import health, kafka_clients, logs
-from facestream.errors import BrokerError
 from facestream.producers.camera import Camera
 from facestream.producers.config import ProducerConfig
 from facestream.producers.encoder import JpegEncoder
@@ -153,10 +152,7 @@ class Streamer:
             for source in live:  # streams closed properly when they close at once, never waited on long
                 source.join(max(0.0, closing - time.monotonic()))
             self.status.tick(producer, self.cameras, force=True)  # stopped, ended or failed: said once more
-            try:
-                left = producer.flush(30.0)
-            except SystemError:  # confluent-kafka's report of a fatal error it did not raise itself
-                raise self._why_flush_failed(producer) from None
+            left = kafka_clients.flush(producer, self.config.topic, 30.0)
             if left:
                 self.stats.errors += left
                 log.error("%d frames were not acknowledged by Kafka within 30 s", left)
@@ -298,19 +294,6 @@ class Streamer:
             log.error(
                 "camera %s: frame %d refused (%d so far): %s", camera.camera_id, camera.next_seq, camera.refused, reason
             )
-
-    def _why_flush_failed(self, producer: Producer) -> Exception:
-        """The fatal error behind a bare SystemError from ``flush()`` (e.g. the cluster refused this user a
-        producer id): the next ``produce()`` raises it; a record it queued instead is purged unsent."""
-        try:
-            producer.produce(self.config.topic, b"")
-        except KafkaException as exc:
-            return kafka_clients.refusal_in(exc) or BrokerError(
-                f"the Kafka client stopped on a fatal error ({exc.args[0].str()}); librdkafka's FATAL line above "
-                "names it (a user that may write no topic gets no producer id: `facestream kafka acls`)"
-            )
-        producer.purge()
-        return RuntimeError("the Kafka client failed while flushing its last frames")
 
     def _on_delivery(self, camera: Camera, seq: int):
         def delivered(err, _msg) -> None:

@@ -175,7 +175,7 @@ def _publish(topic: str, person_id: str, value: bytes | None) -> None:
     producer = kafka_clients.producer("facestream-gallery")
     failed = []
     kafka_clients.send(producer, topic, value, person_id.encode(), on_delivery=lambda err, _msg: failed.append(err))
-    if producer.flush(30.0):
+    if kafka_clients.flush(producer, topic, 30.0):
         raise BrokerError(f"the broker did not acknowledge the gallery record for {person_id} within 30 s")
     if failed[0] is not None:
         kafka_clients.check_allowed(failed[0], f"write {topic}")
