@@ -205,6 +205,7 @@ def profile(
 Examples (on the GPU machine):
   python -m bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --precision fp16
   python -m bench pipeline --model yunet --batch 256 --frames 16384 --provider cuda --precision fp16 --workers 4
+  python -m bench pipeline --model yunet --batch 256 --frames 16384 --provider cuda --precision fp16 --fronts 4
   python -m bench pipeline --model yunet --batch 256 --frames 8192 --provider cuda --gpu-decoder all
   python -m bench pipeline --model mogface --batch 16 --frames 512 --provider cuda
 """,
@@ -232,6 +233,13 @@ Examples (on the GPU machine):
     help="Detector processes sharing the device (replicas), each taking every n-th batch.",
 )
 @click.option(
+    "--fronts",
+    type=click.IntRange(min=0),
+    default=0,
+    help="One GPU owner process (decoder, engine, embedder) answering this many front processes, each "
+    "taking every n-th batch and building its events (0: the processor in one process, or --workers).",
+)
+@click.option(
     "--switch-interval-ms",
     type=click.FloatRange(min=0.01),
     default=None,
@@ -240,6 +248,7 @@ Examples (on the GPU machine):
     "interval bounds its wait while the event-building thread holds it.",
 )
 @click.option("--embedder", type=click.Choice(EMBEDDER_CHOICES), default="none", help="As for detect.")
+@frame_size_option
 @click.option("--repeats", type=int, default=3)
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def pipeline(
@@ -254,12 +263,16 @@ def pipeline(
     decode_threads: int,
     gpu_decoder: str,
     workers: int,
+    fronts: int,
     switch_interval_ms: float | None,
     embedder: str,
+    frame_size: tuple[int, int] | None,
     repeats: int,
     out: Path | None,
 ) -> None:
     """JPEG bytes in memory -> serialised events, against the engine alone at the same batch."""
+    if fronts and workers > 1:
+        raise click.UsageError("--fronts and --workers are two designs: pick one")
     from bench.pipeline import PipelineBenchConfig, run
 
     cfg = PipelineBenchConfig(
@@ -274,16 +287,20 @@ def pipeline(
         decode_threads=decode_threads,
         gpu_decoder=gpu_decoder,
         workers=workers,
+        fronts=fronts,
         switch_interval_ms=switch_interval_ms,
         repeats=repeats,
         embedder=embedder,
+        frame_size=frame_size,
         out=out
         or RESULTS
         / f"pipeline-{_name(model)}-{precision}-{provider}"
         f"{f'-{workers}-workers' if workers > 1 else ''}"
+        f"{f'-owner-{fronts}-fronts' if fronts else ''}"
         f"{'' if gpu_decoder == DEFAULT_GPU_DECODER else '-' + gpu_decoder.replace('/', '-')}"
         f"{'' if switch_interval_ms is None else f'-switch-{switch_interval_ms:g}ms'}"
-        f"{'' if embedder == 'none' else f'-{embedder}'}.json",
+        f"{'' if embedder == 'none' else f'-{embedder}'}"
+        f"{'' if frame_size is None else '-{}x{}'.format(*frame_size)}.json",
     )
     run(cfg, _command("pipeline"))
 

@@ -7,6 +7,7 @@ batch size with its input resident on the device, so their ratio is the cost of 
 the model.
 """
 
+import functools
 import multiprocessing
 import statistics
 import sys
@@ -26,6 +27,8 @@ from facestream.detector_service import models
 from facestream.detector_service.embedder import Embedder
 from facestream.detector_service.engine import Engine
 from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.owner.launch import start_owner
+from facestream.detector_service.owner.remote import RemoteProcessor
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import STAGES, Stats
 from facestream.producers.encoder import cover_crop
@@ -49,6 +52,8 @@ class PipelineBenchConfig:
     repeats: int
     out: Path
     embedder: str = "none"  # as detect --embedder takes it
+    fronts: int = 0  # front processes answered by one GPU owner process (0: no owner)
+    frame_size: tuple[int, int] | None = None  # (width, height) of every frame; None: the photos at ``width``
 
 
 def jpeg_corpus(width: int, count: int, frame_size: tuple[int, int] | None = None) -> list[Frame]:
@@ -76,7 +81,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
     processor = _processor(cfg, path)
     engine = processor.engine
     batches = _batches(cfg)
-    workers = _Workers(cfg, path) if cfg.workers > 1 else None
+    workers = _Fronts(cfg, path) if cfg.fronts else _Workers(cfg, path) if cfg.workers > 1 else None
     engine_fps, pipeline_fps = [], []
     for repeat in range(cfg.repeats):
         engine_fps.append(_engine_only(engine, cfg.batch, len(batches)))
@@ -131,7 +136,7 @@ def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
 
 
 def _batches(cfg: PipelineBenchConfig) -> list[list[Frame]]:
-    return full_batches(jpeg_corpus(cfg.width, cfg.frames), cfg.batch)
+    return full_batches(jpeg_corpus(cfg.width, cfg.frames, cfg.frame_size), cfg.batch)
 
 
 def full_batches(frames: list[Frame], batch: int) -> list[list[Frame]]:
@@ -145,17 +150,20 @@ class _Workers:
     process, so the host work around a fast model (box decoding, events) scales with processes."""
 
     def __init__(self, cfg: PipelineBenchConfig, path: Path) -> None:
+        self._start_all(cfg.workers, lambda index: (_worker, (cfg, path, index)))
+
+    def _start_all(self, count: int, task) -> None:
+        """``count`` processes, the ``index``-th running ``task(index)``'s (function, arguments) with the
+        start barrier and the two result queues added."""
         context = multiprocessing.get_context("spawn")  # a forked child cannot use its parent's CUDA context
-        self._start = context.Barrier(cfg.workers + 1)
+        self._start = context.Barrier(count + 1)
         self._counts, self._stats = context.Queue(), context.Queue()
-        self._processes = [
-            context.Process(
-                target=_worker, args=(cfg, path, index, self._start, self._counts, self._stats), daemon=True
-            )
-            for index in range(cfg.workers)
-        ]
-        for process in self._processes:
+        self._processes = []
+        for index in range(count):
+            target, args = task(index)
+            process = context.Process(target=target, args=(*args, self._start, self._counts, self._stats), daemon=True)
             process.start()
+            self._processes.append(process)
 
     def run(self) -> float:
         """One repeat: all workers start together (each is warm); frames/s of them all, start to last end."""
@@ -176,9 +184,32 @@ class _Workers:
         return total
 
 
+class _Fronts(_Workers):
+    """One GPU owner process (decoder, engine, embedder) answering ``cfg.fronts`` front processes, each
+    taking every n-th batch through shared memory and building its events, as ``detect --fronts``
+    runs them."""
+
+    def __init__(self, cfg: PipelineBenchConfig, path: Path) -> None:
+        self._owner, ends = start_owner(functools.partial(_processor, cfg, path), cfg.fronts)
+        self._start_all(cfg.fronts, lambda index: (_front, (cfg, ends[index], index, cfg.fronts)))
+
+    def close(self) -> Stats:
+        total = super().close()
+        self._owner.join()
+        return total
+
+
 def _worker(cfg: PipelineBenchConfig, path: Path, index: int, start, counts, stats) -> None:
-    processor = _processor(cfg, path)
-    batches = _batches(cfg)[index :: cfg.workers]
+    _serve_share(cfg, _processor(cfg, path), index, cfg.workers, start, counts, stats)
+
+
+def _front(cfg: PipelineBenchConfig, connection, index: int, fronts: int, start, counts, stats) -> None:
+    _serve_share(cfg, RemoteProcessor(connection), index, fronts, start, counts, stats)
+
+
+def _serve_share(cfg: PipelineBenchConfig, processor, index: int, processes: int, start, counts, stats) -> None:
+    """Every ``processes``-th batch from the ``index``-th, once per repeat, all processes starting together."""
+    batches = _batches(cfg)[index::processes]
     for _ in range(cfg.repeats):
         start.wait()
         _pipeline(processor, batches)

@@ -170,8 +170,8 @@ def pipeline(result: dict) -> list[str]:
     s, m = result["settings"], result["machine"]
     split = {OLD_STAGE_NAMES.get(name, name): ms for name, ms in result["ms_per_frame"].items()}
     return [
-        f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, "
-        f"{s.get('workers', 1)} detector process{'es' if s.get('workers', 1) > 1 else ''}, "
+        f"**Pipeline, {s['model']} {s['precision'].upper()}, batch {s['batch']}, {_processes(s)}, "
+        + (f"frames {s['frame_size'][0]}x{s['frame_size'][1]}, " if s.get("frame_size") else "")
         + (f"{s['embedder']} embeddings on, " if s.get("embedder", "none") != "none" else "")
         + "JPEG decoding on the "
         f"{result.get('decoder', 'cpu').upper()}{_gpu_decoder(result)}"
@@ -188,6 +188,15 @@ def pipeline(result: dict) -> list[str]:
         + f"boxes + events {split['postprocess']} ms. "
         f"Source: `bench/results/{result['_file']}`."
     ]
+
+
+def _processes(settings: dict) -> str:
+    """How the pipeline ran: detector processes each with the whole processor, or one GPU owner
+    answering front processes (``--fronts``)."""
+    fronts, workers = settings.get("fronts", 0), settings.get("workers", 1)
+    if fronts:
+        return f"one GPU owner process answering {fronts} front process{'es' if fronts > 1 else ''}"
+    return f"{workers} detector process{'es' if workers > 1 else ''}"
 
 
 def _gpu_decoder(result: dict) -> str:

@@ -26,6 +26,7 @@ class GpuDecodeSettings:
     cpu_threads: int = 0  # nvImageCodec's host threads per decoder; 0: one per core
     keep_images: bool = True  # decode into the previous batch's Images rather than allocate new ones
     chunk: int = 0  # images per nvImageCodec call; 0: the whole batch in one call
+    first: bool = False  # decode on a stream of the GPU's highest priority, ahead of inference's kernels
 
     def __post_init__(self) -> None:
         if self.backends not in BACKENDS:
@@ -35,22 +36,28 @@ class GpuDecodeSettings:
 
     @classmethod
     def parse(cls, text: str) -> "GpuDecodeSettings":
-        """``backends[/keep][/tN][/cN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4/c64`` is the hardware
-        decoder, decoding into kept Images, 4 host threads, 64 images per call; ``hw/keep`` (the defaults)
-        is DEFAULT_GPU_DECODER."""
+        """``backends[/keep][/first][/tN][/cN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4/c64`` is the
+        hardware decoder, decoding into kept Images, 4 host threads, 64 images per call; ``/first`` puts
+        decoding on a high-priority stream; ``hw/keep`` (the defaults) is DEFAULT_GPU_DECODER."""
         backends, *flags = text.split("/")
         numbers = {"t": 0, "c": 0}  # host threads, images per call
         for flag in flags:
             if flag[:1] in numbers and flag[1:].isdigit():
                 numbers[flag[0]] = int(flag[1:])
-            elif flag != "keep":
-                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep, tN or cN)")
-        return cls(backends=backends, cpu_threads=numbers["t"], keep_images="keep" in flags, chunk=numbers["c"])
+            elif flag not in ("keep", "first"):
+                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep, first, tN or cN)")
+        return cls(
+            backends=backends,
+            cpu_threads=numbers["t"],
+            keep_images="keep" in flags,
+            chunk=numbers["c"],
+            first="first" in flags,
+        )
 
     def __str__(self) -> str:
         """The ``--gpu-decoder`` spelling, which ``parse`` reads back."""
         numbers = (f"/t{self.cpu_threads}" if self.cpu_threads else "") + (f"/c{self.chunk}" if self.chunk else "")
-        return self.backends + "/keep" * self.keep_images + numbers
+        return self.backends + "/keep" * self.keep_images + "/first" * self.first + numbers
 
 
 DEFAULT_GPU_DECODER = str(GpuDecodeSettings())  # "hw/keep": detect's and bench pipeline's default

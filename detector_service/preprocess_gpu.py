@@ -65,10 +65,11 @@ extern "C" __global__ void letterbox(
 """
 _THREADS = 256
 
-# One decoding stream per device for the whole process, never destroyed: nvImageCodec keeps state per
-# stream, and on the H200 making a fourth decoder after three (each with a stream of its own) had come
-# and gone crashed the process.
+# One decoding stream per device (and priority) for the whole process, never destroyed: nvImageCodec
+# keeps state per stream, and on the H200 making a fourth decoder after three (each with a stream of its
+# own) had come and gone crashed the process.
 _STREAMS: dict = {}
+_HIGHEST = -100  # a stream priority beyond any GPU's range: CUDA clamps it to the highest there is
 
 
 def available() -> str | None:
@@ -119,9 +120,10 @@ class GpuPreprocessor:
             ) from None
         self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
         with self._device:
-            if device_id not in _STREAMS:
-                _STREAMS[device_id] = cp.cuda.Stream(non_blocking=True)
-            self._stream = _STREAMS[device_id]
+            key = (device_id, self.settings.first)
+            if key not in _STREAMS:  # CUDA takes the lower number first and clamps it to the GPU's range
+                _STREAMS[key] = cp.cuda.Stream(non_blocking=True, priority=_HIGHEST if self.settings.first else 0)
+            self._stream = _STREAMS[key]
             self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
         # With keep_images: per (generation, chunk index), the Images decoded into last. Frames handed out
         # with their batch (keep_frames) stay in use until the caller finishes that batch, while the next

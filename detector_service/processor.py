@@ -31,7 +31,7 @@ from facestream.detector_service.postprocess import to_frames
 from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError
-from facestream.schemas import DetectionEvent, Frame, PoseEvent
+from facestream.schemas import DetectionEvent, Frame, ModelRef, PoseEvent
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,7 @@ class _Inferred:
     placed: list  # Placed or DecodeError, per frame
     good: list[int]  # frames that decoded, in batch order
     outputs: dict[str, np.ndarray] | None
+    decode_s: float  # the decoding thread's time on this batch
     decode_wait_s: float  # inference thread idle, waiting for decoding
     infer_s: float
 
@@ -73,6 +74,45 @@ class Outcome:
     error: DecodeError | None = None
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A batch's outcome as arrays, before any event exists: what a GPU owner hands back to the front
+    that sent the batch (small and picklable), and what ``outcomes`` turns into events."""
+
+    errors: dict[int, str]  # frame index -> why it did not decode
+    good: list[int]  # frames that decoded, in batch order
+    faces: Detections | None  # every good frame's faces (or people) in frame pixels; None if none decoded
+    counts: np.ndarray  # faces per good frame
+    embeddings: np.ndarray | None
+    seconds: dict[str, float]  # stage -> time this batch spent there (Stats' *_s names)
+
+
+@dataclass(frozen=True)
+class Describes:
+    """What a front needs to know of the processor that answers it: its one-line description, the
+    model and embedder its events name, and what the model finds."""
+
+    line: str
+    model: ModelRef
+    finds: str  # "faces" or "people"
+    embedder: ModelRef | None
+    input_hw: tuple[int, int]
+
+
+def outcomes(answer: Answer, frames: list[Frame], tags: list, describes: Describes) -> list[Outcome]:
+    """One outcome per frame of the batch: a dead letter for each frame that did not decode, an event
+    (built from the answer's arrays, a batch at once) for the others."""
+    found = [Outcome(tags[i], error=DecodeError(why)) for i, why in answer.errors.items()]
+    if answer.faces is None:
+        return found
+    good = [frames[i] for i in answer.good]
+    if describes.finds == "people":
+        events = build_pose_events(good, answer.faces, answer.counts, describes.model)
+    else:
+        events = build_events(good, answer.faces, answer.counts, describes.model, answer.embeddings, describes.embedder)
+    return found + [Outcome(tags[i], event=event) for i, event in zip(answer.good, events)]
+
+
 class FrameProcessor:
     def __init__(
         self,
@@ -93,6 +133,7 @@ class FrameProcessor:
         self.preprocessor = self._preprocessor(decode, decode_threads, gpu_decoder)
         # One batch per stage at a time: batch N+1 decodes while batch N infers (on the engine's thread).
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decode-batch")
+        self._describes = self.describes()
 
     def _preprocessor(self, decode: str, threads: int, gpu_decoder: GpuDecodeSettings | None):
         """GPU decoding when the engine is on a GPU and nvImageCodec is here; a loud CPU fallback otherwise.
@@ -145,18 +186,16 @@ class FrameProcessor:
 
     def _decode(self, frames: list[Frame]):
         t0 = time.perf_counter()
-        try:
-            return self.preprocessor.run(frames)
-        finally:
-            self.stats.decode_s += time.perf_counter() - t0
+        batch, placed = self.preprocessor.run(frames)
+        return batch, placed, time.perf_counter() - t0
 
     def _infer(self, decoding: Future) -> _Inferred:
         t0 = time.perf_counter()
-        batch, placed = decoding.result()
+        batch, placed, decode_s = decoding.result()
         good = [i for i, p in enumerate(placed) if isinstance(p, Placed)]
         t1 = time.perf_counter()
         outputs = self.engine.run(batch[good] if len(good) < len(placed) else batch) if good else None
-        return _Inferred(placed, good, outputs, t1 - t0, time.perf_counter() - t1)
+        return _Inferred(placed, good, outputs, decode_s, t1 - t0, time.perf_counter() - t1)
 
     def _find(self, inferring: Future) -> _Found:
         """Boxes back in frame pixels, then each face cut from its full-size frame and embedded."""
@@ -176,26 +215,30 @@ class FrameProcessor:
             )
         return _Found(inferred, faces, counts, embeddings, t1 - t0, time.perf_counter() - t1)
 
-    def finish(self, pending: Pending) -> list[Outcome]:
+    def describes(self) -> Describes:
+        embedder = None if self.embedder is None else self.embedder.ref
+        return Describes(self.describe(), self.model.ref, self.model.finds, embedder, self.engine.input_hw)
+
+    def answer(self, pending: Pending) -> Answer:
+        """Batch ``pending`` as arrays, once its decoding, inference and embedding are done."""
         found: _Found = pending.future.result() if self.embedder is not None else self._find(pending.future)
+        inferred = found.inferred
+        errors = {i: str(p) for i, p in enumerate(inferred.placed) if isinstance(p, DecodeError)}
+        seconds = {
+            "decode_s": inferred.decode_s,
+            "decode_wait_s": inferred.decode_wait_s,  # decoding that the pipeline did not hide
+            "infer_s": inferred.infer_s,
+            "embed_s": found.embed_s,
+            "postprocess_s": found.boxes_s,
+        }
+        return Answer(errors, inferred.good, found.faces, found.counts, found.embeddings, seconds)
+
+    def finish(self, pending: Pending) -> list[Outcome]:
+        answer = self.answer(pending)
         t0 = time.perf_counter()
-        inferred, placed = found.inferred, found.inferred.placed
-        outcomes = [Outcome(pending.tags[i], error=p) for i, p in enumerate(placed) if isinstance(p, DecodeError)]
-        if found.faces is not None:
-            good = inferred.good
-            frames = [pending.frames[i] for i in good]
-            if self.model.finds == "people":
-                events = build_pose_events(frames, found.faces, found.counts, self.model.ref)
-            else:
-                embedder = None if self.embedder is None else self.embedder.ref
-                events = build_events(frames, found.faces, found.counts, self.model.ref, found.embeddings, embedder)
-            outcomes += [Outcome(pending.tags[i], event=event) for i, event in zip(good, events)]
-        self.stats.batches += 1
-        self.stats.decode_wait_s += inferred.decode_wait_s  # decoding that the pipeline did not hide
-        self.stats.infer_s += inferred.infer_s
-        self.stats.embed_s += found.embed_s
-        self.stats.postprocess_s += found.boxes_s + time.perf_counter() - t0
-        return outcomes
+        done = outcomes(answer, pending.frames, pending.tags, self._describes)
+        self.stats.add_batch(answer.seconds, events_s=time.perf_counter() - t0)
+        return done
 
     def warm_up(self) -> float:
         """One decode on the decoding thread and one inference per batch bucket: the first real batch

@@ -43,6 +43,14 @@ class Stats:
     def count_event(self) -> None:
         self.events += 1
 
+    def add_batch(self, seconds: dict[str, float], events_s: float) -> None:
+        """One batch done: its time in each stage (``<stage>_s`` names), building its events counted as
+        postprocessing."""
+        self.batches += 1
+        for name, spent in seconds.items():
+            setattr(self, name, getattr(self, name) + spent)
+        self.postprocess_s += events_s
+
     def count_dead_letter(self, reason: str) -> None:
         self.dead_letters += 1
         self.dead_letter_reasons[reason] = self.dead_letter_reasons.get(reason, 0) + 1

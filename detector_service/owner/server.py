@@ -1,0 +1,153 @@
+"""The GPU owner: one process per GPU holds its CUDA context, the JPEG decoder, the engine sessions and
+the embedder, and answers the batches of every front with arrays.
+
+Separate replicas each had a context of their own, and kernels of different processes only take turns
+on a GPU (no MPS), so one replica's decoding could not overlap another's inference; and a decoding
+thread that shares its interpreter with Kafka clients and event building waits for it once per image.
+Here the owner's Python does little more than hand batches on: decoding of batch N+1 overlaps the
+inference of batch N on streams of one context, and the fronts, each a process with its own
+interpreter, do the Kafka side and build the events.
+
+The conversation with a front, over its pipe: the owner says ``Started`` (or ``Failed``) once its
+processor is warm; the front sends ``payloads.Batch`` descriptors and finally ``None``; the owner
+answers each batch, in order, with ``Answered``. If anything fails, every front gets ``Failed``.
+"""
+
+import logging
+import queue
+import threading
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+
+from facestream import logs
+from facestream.detector_service.owner.payloads import Batch, Reader
+from facestream.detector_service.processor import Answer, Describes, FrameProcessor, Pending
+from facestream.errors import FacestreamError
+
+log = logging.getLogger(__name__)
+
+IN_FLIGHT = 2  # batches begun and not yet answered: one decoding while one infers
+
+
+@dataclass(frozen=True)
+class Started:
+    describes: Describes
+    provider: str  # the Stats a front reports, as the owner's processor set them
+    fallback: bool
+    warning: str | None
+    decoder: str
+    decode_fallback: bool
+
+
+@dataclass(frozen=True)
+class Answered:
+    number: int
+    answer: Answer
+
+
+@dataclass(frozen=True)
+class Failed:
+    message: str
+    exit_code: int
+
+
+def serve(build, connections: list[Connection]) -> None:
+    """Run an owner until every front has said it is done: ``build()`` makes the warm processor (in
+    this process, so the CUDA context is this one's)."""
+    logs.setup()
+    try:
+        processor: FrameProcessor = build()
+    except Exception as exc:  # said to every front, which stops with it
+        _fail(connections, exc)
+        raise
+    stats = processor.stats
+    started = Started(
+        processor.describes(), stats.provider, stats.fallback, stats.warning, stats.decoder, stats.decode_fallback
+    )
+    for connection in connections:
+        connection.send(started)
+    log.info("GPU owner serving %d fronts: %s", len(connections), processor.describe())
+    try:
+        _Owner(processor, connections).run()
+    except Exception as exc:
+        _fail(connections, exc)
+        raise
+    finally:
+        processor.close()
+
+
+def _fail(connections: list[Connection], exc: Exception) -> None:
+    failed = Failed(f"{type(exc).__name__}: {exc}", exc.exit_code if isinstance(exc, FacestreamError) else 1)
+    for connection in connections:
+        try:
+            connection.send(failed)
+        except OSError:  # that front is gone already
+            pass
+
+
+class _Owner:
+    """Batches from every front in arrival order, two under way at a time, each answered to its front
+    as soon as it is done. One queue wakes the loop: batches arriving and batches finishing."""
+
+    def __init__(self, processor: FrameProcessor, connections: list[Connection]) -> None:
+        self.processor = processor
+        self.connections = connections
+        self.reader = Reader()
+        self.wake: queue.SimpleQueue = queue.SimpleQueue()  # (front, Batch or None when it is done), or None
+        self._slots: dict[tuple[int, int], str] = {}  # (front, slot) -> the block it lies in
+        for front, connection in enumerate(connections):
+            threading.Thread(target=self._receive, args=(front, connection), name=f"front-{front}", daemon=True).start()
+
+    def _receive(self, front: int, connection: Connection) -> None:
+        while True:
+            try:
+                batch = connection.recv()
+            except (EOFError, OSError):  # the front died: nothing more comes from it
+                batch = None
+            self.wake.put((front, batch))
+            if batch is None:
+                return
+
+    def run(self) -> None:
+        waiting: deque[tuple[int, Batch]] = deque()
+        under_way: deque[tuple[int, int, Pending]] = deque()  # (front, batch number, pending), oldest first
+        serving = set(range(len(self.connections)))
+        closing: set[int] = set()  # fronts that said goodbye, owed their last answers
+        while serving or closing:
+            arrival = self.wake.get()
+            if arrival is not None:
+                front, batch = arrival
+                if batch is None:
+                    serving.discard(front)
+                    closing.add(front)
+                else:
+                    waiting.append((front, batch))
+            while under_way and under_way[0][2].future.done():
+                front, number, pending = under_way.popleft()
+                self._send(front, Answered(number, self.processor.answer(pending)))
+            while waiting and len(under_way) < IN_FLIGHT:
+                front, batch = waiting.popleft()
+                pending = self._begin(front, batch)
+                pending.future.add_done_callback(lambda _: self.wake.put(None))
+                under_way.append((front, batch.number, pending))
+            owed = {front for front, _ in waiting} | {front for front, _, _ in under_way}
+            for front in closing - owed:  # every batch it sent is answered: goodbye
+                self._send(front, None)
+                closing.discard(front)
+        self.reader.close()
+
+    def _begin(self, front: int, batch: Batch) -> Pending:
+        slot = (front, batch.number % 2)
+        previous = self._slots.get(slot)
+        if previous is not None and previous != batch.segment:  # the front gave the slot a larger block
+            self.reader.forget(previous)
+        self._slots[slot] = batch.segment
+        return self.processor.begin(self.reader.frames(batch), [None] * len(batch))
+
+    def _send(self, front: int, message: Answered | None) -> None:
+        try:
+            self.connections[front].send(message)
+        except OSError:  # the front died with batches under way: their frames stay uncommitted there
+            if message is not None:
+                log.warning("front %d is gone: the answer to its batch %d is dropped", front, message.number)

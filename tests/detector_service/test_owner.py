@@ -1,0 +1,76 @@
+"""The GPU owner design, run for real on the CPU: an owner process answers fronts through shared memory
+and pipes, and the events the fronts build are the ones the processor makes in one process."""
+
+import dataclasses
+import functools
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from facestream.detector_service.config import DetectorConfig
+from facestream.detector_service.owner.launch import start_owner
+from facestream.detector_service.owner.remote import OwnerStopped, RemoteProcessor
+from facestream.detector_service.service import build_processor
+from facestream.schemas import Frame, pack_detection
+
+CONFIG = DetectorConfig(model="yunet", provider="cpu", batch=4, embedder="sface", ort_threads=1, decode_threads=1)
+
+
+def photo(sample_dir: Path, name: str, seq: int, camera: str = "cam") -> Frame:
+    data = (sample_dir / name).read_bytes()
+    height, width = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR).shape[:2]
+    return Frame(camera, seq, 1_000 + seq, width, height, data)
+
+
+def events_of(processor, batches: list[list[Frame]]) -> list[bytes]:
+    """Every batch through ``processor`` as the service drives it (the next begun before the last is
+    finished); each outcome serialised (its time of detection left out), or the dead letter's reason."""
+    found, pending = [], None
+    for frames in [*batches, None]:
+        following = processor.begin(frames, [f.frame_seq for f in frames]) if frames else None
+        if pending is not None:
+            for outcome in sorted(processor.finish(pending), key=lambda o: o.tag):
+                if outcome.error is None:
+                    found.append(pack_detection(dataclasses.replace(outcome.event, detect_ts_ns=0)))
+                else:
+                    found.append(str(outcome.error))
+        pending = following
+    return found
+
+
+def test_fronts_get_the_events_one_process_makes(sample_dir: Path) -> None:
+    names = ["obama.jpg", "obama2.jpg", "biden.jpg", "einstein.jpg", "breakingbad.jpg", "obama3.jpg"]
+    batches = [[photo(sample_dir, n, 10 * b + i, f"cam{b}") for i, n in enumerate(names[b : b + 3])] for b in range(4)]
+    broken = Frame("cam9", 99, 0, 640, 480, b"\xff\xd8 not a jpeg")
+    batches[1] = [*batches[1], broken]
+    alone = build_processor(CONFIG)
+    try:
+        expected = [events_of(alone, batches[f::2]) for f in range(2)]
+    finally:
+        alone.close()
+
+    owner, ends = start_owner(functools.partial(build_processor, CONFIG), fronts=2)
+    # The second front's slots are too small for one photo: they grow as its batches need.
+    fronts = [RemoteProcessor(ends[0]), RemoteProcessor(ends[1], slot_bytes=1024)]
+    try:
+        got = [events_of(front, batches[f::2]) for f, front in enumerate(fronts)]
+    finally:
+        for front in fronts:
+            front.close()
+        owner.join(timeout=60)
+    assert owner.exitcode == 0
+    assert got == expected
+    assert any("do not decode" in outcome for outcome in got[1] if isinstance(outcome, str))
+    assert fronts[0].describe().startswith("yunet v2023mar on cpu, input 640x480; embeddings sface v2021dec")
+    assert fronts[0].stats.batches == 2 and fronts[0].stats.infer_s > 0 and fronts[0].stats.embed_s > 0
+
+
+def test_an_owner_that_cannot_start_stops_its_fronts_with_the_reason(tmp_path: Path) -> None:
+    config = DetectorConfig(model=str(tmp_path / "missing.onnx"), provider="cpu")
+    owner, ends = start_owner(functools.partial(build_processor, config), fronts=1)
+    with pytest.raises(OwnerStopped, match="missing.onnx"):
+        RemoteProcessor(ends[0], start_timeout_s=120)
+    owner.join(timeout=60)
+    assert owner.exitcode != 0
