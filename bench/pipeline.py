@@ -245,7 +245,7 @@ def run_batches(processor: FrameProcessor, batches: list[list[Frame]]) -> tuple[
 
     def seen(event) -> None:
         nonlocal faces
-        pack_detection(event)
+        pack_detection(event, check=False)  # as the service's publisher packs the events it built
         faces += len(event.faces)
 
     return drive(processor, batches, seen), faces

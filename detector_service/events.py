@@ -125,7 +125,8 @@ class Publisher:
         self._max_record_bytes = max_record_bytes
 
     def event(self, event: DetectionEvent | PoseEvent, on_done: OnDone) -> None:
-        value = pack_pose(event) if isinstance(event, PoseEvent) else pack_detection(event)
+        # Built here from the processor's arrays, so not checked again (the builders' tests check them).
+        value = pack_pose(event, check=False) if isinstance(event, PoseEvent) else pack_detection(event, check=False)
         self._send(self.detections_topic, event.camera_id.encode(), value, None, on_done)
 
     def dead_letter(self, source, stage: str, error: Exception, on_done: OnDone) -> None:
