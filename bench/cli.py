@@ -9,7 +9,7 @@ import click
 from bench import RESULTS
 from facestream.config import parse_size, parsed
 from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES, PROVIDER_CHOICES
-from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER
+from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER
 
 LIVE_MODES = ("pyav-all", "pyav-keyframes", "opencv-grab", "opencv-read")  # bench.live's, without importing it
 

@@ -20,11 +20,12 @@ from bench import save, settings_of
 from bench.engine import EngineBenchConfig, _model_file, _progress
 from bench.machine import describe
 from bench.pipeline import full_batches, jpeg_corpus
-from facestream.detector_service import models, preprocess_gpu
-from facestream.detector_service.engine import Engine
-from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
-from facestream.detector_service.preprocess import Preprocessor
-from facestream.detector_service.preprocess_gpu import GpuPreprocessor
+from facestream.detector_service import models
+from facestream.detector_service.decoding import preprocess_gpu
+from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.decoding.preprocess import Preprocessor
+from facestream.detector_service.decoding.preprocess_gpu import GpuPreprocessor
+from facestream.detector_service.inference.engine import Engine
 
 CPU = "cpu"  # the thread-pool decoder, always measured first
 

@@ -23,8 +23,8 @@ from bench.engine import _model_file, _progress
 from bench.machine import describe
 from bench.pipeline import PipelineBenchConfig, _processor, full_batches, run_batches
 from facestream import samples
-from facestream.detector_service import align
-from facestream.detector_service.embedder import FACES_PER_INFERENCE, Embedder
+from facestream.detector_service.decoding import align
+from facestream.detector_service.inference.embedder import FACES_PER_INFERENCE, Embedder
 from facestream.detector_service.models import sface
 from facestream.schemas import Frame
 

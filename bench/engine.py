@@ -21,9 +21,10 @@ import numpy as np
 from bench import save, settings_of
 from bench.machine import describe
 from facestream import paths
-from facestream.detector_service import models, runtime
-from facestream.detector_service.engine import Engine, load_graph
-from facestream.detector_service.graph_rewrite import IMAGE_INPUT
+from facestream.detector_service import models
+from facestream.detector_service.inference import runtime
+from facestream.detector_service.inference.engine import Engine, load_graph
+from facestream.detector_service.inference.graph_rewrite import IMAGE_INPUT
 
 H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of the H100/H200 SXM
 

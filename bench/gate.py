@@ -25,8 +25,8 @@ from bench.machine import describe
 from bench.pipeline import drive
 from facestream import samples
 from facestream.detector_service import models
-from facestream.detector_service.engine import Engine
-from facestream.detector_service.postprocess import iou
+from facestream.detector_service.inference.engine import Engine
+from facestream.detector_service.inference.postprocess import iou
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
 from facestream.producers.motion import MotionGate

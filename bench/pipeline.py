@@ -24,9 +24,9 @@ from bench.engine import _model_file, _progress
 from bench.machine import describe
 from facestream import samples
 from facestream.detector_service import models
-from facestream.detector_service.embedder import Embedder
-from facestream.detector_service.engine import Engine
-from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.inference.embedder import Embedder
+from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.owner.launch import start_owner
 from facestream.detector_service.owner.remote import RemoteProcessor
 from facestream.detector_service.processor import FrameProcessor

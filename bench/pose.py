@@ -21,7 +21,7 @@ from bench.machine import describe
 from bench.pipeline import drive, full_batches
 from facestream import samples
 from facestream.detector_service import models
-from facestream.detector_service.engine import Engine
+from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
 from facestream.schemas import Frame, pack_pose

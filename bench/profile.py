@@ -20,9 +20,10 @@ import numpy as np
 from bench import save
 from bench.engine import EngineBenchConfig, _model_file, _progress, torch_baseline
 from bench.machine import describe
-from facestream.detector_service import graph_rewrite, models, runtime
-from facestream.detector_service.engine import load_graph
-from facestream.detector_service.graph_rewrite import IMAGE_INPUT
+from facestream.detector_service import models
+from facestream.detector_service.inference import graph_rewrite, runtime
+from facestream.detector_service.inference.engine import load_graph
+from facestream.detector_service.inference.graph_rewrite import IMAGE_INPUT
 
 # Kernel name -> family, first match wins. cuDNN/CUTLASS convolution kernels carry many names.
 FAMILIES = (

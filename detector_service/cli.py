@@ -69,7 +69,8 @@ def fetch(names: tuple[str, ...]) -> None:
     The pose model ships as TFLite: the first fetch converts it to ONNX in a converter environment of
     its own (TensorFlow, a few hundred MB) and checks the result against the TFLite interpreter."""
     from facestream import paths
-    from facestream.detector_service import embedder, models
+    from facestream.detector_service import models
+    from facestream.detector_service.inference import embedder
 
     known = {**models.FETCHABLE, **embedder.FETCHABLE}
     for name in names or sorted(known):
@@ -93,7 +94,7 @@ def build_engine(**values) -> None:
     frame of `facestream detect` never waits for a build."""
     import time
 
-    from facestream.detector_service.runtime import engine_cache_dir
+    from facestream.detector_service.inference.runtime import engine_cache_dir
     from facestream.detector_service.service import build_processor
 
     started = time.monotonic()

@@ -6,8 +6,8 @@ import sys
 from dataclasses import dataclass
 
 from facestream.config import check, command_line, parse_duration, parse_size, setting, show_size
-from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
-from facestream.detector_service.runtime import PROVIDER_CHOICES
+from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
+from facestream.detector_service.inference.runtime import PROVIDER_CHOICES
 from facestream.kafka_clients import MAX_MESSAGE_BYTES
 from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
 

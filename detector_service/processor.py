@@ -20,15 +20,15 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from facestream.detector_service import align, preprocess_gpu
-from facestream.detector_service.align_gpu import GpuWarper
-from facestream.detector_service.embedder import Embedder, Warp
-from facestream.detector_service.engine import Engine
+from facestream.detector_service.decoding import align, preprocess_gpu
+from facestream.detector_service.decoding.align_gpu import GpuWarper
+from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.decoding.preprocess import DecodeError, Placed, Preprocessor
 from facestream.detector_service.events import build_events, build_pose_events
-from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.inference.embedder import Embedder, Warp
+from facestream.detector_service.inference.engine import Engine
+from facestream.detector_service.inference.postprocess import to_frames
 from facestream.detector_service.models.base import Detections, FaceModel, Thresholds
-from facestream.detector_service.postprocess import to_frames
-from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
 from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError
 from facestream.schemas import DetectionEvent, Frame, ModelRef, PoseEvent

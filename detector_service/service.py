@@ -11,17 +11,19 @@ from concurrent.futures import Future, wait
 from prometheus_client import CollectorRegistry
 
 from facestream import health, kafka_clients, logs
-from facestream.detector_service import gpu_choice, metrics, models, transactions
-from facestream.detector_service.batcher import Batcher
+from facestream.detector_service import metrics, models
 from facestream.detector_service.config import DetectorConfig, PoseConfig
-from facestream.detector_service.consumer import GroupMember
-from facestream.detector_service.embedder import Embedder
-from facestream.detector_service.engine import Engine
-from facestream.detector_service.events import Publisher
-from facestream.detector_service.limits import FrameLimits, LimitError
+from facestream.detector_service.inference import gpu_choice
+from facestream.detector_service.inference.embedder import Embedder
+from facestream.detector_service.inference.engine import Engine
+from facestream.detector_service.kafka import transactions
+from facestream.detector_service.kafka.batcher import Batcher
+from facestream.detector_service.kafka.consumer import GroupMember
+from facestream.detector_service.kafka.limits import FrameLimits, LimitError
+from facestream.detector_service.kafka.publisher import Publisher
+from facestream.detector_service.kafka.rate_limit import RateLimit
 from facestream.detector_service.models.base import Thresholds
 from facestream.detector_service.processor import FrameProcessor, Pending
-from facestream.detector_service.rate_limit import RateLimit
 from facestream.detector_service.stats import Stats, StatsReporter
 from facestream.errors import BrokerError, ModelError
 from facestream.schemas import Frame, SchemaError, unpack_frame

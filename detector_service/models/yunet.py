@@ -12,7 +12,8 @@ from typing import ClassVar
 import numpy as np
 
 from facestream.assets import PackagedFile
-from facestream.detector_service import graph_rewrite
+from facestream.detector_service.inference import graph_rewrite
+from facestream.detector_service.inference.postprocess import select_batch
 from facestream.detector_service.models.base import (
     Detections,
     InputSpec,
@@ -21,7 +22,6 @@ from facestream.detector_service.models.base import (
     fetch_patched,
     save_stamped,
 )
-from facestream.detector_service.postprocess import select_batch
 from facestream.schemas import ModelRef
 
 WEIGHTS = PackagedFile(

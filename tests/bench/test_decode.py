@@ -7,7 +7,7 @@ import pytest
 
 from bench.decode import DecodeBenchConfig, run
 from bench.report import decode as render
-from facestream.detector_service import preprocess_gpu
+from facestream.detector_service.decoding import preprocess_gpu
 
 
 def test_a_bad_variant_fails_before_timing(tmp_path: Path) -> None:

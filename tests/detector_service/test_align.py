@@ -4,7 +4,7 @@ least squares for noisy ones, never a mirror image; the host warp samples as its
 import cv2
 import numpy as np
 
-from facestream.detector_service import align
+from facestream.detector_service.decoding import align
 from facestream.detector_service.models import sface
 from facestream.detector_service.models.base import Detections
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from facestream.detector_service import align, models, preprocess_gpu
-from facestream.detector_service.embedder import Embedder
-from facestream.detector_service.engine import Engine
+from facestream.detector_service import models
+from facestream.detector_service.decoding import align, preprocess_gpu
+from facestream.detector_service.inference.embedder import Embedder
+from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models import sface
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
@@ -30,7 +31,7 @@ def corpus() -> list[Frame]:
 def test_the_gpu_warp_matches_the_host_warp_on_the_same_frames(corpus: list[Frame]) -> None:
     import cupy as cp
 
-    from facestream.detector_service.align_gpu import GpuWarper
+    from facestream.detector_service.decoding.align_gpu import GpuWarper
 
     decoder = preprocess_gpu.GpuPreprocessor((480, 640), keep_frames=True)
     _, placed = decoder.run(corpus[:4])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from facestream.detector_service.batcher import Batcher
+from facestream.detector_service.kafka.batcher import Batcher
 
 
 class Script:

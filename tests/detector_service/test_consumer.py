@@ -7,7 +7,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from kafka_helpers import committed_total
 
 from facestream import kafka_clients
-from facestream.detector_service.consumer import GroupMember
+from facestream.detector_service.kafka.consumer import GroupMember
 
 
 def poll_until(member: GroupMember, condition, timeout_s: float = 45.0) -> None:

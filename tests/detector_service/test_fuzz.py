@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from facestream.detector_service.limits import FrameLimits, jpeg_size
-from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
+from facestream.detector_service.decoding.preprocess import DecodeError, Placed, Preprocessor
+from facestream.detector_service.kafka.limits import FrameLimits, jpeg_size
 from facestream.schemas import Frame, SchemaError, pack_frame, unpack_frame
 
 JPEG = cv2.imencode(".jpg", np.random.default_rng(0).integers(0, 256, (48, 64, 3), dtype=np.uint8))[1].tobytes()

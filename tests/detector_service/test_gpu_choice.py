@@ -2,7 +2,7 @@
 
 import pytest
 
-from facestream.detector_service.gpu_choice import use_gpu
+from facestream.detector_service.inference.gpu_choice import use_gpu
 from facestream.errors import ConfigError
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from facestream.detector_service.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
+from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 
 
 def test_the_default_is_the_hardware_decoder_into_kept_images() -> None:

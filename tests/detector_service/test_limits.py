@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from jpeg_helpers import bomb
 
-from facestream.detector_service.limits import FrameLimits, jpeg_size
+from facestream.detector_service.kafka.limits import FrameLimits, jpeg_size
 from facestream.schemas import Frame
 
 

@@ -12,7 +12,7 @@ import pytest
 from facestream import assets, paths
 from facestream.alerting.rules.fall import FallSettings, torso
 from facestream.detector_service import models
-from facestream.detector_service.engine import Engine
+from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models import movenet, tflite_convert
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from facestream.detector_service import nvimgcodec_extensions as extensions
+from facestream.detector_service.decoding import nvimgcodec_extensions as extensions
 
 WHEEL_EXTENSIONS = [
     "libnvjpeg_ext.so.0.9.0",

@@ -1,4 +1,4 @@
-from facestream.detector_service.offsets import OffsetTracker
+from facestream.detector_service.kafka.offsets import OffsetTracker
 
 TP = ("frames", 0)
 

@@ -2,7 +2,13 @@ import cv2
 import numpy as np
 import pytest
 
-from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor, decode_jpeg, letterbox_into
+from facestream.detector_service.decoding.preprocess import (
+    DecodeError,
+    Placed,
+    Preprocessor,
+    decode_jpeg,
+    letterbox_into,
+)
 from facestream.schemas import Frame
 
 

@@ -12,9 +12,9 @@ import sys
 import numpy as np
 import pytest
 
-from facestream.detector_service import nvimgcodec_extensions, preprocess_gpu
-from facestream.detector_service.gpu_decode_settings import GpuDecodeSettings
-from facestream.detector_service.preprocess import DecodeError, Placed, Preprocessor
+from facestream.detector_service.decoding import nvimgcodec_extensions, preprocess_gpu
+from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.decoding.preprocess import DecodeError, Placed, Preprocessor
 from facestream.errors import ConfigError
 from facestream.schemas import Frame
 
@@ -90,7 +90,7 @@ def test_a_grayscale_jpeg_decodes_as_on_the_cpu() -> None:
 
 def test_the_engine_takes_a_device_batch(corpus: list[Frame], yunet_path) -> None:
     from facestream.detector_service import models
-    from facestream.detector_service.engine import Engine
+    from facestream.detector_service.inference.engine import Engine
 
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
     engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cuda", buckets=(8,))

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from facestream.detector_service import models
-from facestream.detector_service.embedder import Embedder
-from facestream.detector_service.engine import Engine
-from facestream.detector_service.preprocess import Preprocessor
+from facestream.detector_service.decoding.preprocess import Preprocessor
+from facestream.detector_service.inference.embedder import Embedder
+from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
 from facestream.errors import ConfigError

@@ -1,6 +1,6 @@
 """--max-fps-per-camera: at most N frames a second of each camera, newest first, by capture time."""
 
-from facestream.detector_service.rate_limit import RateLimit
+from facestream.detector_service.kafka.rate_limit import RateLimit
 from facestream.schemas import Frame
 
 MS = 1_000_000

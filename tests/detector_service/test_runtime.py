@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from facestream.detector_service import models, runtime
-from facestream.detector_service.engine import Engine, bucket_of, buckets_for
+from facestream.detector_service import models
+from facestream.detector_service.inference import runtime
+from facestream.detector_service.inference.engine import Engine, bucket_of, buckets_for
+from facestream.detector_service.inference.runtime import SessionPlan
 from facestream.detector_service.models.yunet import YuNet
-from facestream.detector_service.runtime import SessionPlan
 from facestream.errors import ModelError
 from facestream.schemas import ModelRef
 
@@ -25,7 +26,7 @@ def gpu_build() -> bool:
 
 @pytest.mark.skipif(gpu_build(), reason="a GPU build of onnxruntime cannot fall back to the CPU here")
 def test_auto_says_loudly_what_it_fell_back_from(yunet_path: Path, caplog) -> None:
-    caplog.set_level(logging.INFO, logger="facestream.detector_service.runtime")
+    caplog.set_level(logging.INFO, logger="facestream.detector_service.inference.runtime")
     engine = Engine(yunet_path, (480, 640), batch=4, plugin=PLUGIN, provider="auto", threads=1)
     assert engine.provider == "cpu" and engine.buckets == (4,)
     assert any("tensorrt" in r for r in engine.fallbacks) and any("cuda" in r for r in engine.fallbacks)

@@ -9,7 +9,7 @@ import pytest
 
 from facestream import paths
 from facestream.detector_service import models
-from facestream.detector_service.embedder import Embedder
+from facestream.detector_service.inference.embedder import Embedder
 from facestream.detector_service.models import sface, yunet
 from facestream.detector_service.models.base import META_PRECISION, Detections
 
@@ -89,7 +89,7 @@ def test_box_crops_for_a_detector_without_landmarks(faces) -> None:
 
 def test_the_float16_copy_embeds_as_float32_does(embedder: Embedder, faces) -> None:
     """The copy a GPU embedder runs: the same identities, so a gallery enrolled on a CPU still matches."""
-    from facestream.detector_service.engine import Engine
+    from facestream.detector_service.inference.engine import Engine
 
     path = sface.fetch(paths.models_dir(), fp16=True)
     assert models.read_metadata(path)[META_PRECISION] == "fp16"

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from facestream.detector_service import models
-from facestream.detector_service.engine import Engine
+from facestream.detector_service.decoding.preprocess import letterbox_into
+from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models import yunet
-from facestream.detector_service.preprocess import letterbox_into
 
 INPUT_HW = (480, 640)
 

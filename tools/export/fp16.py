@@ -13,9 +13,9 @@ import numpy as np
 
 from facestream import samples
 from facestream.detector_service import models
-from facestream.detector_service.engine import Engine
-from facestream.detector_service.postprocess import iou, to_frames
-from facestream.detector_service.preprocess import letterbox_into
+from facestream.detector_service.decoding.preprocess import letterbox_into
+from facestream.detector_service.inference.engine import Engine
+from facestream.detector_service.inference.postprocess import iou, to_frames
 
 MATCH_IOU = 0.9
 

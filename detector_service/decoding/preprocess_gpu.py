@@ -13,9 +13,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from facestream.detector_service import nvimgcodec_extensions
-from facestream.detector_service.gpu_decode_settings import BACKENDS, GpuDecodeSettings
-from facestream.detector_service.preprocess import DecodeError, Placed, fitted
+from facestream.detector_service.decoding import nvimgcodec_extensions
+from facestream.detector_service.decoding.gpu_decode_settings import BACKENDS, GpuDecodeSettings
+from facestream.detector_service.decoding.preprocess import DecodeError, Placed, fitted
 from facestream.errors import ConfigError
 from facestream.schemas import Frame
 

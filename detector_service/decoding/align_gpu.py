@@ -9,7 +9,7 @@ BGR out (every engine's input). Only each face's 2x3 matrix crosses from the hos
 
 import numpy as np
 
-from facestream.detector_service import align
+from facestream.detector_service.decoding import align
 
 # Output pixel (x, y) of face f samples its frame at inverse[f] @ (x, y, 1), as warpAffine does.
 _WARP = r"""

@@ -15,8 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from facestream import paths
-from facestream.detector_service import align, models, runtime
-from facestream.detector_service.engine import Engine
+from facestream.detector_service import models
+from facestream.detector_service.decoding import align
+from facestream.detector_service.inference import runtime
+from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models import sface
 from facestream.detector_service.models.base import META_VERSION, META_WEIGHTS, Detections
 from facestream.schemas import ModelRef

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from facestream import kafka_clients
-from facestream.detector_service.offsets import OffsetTracker
-from facestream.detector_service.transactions import Transactions
+from facestream.detector_service.kafka.offsets import OffsetTracker
+from facestream.detector_service.kafka.transactions import Transactions
 from facestream.errors import BrokerError
 
 log = logging.getLogger(__name__)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from facestream.detector_service import graph_rewrite, runtime
+from facestream.detector_service.inference import graph_rewrite, runtime
+from facestream.detector_service.inference.runtime import SessionPlan
 from facestream.detector_service.models.base import FaceModel
-from facestream.detector_service.runtime import SessionPlan
 from facestream.errors import ModelError
 
 log = logging.getLogger(__name__)
