@@ -17,6 +17,7 @@ Examples:
   facestream detect --model mogface.onnx --provider cuda    # from `facestream export mogface`
   facestream detect --model mogface.onnx --device 1   # the second GPU: one replica per GPU
   facestream detect --max-fps-per-camera 5            # at most 5 frames a second of each camera
+  facestream detect --provider cuda --fronts 4        # one GPU owner, four Kafka-facing processes
   FACESTREAM_DETECT_BATCH=32 facestream detect        # any option from the environment
 """,
     context_settings={"show_default": True},
@@ -24,10 +25,18 @@ Examples:
 @options(DetectorConfig)
 def detect(**values) -> None:
     """Consume frames, detect faces, publish one detection event per frame."""
+    click.echo(json.dumps(_serve(DetectorConfig(**values))))
+
+
+def _serve(config: DetectorConfig) -> dict:
+    """One process, or (``--fronts N``) a GPU owner answering N front processes."""
+    if config.fronts:
+        from facestream.detector_service.owner.fronts import run_fronts
+
+        return run_fronts(config)
     from facestream.detector_service.service import DetectorService
 
-    summary = DetectorService(DetectorConfig(**values)).run()
-    click.echo(json.dumps(summary))
+    return DetectorService(config).run()
 
 
 @click.command(
@@ -42,10 +51,7 @@ Examples:
 @options(PoseConfig)
 def pose(**values) -> None:
     """Consume frames, find people and their body keypoints, publish one pose event per frame."""
-    from facestream.detector_service.service import DetectorService
-
-    summary = DetectorService(PoseConfig(**values)).run()
-    click.echo(json.dumps(summary))
+    click.echo(json.dumps(_serve(PoseConfig(**values))))
 
 
 @click.group()

@@ -100,8 +100,8 @@ class DetectorConfig:
     gpu_decoder: str = setting(
         DEFAULT_GPU_DECODER,
         "nvImageCodec set-up: backends all|hw|gpu|hybrid, then /keep (decode into the last batch's images), "
-        "/tN (N host threads), /cN (N images per decoding call; default: the whole batch in one call); "
-        "e.g. all, hw/keep/t4.",
+        "/first (decode on a stream of the GPU's highest priority), /tN (N host threads), /cN (N images per "
+        "decoding call; default: the whole batch in one call); e.g. all, hw/keep/t4.",
         parse=GpuDecodeSettings.parse,
         metavar="SETUP",
     )
@@ -148,6 +148,14 @@ class DetectorConfig:
     )
     stop_after_idle: float | None = setting(
         None, "Exit after this many seconds without frames, once assigned (batch jobs, tests).", minimum=0
+    )
+    fronts: int = setting(
+        0,
+        "One GPU owner process (decoder, engine, embedder) answering N Kafka-facing front processes, each a "
+        "member of the group with its own metrics port (--metrics-port plus its number); 0: all in this process. "
+        "Measured on the H200 so far below four plain replicas (docs/gpu.md).",
+        minimum=0,
+        metavar="N",
     )
 
     def __post_init__(self) -> None:

@@ -15,6 +15,7 @@ answers each batch, in order, with ``Answered``. If anything fails, every front 
 
 import logging
 import queue
+import signal
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -54,8 +55,11 @@ class Failed:
 
 def serve(build, connections: list[Connection]) -> None:
     """Run an owner until every front has said it is done: ``build()`` makes the warm processor (in
-    this process, so the CUDA context is this one's)."""
+    this process, so the CUDA context is this one's). Signals are the fronts' to act on: the owner
+    ends when the last of them says goodbye (or its pipe closes), after answering what it sent."""
     logs.setup()
+    for stop in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop, signal.SIG_IGN)
     try:
         processor: FrameProcessor = build()
     except Exception as exc:  # said to every front, which stops with it

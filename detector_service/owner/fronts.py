@@ -1,0 +1,125 @@
+"""``facestream detect --fronts N``: one GPU owner process and N Kafka-facing front processes, this
+process the first of them. Each front is a member of the consumer group with all a replica has
+(batching by poll size, limits and skip rules, dead letters, offsets committed after the events are
+acknowledged, health and metrics on ``--metrics-port`` plus its number); the owner decodes and infers
+for all of them (server.py).
+
+SIGINT/SIGTERM stop this front; it then stops the others (each finishes the batch in hand and
+commits), and the owner ends once every front has said goodbye. A front or the owner that dies
+stops the rest and the command exits non-zero, so whatever supervises it starts the set again.
+"""
+
+import dataclasses
+import functools
+import logging
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+
+from facestream import logs
+from facestream.detector_service.config import DetectorConfig
+from facestream.detector_service.owner.launch import start_owner
+from facestream.detector_service.owner.remote import RemoteProcessor
+from facestream.detector_service.service import DetectorService, build_processor
+from facestream.errors import FacestreamError
+
+log = logging.getLogger(__name__)
+
+STOP_S = 60.0  # how long a front may take to finish its batch and commit once asked to stop
+COUNTED = ("frames", "events", "dead_letters", "skipped_old", "skipped_nth", "skipped_rate", "dropped_revoked")
+
+
+def run_fronts(config: DetectorConfig) -> dict:
+    """Serve until stopped; the fronts' counters added up, and each front's summary."""
+    count = config.fronts
+    owner, ends = start_owner(functools.partial(build_processor, dataclasses.replace(config, fronts=0)), count)
+    context = multiprocessing.get_context("spawn")  # a forked child would inherit this one's threads and clients
+    summaries = context.Queue()
+    others = [
+        context.Process(target=_front, args=(front_config(config, i), ends[i], summaries), name=f"front-{i}")
+        for i in range(1, count)
+    ]
+    for process in others:
+        process.start()
+    for end in ends[1:]:
+        end.close()  # each child has its own copy now
+    watching = threading.Event()
+    threading.Thread(target=_watch, args=(owner, others, watching), name="fronts-watch", daemon=True).start()
+    log.info("GPU owner (pid %d) and %d fronts (this one, pids %s)", owner.pid, count, [p.pid for p in others])
+    try:
+        mine = DetectorService(front_config(config, 0), processor=RemoteProcessor(ends[0])).run()
+    finally:
+        watching.set()
+        _stop(others)
+        owner.join(STOP_S)
+        if owner.is_alive():
+            owner.kill()
+    failed = _failures(owner, others)
+    if failed:
+        raise FacestreamError("; ".join(failed))
+    every = [mine, *_drain(summaries, len(others))]
+    return {**{key: sum(s.get(key, 0) for s in every) for key in COUNTED}, "fronts": every}
+
+
+def front_config(config: DetectorConfig, index: int) -> DetectorConfig:
+    """Front ``index``'s settings: its own metrics port (the first front's plus its number), no owner of its own."""
+    port = config.metrics_port + index if config.metrics_port else 0
+    return dataclasses.replace(config, fronts=0, metrics_port=port)
+
+
+def _front(config: DetectorConfig, end: Connection, summaries) -> None:
+    """A front process: the service with the owner as its processor; its exit code says how it ended."""
+    logs.setup()
+    try:
+        summaries.put(DetectorService(config, processor=RemoteProcessor(end)).run())
+    except FacestreamError as exc:
+        log.error("front stopped: %s", exc)
+        raise SystemExit(exc.exit_code) from None
+
+
+def _failures(owner: BaseProcess, others: list[BaseProcess]) -> list[str]:
+    """The processes of the set that ended badly, each with how."""
+    gone = [f"front {i} {_how(p.exitcode)}" for i, p in enumerate(others, start=1) if p.exitcode]
+    if owner.exitcode:
+        gone.append(f"the GPU owner {_how(owner.exitcode)}")
+    return gone
+
+
+def _how(code: int) -> str:
+    return f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with {code} (its log above says why)"
+
+
+def _watch(owner: BaseProcess, others: list[BaseProcess], done: threading.Event) -> None:
+    """Stop this front (as SIGTERM would) when the owner or another front dies."""
+    while not done.wait(0.5):
+        gone = _failures(owner, others) or ([] if owner.is_alive() else ["the GPU owner is gone"])
+        if gone:
+            log.error("%s: stopping the fronts", "; ".join(gone))
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
+def _stop(others: list[BaseProcess]) -> None:
+    for process in others:
+        if process.is_alive():
+            os.kill(process.pid, signal.SIGTERM)
+    for process in others:
+        process.join(STOP_S)
+        if process.is_alive():
+            log.error("%s did not stop within %.0f s: killed", process.name, STOP_S)
+            process.kill()
+            process.join()
+
+
+def _drain(summaries, count: int) -> list[dict]:
+    found = []
+    for _ in range(count):
+        try:
+            found.append(summaries.get(timeout=5.0))
+        except queue.Empty:
+            break
+    return found
