@@ -20,7 +20,7 @@ fi
 # installed, and paths relative to the repository root (tests/, bench/results/) still work.
 rm -rf /tmp/fsrc && mkdir -p /tmp/fsrc/facestream
 ln -s "$PWD"/facestream/* /tmp/fsrc/facestream/
-for part in schemas producers detector_service alerting tools; do ln -s "$PWD/$part" "/tmp/fsrc/facestream/$part"; done
+for part in schemas producers detector_service alerting alert_store notifier dashboard tools; do ln -s "$PWD/$part" "/tmp/fsrc/facestream/$part"; done
 for entry in "$PWD"/* "$PWD"/.[!.]*; do
   case "$(basename "$entry")" in facestream | .git | ".[!.]*") ;; *) ln -s "$entry" /tmp/fsrc/ ;; esac
 done
