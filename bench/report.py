@@ -590,11 +590,20 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
     if yunet_runs:
         best = max(yunet_runs, key=lambda r: r["pipeline_frames_per_s"])
         workers = best["settings"].get("workers", 1)
+        # "One" is the one-process run on the same frames as the best (640x480 or the photos as they are).
+        alone = [
+            r
+            for r in yunet_runs
+            if r["settings"].get("workers", 1) == 1
+            and not r["settings"].get("fronts")
+            and r["settings"].get("frame_size") == best["settings"].get("frame_size")
+        ]
+        one = max(alone, key=lambda r: r["pipeline_frames_per_s"]) if alone else pipe_yunet
         add(
             "YuNet pipeline >= 10,000 frames/s",
             f"{best['pipeline_frames_per_s']:.0f} frames/s with {workers} detector "
-            f"process(es) (one: {pipe_yunet['pipeline_frames_per_s']:.0f})"
-            if pipe_yunet
+            f"process(es) (one: {one['pipeline_frames_per_s']:.0f})"
+            if one
             else None,
             best["pipeline_frames_per_s"] >= 10_000,
             best["_file"],
