@@ -96,7 +96,6 @@ class Describes:
     model: ModelRef
     finds: str  # "faces" or "people"
     embedder: ModelRef | None
-    input_hw: tuple[int, int]
 
 
 def outcomes(answer: Answer, frames: list[Frame], tags: list, describes: Describes) -> list[Outcome]:
@@ -217,7 +216,7 @@ class FrameProcessor:
 
     def describes(self) -> Describes:
         embedder = None if self.embedder is None else self.embedder.ref
-        return Describes(self.describe(), self.model.ref, self.model.finds, embedder, self.engine.input_hw)
+        return Describes(self.describe(), self.model.ref, self.model.finds, embedder)
 
     def answer(self, pending: Pending) -> Answer:
         """Batch ``pending`` as arrays, once its decoding, inference and embedding are done."""
