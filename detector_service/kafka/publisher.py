@@ -75,8 +75,9 @@ class Publisher:
         self._producer.poll(timeout_s)
 
     def flush(self, timeout_s: float) -> int:
-        """Wait for every record in flight; return how many are still undelivered."""
-        return self._producer.flush(timeout_s)
+        """Wait for every record in flight; return how many are still undelivered (a fatal error hidden
+        behind confluent-kafka's bare SystemError named, as for every producer)."""
+        return kafka_clients.flush(self._producer, self.detections_topic, timeout_s)
 
     def _send(self, topic: str, key: bytes | None, value: bytes, headers, on_done: OnDone) -> None:
         """Produce one record; a refusal at once (e.g. too large) reaches ``on_done`` like a failed delivery."""
