@@ -27,36 +27,45 @@ class GpuDecodeSettings:
     keep_images: bool = True  # decode into the previous batch's Images rather than allocate new ones
     chunk: int = 0  # images per nvImageCodec call; 0: the whole batch in one call
     first: bool = False  # decode on a stream of the GPU's highest priority, ahead of inference's kernels
+    decoders: int = 1  # nvImageCodec decoders, each on a stream and a thread of its own, sharing each batch
 
     def __post_init__(self) -> None:
         if self.backends not in BACKENDS:
             raise ValueError(f"backends must be one of {', '.join(BACKENDS)}, got {self.backends!r}")
         if self.chunk < 0:
             raise ValueError(f"images per decoding call must be >= 1 (or 0: the whole batch), got {self.chunk}")
+        if self.decoders < 1:
+            raise ValueError(f"a GPU decoder set-up needs at least 1 decoder, got {self.decoders}")
 
     @classmethod
     def parse(cls, text: str) -> "GpuDecodeSettings":
-        """``backends[/keep][/first][/tN][/cN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4/c64`` is the
-        hardware decoder, decoding into kept Images, 4 host threads, 64 images per call; ``/first`` puts
-        decoding on a high-priority stream; ``hw/keep`` (the defaults) is DEFAULT_GPU_DECODER."""
+        """``backends[/keep][/first][/tN][/cN][/dN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4/c64/d2``
+        is the hardware decoder, decoding into kept Images, 4 host threads, 64 images per call, each
+        batch shared by 2 decoders; ``/first`` puts decoding on a high-priority stream; ``hw/keep`` (the
+        defaults) is DEFAULT_GPU_DECODER."""
         backends, *flags = text.split("/")
-        numbers = {"t": 0, "c": 0}  # host threads, images per call
+        numbers = {"t": 0, "c": 0, "d": 1}  # host threads, images per call, decoders
         for flag in flags:
             if flag[:1] in numbers and flag[1:].isdigit():
                 numbers[flag[0]] = int(flag[1:])
             elif flag not in ("keep", "first"):
-                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep, first, tN or cN)")
+                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep, first, tN, cN or dN)")
         return cls(
             backends=backends,
             cpu_threads=numbers["t"],
             keep_images="keep" in flags,
             chunk=numbers["c"],
             first="first" in flags,
+            decoders=numbers["d"],
         )
 
     def __str__(self) -> str:
         """The ``--gpu-decoder`` spelling, which ``parse`` reads back."""
-        numbers = (f"/t{self.cpu_threads}" if self.cpu_threads else "") + (f"/c{self.chunk}" if self.chunk else "")
+        numbers = (
+            (f"/t{self.cpu_threads}" if self.cpu_threads else "")
+            + (f"/c{self.chunk}" if self.chunk else "")
+            + (f"/d{self.decoders}" if self.decoders > 1 else "")
+        )
         return self.backends + "/keep" * self.keep_images + "/first" * self.first + numbers
 
 

@@ -9,13 +9,14 @@ INTER_LINEAR / INTER_AREA), image at the top-left, zeros elsewhere, BGR out. Nee
 extra (nvidia-nvimgcodec, cupy).
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
 
 from facestream.detector_service.decoding import nvimgcodec_extensions
 from facestream.detector_service.decoding.gpu_decode_settings import BACKENDS, GpuDecodeSettings
-from facestream.detector_service.decoding.preprocess import DecodeError, Placed, fitted
+from facestream.detector_service.decoding.preprocess import DecodeError, Placed
 from facestream.errors import ConfigError
 from facestream.schemas import Frame
 
@@ -111,39 +112,68 @@ class GpuPreprocessor:
             options["backends"] = [
                 nvimgcodec.Backend(getattr(nvimgcodec.BackendKind, kind)) for kind in BACKENDS[self.settings.backends]
             ]
+        self._decoders = [self._new_decoder(nvimgcodec, device_id, options) for _ in range(self.settings.decoders)]
+        self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
+        with self._device:
+            self._streams = [self._stream_for(device_id, index) for index in range(self.settings.decoders)]
+            self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
+        # Decoders after the first decode their share of a batch on threads of their own, while the
+        # calling thread decodes the first share: nvImageCodec lets go of the interpreter while it waits.
+        helpers = self.settings.decoders - 1
+        self._helpers = ThreadPoolExecutor(helpers, "decode-share") if helpers else None
+        # With keep_images: per (generation, decoder, chunk index), the Images decoded into last. Frames
+        # handed out with their batch (keep_frames) stay in use until the caller finishes that batch, while
+        # the next one decodes: two generations alternate, so a batch's Images are reused two batches later.
+        self._kept: dict[tuple[int, int, int], list] = {}
+        self._generation = 0
+
+    def _new_decoder(self, nvimgcodec, device_id: int, options: dict):
         try:
-            self._decoder = nvimgcodec.Decoder(device_id=device_id, **options)
+            return nvimgcodec.Decoder(device_id=device_id, **options)
         except RuntimeError as exc:  # e.g. the GPU_ONLY backend alone, refused on the H200
             raise ConfigError(
                 f"nvImageCodec cannot make a decoder with backends {self.settings.backends!r} on GPU "
                 f"{device_id}: {exc}; try --gpu-decoder all"
             ) from None
-        self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
-        with self._device:
-            key = (device_id, self.settings.first)
-            if key not in _STREAMS:  # CUDA takes the lower number first and clamps it to the GPU's range
-                _STREAMS[key] = cp.cuda.Stream(non_blocking=True, priority=_HIGHEST if self.settings.first else 0)
-            self._stream = _STREAMS[key]
-            self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
-        # With keep_images: per (generation, chunk index), the Images decoded into last. Frames handed out
-        # with their batch (keep_frames) stay in use until the caller finishes that batch, while the next
-        # one decodes: two generations alternate, so a batch's Images are reused only two batches later.
-        self._kept: dict[tuple[int, int], list] = {}
-        self._generation = 0
 
-    def _decode(self, index: int, chunk: list[bytes]) -> list:
-        """One nvImageCodec call for chunk ``index``; into that chunk's kept Images when asked and there are enough."""
-        key = (self._generation, index)
+    def _stream_for(self, device_id: int, index: int):
+        """The process's decoding stream number ``index`` on this device (and priority)."""
+        key = (device_id, self.settings.first, index)
+        if key not in _STREAMS:  # CUDA takes the lower number first and clamps it to the GPU's range
+            _STREAMS[key] = self._cp.cuda.Stream(non_blocking=True, priority=_HIGHEST if self.settings.first else 0)
+        return _STREAMS[key]
+
+    def _decode_share(self, decoder: int, share: list[Frame]) -> list:
+        """Decoder ``decoder``'s share of a batch, in calls of ``chunk`` images, complete when returned."""
+        images, step = [], self.settings.chunk or len(share) or 1
+        for index, start in enumerate(range(0, len(share), step)):
+            images += self._decode(decoder, index, [f.data for f in share[start : start + step]])
+        self._streams[decoder].synchronize()
+        return images
+
+    def _decode(self, decoder: int, index: int, chunk: list) -> list:
+        """One nvImageCodec call; into the Images this decoder's chunk ``index`` used last, when asked
+        and there are enough."""
+        key = (self._generation, decoder, index)
         kept = self._kept.get(key, [])
-        if not self.settings.keep_images or len(kept) < len(chunk):
-            images = self._decoder.decode(chunk, params=self._params, cuda_stream=self._stream.ptr)
-        else:
-            images = self._decoder.decode(
-                chunk, images=kept[: len(chunk)], params=self._params, cuda_stream=self._stream.ptr
-            )
+        call = {"params": self._params, "cuda_stream": self._streams[decoder].ptr}
+        if self.settings.keep_images and len(kept) >= len(chunk):
+            call["images"] = kept[: len(chunk)]
+        images = self._decoders[decoder].decode(chunk, **call)
         # A frame that failed leaves no Image: a chunk is kept only with one per frame.
         if self.settings.keep_images and len(images) > len(kept) and all(i is not None for i in images):
             self._kept[key] = list(images)
+        return images
+
+    def _decode_all(self, frames: list[Frame]) -> list:
+        """Every frame's Image (None where it failed), the batch shared out among the decoders."""
+        count = len(self._decoders)
+        bounds = [len(frames) * k // count for k in range(count + 1)]
+        shares = [frames[bounds[k] : bounds[k + 1]] for k in range(count)]
+        helped = [self._helpers.submit(self._decode_share, k, shares[k]) for k in range(1, count)]
+        images = self._decode_share(0, shares[0])
+        for share in helped:
+            images += share.result()
         return images
 
     def run(self, frames: list[Frame]):
@@ -155,44 +185,63 @@ class GpuPreprocessor:
         height, width = self.input_hw
         if self.keep_frames:
             self._generation ^= 1
-        with self._device, self._stream:
-            images, chunk = [], self.settings.chunk or len(frames)
-            for index, start in enumerate(range(0, len(frames), chunk)):
-                images += self._decode(index, [f.data for f in frames[start : start + chunk]])
-            placed, table = [], np.zeros((5, len(frames)), dtype=np.int64)  # src ptr, h, w, fit h, fit w
-            for i, (frame, image) in enumerate(zip(frames, images)):
-                outcome = _place(frame, image, height, width)
-                if isinstance(outcome, Placed):
-                    fit_w, fit_h = fitted(image.width, image.height, outcome.scale)
-                    if self.keep_frames:
-                        outcome = replace(outcome, image=image)
-                    table[:, i] = (image.__cuda_array_interface__["data"][0], image.height, image.width, fit_h, fit_w)
-                placed.append(outcome)
-            batch = cp.empty((len(frames), height, width, 3), dtype=cp.uint8)
-            args = cp.asarray(table[0].astype(np.uint64)), *(cp.asarray(row.astype(np.int32)) for row in table[1:])
-            total = batch.size // 3
-            self._kernel(
-                ((total + _THREADS - 1) // _THREADS,),
-                (_THREADS,),
-                (*args, batch, np.int32(height), np.int32(width), np.int64(total)),
-            )
-            self._stream.synchronize()  # the batch is complete; Images no Placed keeps are freed after this
+        with self._device:
+            images = self._decode_all(frames)
+            table, placed = _placement(frames, images, height, width)
+            if self.keep_frames:
+                placed = [p if isinstance(p, DecodeError) else replace(p, image=i) for p, i in zip(placed, images)]
+            stream = self._streams[0]
+            with stream:
+                batch = cp.empty((len(frames), height, width, 3), dtype=cp.uint8)
+                args = cp.asarray(table[0].astype(np.uint64)), *(cp.asarray(row.astype(np.int32)) for row in table[1:])
+                total = batch.size // 3
+                self._kernel(
+                    ((total + _THREADS - 1) // _THREADS,),
+                    (_THREADS,),
+                    (*args, batch, np.int32(height), np.int32(width), np.int64(total)),
+                )
+                stream.synchronize()  # the batch is complete; Images no Placed keeps are freed after this
         return batch, placed
 
     def close(self) -> None:
-        """Release nvImageCodec's kept Images, then its decoder, in that order and now, rather than in
-        whatever order the interpreter's shutdown would free them (the stream is the process's)."""
+        """Release nvImageCodec's kept Images, then its decoders, in that order and now, rather than in
+        whatever order the interpreter's shutdown would free them (the streams are the process's)."""
+        if self._helpers is not None:
+            self._helpers.shutdown(wait=True)
         with self._device:
-            self._stream.synchronize()
+            for stream in self._streams:
+                stream.synchronize()
         self._kept.clear()
-        self._decoder = None
+        self._decoders = []
 
 
-def _place(frame: Frame, image, height: int, width: int) -> Placed | DecodeError:
+def _placement(frames: list[Frame], images: list, height: int, width: int):
+    """The letterbox kernel's table (source pointer, height, width, fitted height, fitted width per
+    frame; zeros for a frame that failed) and Placed or DecodeError per frame. The scales and fitted
+    sizes are array arithmetic over the batch; per image only its attributes are read."""
+    seen = np.array(
+        [(0, 0, 0) if image is None else (image.width, image.height, image.num_channels) for image in images],
+        dtype=np.int64,
+    ).reshape(-1, 3)
+    said = np.array([(f.width, f.height) for f in frames], dtype=np.int64).reshape(-1, 2)
+    good = (seen[:, 2] == 3) & (seen[:, :2] == said).all(axis=1)
+    safe = np.maximum(seen[:, :2], 1)
+    scale = np.minimum(height / safe[:, 1], width / safe[:, 0])
+    fit = np.maximum(1, np.round(safe * scale[:, None])).astype(np.int64)  # as ``fitted``: half to even, never 0
+    table = np.zeros((5, len(frames)), dtype=np.int64)  # src ptr, h, w, fit h, fit w
+    rows = np.flatnonzero(good)
+    table[0, rows] = [images[i].__cuda_array_interface__["data"][0] for i in rows.tolist()]
+    table[1:, rows] = np.stack([seen[rows, 1], seen[rows, 0], fit[rows, 1], fit[rows, 0]])
+    placed = [
+        Placed(scale=s, width=w, height=h) if ok else _why(frame, image)
+        for frame, image, ok, s, (w, h) in zip(frames, images, good.tolist(), scale.tolist(), seen[:, :2].tolist())
+    ]
+    return table, placed
+
+
+def _why(frame: Frame, image) -> DecodeError:
     if image is None:
         return DecodeError(f"{len(frame.data)} bytes of {frame.encoding} data do not decode to an image")
     if (image.width, image.height) != (frame.width, frame.height):
         return DecodeError(f"message says {frame.width}x{frame.height}, image is {image.width}x{image.height}")
-    if image.num_channels != 3:
-        return DecodeError(f"decoded to {image.num_channels} channels, expected 3")
-    return Placed(scale=min(height / image.height, width / image.width), width=image.width, height=image.height)
+    return DecodeError(f"decoded to {image.num_channels} channels, expected 3")

@@ -86,12 +86,7 @@ class Engine:
         self.plugin = plugin
         selection = runtime.select(provider)
         self.on_gpu = selection.names[0] != "cpu"
-        # A graph that takes one image per run (MoveNet's decoding is written for one) runs a batch image by image.
-        self.one_by_one = plugin.max_batch == 1
-        if self.one_by_one:
-            self.buckets: tuple[int, ...] = (1,)
-        else:
-            self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
+        self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
         self._runners: dict[int, object] = {}
         # The one thread this engine runs on (on a GPU it must: see CAPTURE_RUNS); callers may submit to it.
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
@@ -199,9 +194,6 @@ class Engine:
 
         ``images`` is a NumPy array, or on the GPU also a CUDA array (e.g. CuPy), copied on the device.
         """
-        if self.one_by_one and len(images) > 1:
-            parts = [self.run(images[i : i + 1]) for i in range(len(images))]
-            return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
         if not self.on_gpu:
             names = [o.name for o in self._cpu_session.get_outputs()]
             return dict(zip(names, self._cpu_session.run(names, {graph_rewrite.IMAGE_INPUT: images})))

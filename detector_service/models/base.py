@@ -103,7 +103,6 @@ class FaceModel(Protocol):
 
     name: ClassVar[str]
     finds: ClassVar[str]  # "faces" (DetectionEvents) or "people" (PoseEvents)
-    max_batch: ClassVar[int | None]  # images per run the graph takes (None: any), e.g. 1 for MoveNet
     landmarks: ClassVar[bool]  # whether it finds facial landmarks (which align faces for an embedder)
     default_thresholds: ClassVar[Thresholds]
     input_transform: ClassVar[InputTransform]

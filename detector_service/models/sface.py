@@ -38,7 +38,6 @@ class SFace:
     """The embedder plugin the engine runs: uint8 BGR crops in (N, 112, 112, 3), ``fc1`` (N, 128) out."""
 
     name: ClassVar[str] = "sface"
-    max_batch: ClassVar[int | None] = None
     input_transform: ClassVar[InputTransform] = InputTransform(to_rgb=True)  # RGB 0-255; normalised in the graph
 
     def __init__(self, ref: ModelRef) -> None:

@@ -41,7 +41,6 @@ class YuNet:
 
     name: ClassVar[str] = "yunet"
     finds: ClassVar[str] = "faces"
-    max_batch: ClassVar[int | None] = None
     landmarks: ClassVar[bool] = True
     # OpenCV's FaceDetectorYN uses 0.9; 0.6 keeps small, blurry CCTV faces and stays clean on our photos.
     default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.6, nms_iou=0.3)

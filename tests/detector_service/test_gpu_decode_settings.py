@@ -15,16 +15,18 @@ def test_backends_then_flags_in_any_order() -> None:
     expected = GpuDecodeSettings(backends="hw", cpu_threads=4, keep_images=True, chunk=64)
     assert GpuDecodeSettings.parse("hw/keep/t4/c64") == expected == GpuDecodeSettings.parse("hw/c64/t4/keep")
     assert GpuDecodeSettings.parse("hw/first/keep") == GpuDecodeSettings(first=True)
+    assert GpuDecodeSettings.parse("hw/d3/keep") == GpuDecodeSettings(decoders=3)
 
 
-@pytest.mark.parametrize("text", ["fast", "hw/quick", "gpu/t", "/keep", "hw/c", "hw/c-1"])
+@pytest.mark.parametrize("text", ["fast", "hw/quick", "gpu/t", "/keep", "hw/c", "hw/c-1", "hw/d0"])
 def test_a_misspelt_set_up_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         GpuDecodeSettings.parse(text)
 
 
 @pytest.mark.parametrize(
-    "text", ["hw/keep", "all", "all/t4", "hybrid/keep/t2", "hw/keep/c64", "all/t4/c32", "hw/keep/first/t2"]
+    "text",
+    ["hw/keep", "all", "all/t4", "hybrid/keep/t2", "hw/keep/c64", "all/t4/c32", "hw/keep/first/t2", "hw/keep/d2"],
 )
 def test_the_spelling_reads_back(text: str) -> None:
     assert str(GpuDecodeSettings.parse(text)) == text

@@ -1,6 +1,7 @@
 """MoveNet converted from TFLite: the file facestream fetched is stamped and still matches the TFLite
-interpreter on frames it was not checked on at fetch time (the pedestrian video), and the processor the
-service runs finds the basketball players upright, and lying once their photo is turned."""
+interpreter on frames it was not checked on at fetch time (the pedestrian video), the engine's batched
+decoding gives each image what the file gives it alone, and the processor the service runs finds the
+basketball players upright, and lying once their photo is turned."""
 
 from pathlib import Path
 
@@ -46,6 +47,30 @@ def test_the_onnx_file_matches_tflite_on_the_pedestrian_video(movenet_path: Path
     for a, b in zip(ours, theirs, strict=True):
         assert a.shape == (1, movenet.PEOPLE, 56)
         assert np.abs(a - b).max() < movenet.TOLERANCE
+
+
+def test_the_engine_decodes_a_batch_as_the_file_decodes_each_image_alone(movenet_path: Path, sample_dir: Path) -> None:
+    # The file's own decoding takes one image per run; the engine's graph decodes N at once.
+    video = cv2.VideoCapture(str(sample_dir / "vtest.avi"))
+    frames = []
+    for index in range(0, 795, 53):
+        video.set(cv2.CAP_PROP_POS_FRAMES, index)
+        ok, frame = video.read()
+        assert ok
+        frames.append(movenet.network_input(frame)[0])
+    images = np.stack([*frames, np.zeros_like(frames[0])])  # and one with nobody in it
+    plugin = models.plugin_for(models.read_metadata(movenet_path), str(movenet_path))
+    engine = Engine(movenet_path, images.shape[1:3], batch=len(images), plugin=plugin, provider="cpu", threads=2)
+    try:
+        batched = next(iter(engine.run(images[..., ::-1].copy()).values()))  # the engine takes BGR
+    finally:
+        engine.close()
+    session = ort.InferenceSession(str(movenet_path), providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    alone = np.concatenate([session.run(None, {name: image[None]})[0] for image in images])
+    assert batched.shape == (len(images), movenet.PEOPLE, 56)
+    assert np.abs(batched - alone).max() < 1e-5
+    assert (alone[:-1, :, 55] > plugin.default_thresholds.score_threshold).any()  # people were there to find
 
 
 def test_network_input_keeps_the_aspect_and_rounds_sides_to_32() -> None:

@@ -56,7 +56,8 @@ def test_bad_frames_fail_in_their_slots(corpus: list[Frame]) -> None:
     assert int(batch[1].max()) == 0 and int(batch[2].max()) == 0
 
 
-@pytest.mark.parametrize("setup", ["hw/keep", "hw/t4", "all/keep"])  # the default, then one change at a time
+# The default, then one change at a time; decoders sharing a batch, also in several calls each.
+@pytest.mark.parametrize("setup", ["hw/keep", "hw/t4", "all/keep", "hw/keep/d2", "hw/keep/c3/d3"])
 def test_decoder_settings_give_the_same_batches(corpus: list[Frame], setup: str) -> None:
     # Against every backend and fresh Images (nvImageCodec's own defaults). Twice, with frames of other
     # sizes and a bad one in between: kept Images are decoded into again.
