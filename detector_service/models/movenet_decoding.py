@@ -129,8 +129,11 @@ def _decode(b: _Builder, heads: dict[str, str]) -> None:
     n, h, w = (b.op("Gather", shape, b.const([axis], i64), axis=0) for axis in (0, 2, 3))
     cells = b.op("Mul", h, w)
     hf, wf = cast(h), cast(w)
-    rows = b.op("Range", b.const(0.0, f32), b.op("Squeeze", hf), b.const(1.0, f32))
-    cols = b.op("Range", b.const(0.0, f32), b.op("Squeeze", wf), b.const(1.0, f32))
+
+    def count_up(limit: str) -> str:  # 0, 1, ..., limit - 1 (int64: ORT's optimiser mistypes a float Range here)
+        return b.op("Range", b.const(0, i64), b.op("Squeeze", limit), b.const(1, i64))
+
+    rows, cols = cast(count_up(h)), cast(count_up(w))
     first_cell = b.op(
         "Mul", reshape(b.op("Range", b.const(0, i64), b.op("Squeeze", n), b.const(1, i64)), [-1, 1]), cells
     )
