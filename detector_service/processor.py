@@ -193,7 +193,8 @@ class FrameProcessor:
         batch, placed, decode_s = decoding.result()
         good = [i for i, p in enumerate(placed) if isinstance(p, Placed)]
         t1 = time.perf_counter()
-        outputs = self.engine.run(batch[good] if len(good) < len(placed) else batch) if good else None
+        images = batch[good] if len(good) < len(placed) else batch
+        outputs = self.engine.run(images, floor=self.thresholds.score_threshold) if good else None
         return _Inferred(placed, good, outputs, decode_s, t1 - t0, time.perf_counter() - t1)
 
     def _find(self, inferring: Future) -> _Found:
@@ -246,18 +247,34 @@ class FrameProcessor:
         JPEG (e.g. nvImageCodec without its JPEG extension) stops the start here, with a ConfigError,
         rather than dead-lettering every frame. Returns the seconds it took."""
         t0 = time.perf_counter()
-        height, width = self.engine.input_hw
-        blank = cv2.imencode(".jpg", np.full((height, width, 3), 128, dtype=np.uint8))[1].tobytes()
         # A full batch, so the GPU decoder's kept Images exist for every slot before the first real one.
-        frames = [Frame("warm-up", i, 0, width, height, blank) for i in range(self.engine.batch)]
-        _, placed = self._decoding.submit(self.preprocessor.run, frames).result()
+        _, placed = self._decoding.submit(self.preprocessor.run, self._blank(self.engine.batch)).result()
         failed = next((p for p in placed if isinstance(p, DecodeError)), None)
         if failed is not None:
             raise ConfigError(f"the JPEG decoder ({self.stats.decoder}) cannot decode a plain JPEG at start: {failed}")
-        for engine in (self.engine, *(() if self.embedder is None else (self.embedder.engine,))):
+        for engine in self._engines():
             for bucket in engine.buckets:
                 engine.run(np.zeros((bucket, *engine.input_hw, 3), dtype=np.uint8))
         return time.perf_counter() - t0
+
+    def keep_warm(self) -> None:
+        """For a GPU owner with no batch under way: one small decode and every bucket run once on what
+        its buffers hold, so that the first batch after a quiet spell does not meet a GPU that has
+        lowered its clocks and a decoder gone cold. A CPU keeps nothing warm: it does nothing there."""
+        if not self.engine.on_gpu:
+            return
+        self._decoding.submit(self.preprocessor.run, self._blank(1)).result()
+        for engine in self._engines():
+            for bucket in engine.buckets:
+                engine.replay(bucket)
+
+    def _blank(self, count: int) -> list[Frame]:
+        height, width = self.engine.input_hw
+        blank = cv2.imencode(".jpg", np.full((height, width, 3), 128, dtype=np.uint8))[1].tobytes()
+        return [Frame("warm-up", i, 0, width, height, blank) for i in range(count)]
+
+    def _engines(self) -> tuple[Engine, ...]:
+        return (self.engine, *(() if self.embedder is None else (self.embedder.engine,)))
 
     def close(self) -> None:
         self._decoding.shutdown(wait=True)

@@ -189,17 +189,21 @@ class Engine:
         log.info("graph rewrite: %d GroupNorm patterns fused (outputs within %.2g of the exported graph)", fused, diff)
         return model
 
-    def run(self, images) -> dict[str, np.ndarray]:
+    def run(self, images, floor: float | None = None) -> dict[str, np.ndarray]:
         """Outputs by name for uint8 BGR ``images`` (N, H, W, 3), any N up to the largest bucket.
 
         ``images`` is a NumPy array, or on the GPU also a CUDA array (e.g. CuPy), copied on the device.
+        With ``floor``, a GPU engine whose model ranks its candidates (``ranked_by``) copies to the
+        host only the leading candidates that reach past ``floor`` in some image: the rest could
+        never pass the score threshold.
         """
         if not self.on_gpu:
             names = [o.name for o in self._cpu_session.get_outputs()]
             return dict(zip(names, self._cpu_session.run(names, {graph_rewrite.IMAGE_INPUT: images})))
         count = len(images)
         runner = self._runners[bucket_of(count, self.buckets)]
-        return {name: value[:count] for name, value in self._on_thread(runner, images).items()}
+        ranked = None if floor is None or self.plugin.ranked_by is None else (self.plugin.ranked_by, floor)
+        return {name: value[:count] for name, value in self._on_thread(runner, images, ranked).items()}
 
     def replay(self, batch: int) -> None:
         """Run bucket ``batch`` on whatever its device buffers hold, outputs left on the device.
@@ -231,15 +235,16 @@ class _BoundRunner:
             name: ort.OrtValue.ortvalue_from_shape_and_type((shape[0], *rest), out_dtype, "cuda", 0)
             for name, (rest, out_dtype) in per_image.items()
         }
+        self.dtypes = {name: np.dtype(out_dtype) for name, (_, out_dtype) in per_image.items()}
         self._copy_stream = None  # a CUDA stream for device-to-device input copies, made on first use
         self.binding = session.io_binding()
         self.binding.bind_ortvalue_input(graph_rewrite.IMAGE_INPUT, self.input)
         for name, value in self.outputs.items():
             self.binding.bind_ortvalue_output(name, value)
 
-    def __call__(self, images: np.ndarray) -> dict[str, np.ndarray]:
+    def __call__(self, images: np.ndarray, ranked: tuple[str, float] | None = None) -> dict[str, np.ndarray]:
         self.load(images)
-        return self.infer()
+        return self.infer(ranked)
 
     def load(self, images) -> None:
         """Fill the bound input with ``images`` (host or CUDA array), zeros after them (the padding)."""
@@ -265,6 +270,26 @@ class _BoundRunner:
             runtime_api.memsetAsync(target + images.nbytes, 0, images.nbytes // count * (bucket - count), stream)
         self._copy_stream.synchronize()  # ORT runs on its own stream: the input must be complete first
 
-    def infer(self) -> dict[str, np.ndarray]:
-        self.session.run_with_iobinding(self.binding)
-        return {name: value.numpy() for name, value in self.outputs.items()}
+    def infer(self, ranked: tuple[str, float] | None = None) -> dict[str, np.ndarray]:
+        """The outputs on the host; with ``ranked`` (the output that sorts every output's axis 1 best
+        first, and a score floor) only the columns that some image's candidates over the floor reach."""
+        self.session.run_with_iobinding(self.binding)  # ORT synchronises its stream before returning
+        if ranked is None:
+            return {name: value.numpy() for name, value in self.outputs.items()}
+        import cupy as cp
+
+        views = {name: _device_view(value, self.dtypes[name]) for name, value in self.outputs.items()}
+        score, floor = ranked
+        # YuNet's 256 x 1000 candidates are 16 MB, of which a few dozen per image pass: copying them
+        # all held the interpreter for milliseconds per batch, which the decoding thread needs back.
+        columns = max(1, int((views[score] > floor).sum(axis=1).max()))
+        return {name: cp.asnumpy(view[:, :columns]) for name, view in views.items()}
+
+
+def _device_view(value, dtype: np.dtype):
+    """A CuPy array over an ORT value's device buffer (no copy; valid until the next run)."""
+    import cupy as cp
+
+    shape = tuple(value.shape())
+    memory = cp.cuda.UnownedMemory(value.data_ptr(), int(np.prod(shape)) * dtype.itemsize, value)
+    return cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(memory, 0))

@@ -106,6 +106,9 @@ class FaceModel(Protocol):
     landmarks: ClassVar[bool]  # whether it finds facial landmarks (which align faces for an embedder)
     default_thresholds: ClassVar[Thresholds]
     input_transform: ClassVar[InputTransform]
+    # The output by which the graph sorts every output's axis 1 best first (candidates kept on the
+    # device by score), or None: then a GPU engine copies only the candidates over the score threshold.
+    ranked_by: ClassVar[str | None]
 
     ref: ModelRef
     input_spec: InputSpec

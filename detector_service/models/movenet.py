@@ -52,6 +52,7 @@ class MoveNet:
     # A person's score; MoveNet separates people itself, so there is no NMS to tune (nms_iou unused).
     default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.2, nms_iou=1.0)
     input_transform: ClassVar[InputTransform] = InputTransform(to_rgb=True, uint8_nhwc=True)
+    ranked_by: ClassVar[str | None] = None
 
     def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
         self.ref = ref

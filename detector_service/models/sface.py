@@ -39,6 +39,7 @@ class SFace:
 
     name: ClassVar[str] = "sface"
     input_transform: ClassVar[InputTransform] = InputTransform(to_rgb=True)  # RGB 0-255; normalised in the graph
+    ranked_by: ClassVar[str | None] = None
 
     def __init__(self, ref: ModelRef) -> None:
         self.ref = ref

@@ -45,6 +45,7 @@ class YuNet:
     # OpenCV's FaceDetectorYN uses 0.9; 0.6 keeps small, blurry CCTV faces and stays clean on our photos.
     default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.6, nms_iou=0.3)
     input_transform: ClassVar[InputTransform] = InputTransform()  # BGR, 0-255, no normalisation
+    ranked_by: ClassVar[str | None] = "scores"
 
     def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
         self.ref = ref

@@ -29,6 +29,7 @@ from facestream.errors import FacestreamError
 log = logging.getLogger(__name__)
 
 IN_FLIGHT = 2  # batches begun and not yet answered: one decoding while one infers
+IDLE_S = 1.0  # with nothing under way for this long, the owner keeps the decoder and engine warm
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,8 @@ def _fail(connections: list[Connection], exc: Exception) -> None:
 
 class _Owner:
     """Batches from every front in arrival order, two under way at a time, each answered to its front
-    as soon as it is done. One queue wakes the loop: batches arriving and batches finishing."""
+    as soon as it is done. One queue wakes the loop: batches arriving and batches finishing; a second
+    with neither keeps the GPU warm."""
 
     def __init__(self, processor: FrameProcessor, connections: list[Connection]) -> None:
         self.processor = processor
@@ -119,7 +121,12 @@ class _Owner:
         serving = set(range(len(self.connections)))
         closing: set[int] = set()  # fronts that said goodbye, owed their last answers
         while serving or closing:
-            arrival = self.wake.get()
+            try:
+                arrival = self.wake.get(timeout=IDLE_S)
+            except queue.Empty:  # nothing arrived and nothing finished: idle
+                if not waiting and not under_way:
+                    self.processor.keep_warm()
+                continue
             if arrival is not None:
                 front, batch = arrival
                 if batch is None:

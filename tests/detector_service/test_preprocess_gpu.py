@@ -99,6 +99,15 @@ def test_the_engine_takes_a_device_batch(corpus: list[Frame], yunet_path) -> Non
     on_device, from_host = engine.run(batch), engine.run(batch.get())
     for name in on_device:
         np.testing.assert_array_equal(on_device[name], from_host[name])
+    # With a score floor only the leading candidates some image has over it come back: the same faces.
+    thresholds = plugin.default_thresholds
+    trimmed = engine.run(batch, floor=thresholds.score_threshold)
+    assert trimmed["scores"].shape[1] < on_device["scores"].shape[1]
+    whole, few = (plugin.to_detections(out, (480, 640), thresholds) for out in (on_device, trimmed))
+    assert sum(len(d) for d in whole) >= 5
+    for a, b in zip(whole, few, strict=True):
+        np.testing.assert_array_equal(a.boxes, b.boxes)
+        np.testing.assert_array_equal(a.scores, b.scores)
 
 
 def start_on_the_gpu(env: dict[str, str]) -> subprocess.CompletedProcess:
