@@ -253,8 +253,11 @@ class FrameProcessor:
         if failed is not None:
             raise ConfigError(f"the JPEG decoder ({self.stats.decoder}) cannot decode a plain JPEG at start: {failed}")
         for engine in self._engines():
+            # With the detector's floor as batches will have it (on a GPU, CuPy compiles the kernels
+            # that pick the candidates to copy on their first use: seconds, on a fresh machine).
+            floor = self.thresholds.score_threshold if engine is self.engine else None
             for bucket in engine.buckets:
-                engine.run(np.zeros((bucket, *engine.input_hw, 3), dtype=np.uint8))
+                engine.run(np.zeros((bucket, *engine.input_hw, 3), dtype=np.uint8), floor=floor)
         return time.perf_counter() - t0
 
     def keep_warm(self) -> None:
