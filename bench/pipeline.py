@@ -32,7 +32,7 @@ from facestream.detector_service.owner.remote import RemoteProcessor
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import STAGES, Stats
 from facestream.producers.encoder import cover_crop
-from facestream.schemas import Frame, pack_detection
+from facestream.schemas import Frame, PoseEvent, pack_detection, pack_pose
 
 
 @dataclass(frozen=True)
@@ -240,15 +240,20 @@ def _pipeline(processor: FrameProcessor, batches: list[list[Frame]]) -> float:
 
 
 def run_batches(processor: FrameProcessor, batches: list[list[Frame]]) -> tuple[float, int]:
-    """(frames/s, faces found) for ``batches`` through ``processor``, every event serialised."""
-    faces = 0
+    """(frames/s, faces or people found) for ``batches`` through ``processor``, every event serialised."""
+    found = 0
 
     def seen(event) -> None:
-        nonlocal faces
-        pack_detection(event, check=False)  # as the service's publisher packs the events it built
-        faces += len(event.faces)
+        nonlocal found
+        # As the service's publisher packs the events it built.
+        if isinstance(event, PoseEvent):
+            pack_pose(event, check=False)
+            found += len(event.persons)
+        else:
+            pack_detection(event, check=False)
+            found += len(event.faces)
 
-    return drive(processor, batches, seen), faces
+    return drive(processor, batches, seen), found
 
 
 def drive(processor: FrameProcessor, batches: list[list[Frame]], seen: Callable[[object], None]) -> float:

@@ -66,21 +66,22 @@ class MoveNet:
     def to_detections(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], thresholds: Thresholds
     ) -> list[Detections]:
+        """Every image's people over the threshold, best first, for the batch at once (no loop per image)."""
         height, width = input_hw
-        found = []
-        for image in next(iter(outputs.values())):  # (6, 56) per image
-            people = image[image[:, 55] > thresholds.score_threshold]
-            people = people[np.argsort(-people[:, 55], kind="stable")]
-            points = people[:, : 3 * len(KEYPOINT_NAMES)].reshape(-1, len(KEYPOINT_NAMES), 3)  # y, x, score in [0, 1]
-            found.append(
-                Detections(
-                    boxes=(people[:, [52, 51, 54, 53]] * np.array([width, height, width, height])).astype(np.float32),
-                    scores=people[:, 55].astype(np.float32),
-                    landmarks=np.stack([points[..., 1] * width, points[..., 0] * height], axis=-1).astype(np.float32),
-                    landmark_scores=points[..., 2].astype(np.float32),
-                )
-            )
-        return found
+        rows = next(iter(outputs.values()))  # (N, 6, 56)
+        image, slot = np.nonzero(rows[:, :, 55] > thresholds.score_threshold)
+        people = rows[image, slot]
+        order = np.lexsort((-people[:, 55], image))  # by image, then best first; ties keep the network's order
+        people, image = people[order], image[order]
+        points = people[:, : 3 * len(KEYPOINT_NAMES)].reshape(-1, len(KEYPOINT_NAMES), 3)  # y, x, score in [0, 1]
+        boxes = (people[:, [52, 51, 54, 53]] * np.array([width, height, width, height])).astype(np.float32)
+        landmarks = np.stack([points[..., 1] * width, points[..., 0] * height], axis=-1).astype(np.float32)
+        ends = np.cumsum(np.bincount(image, minlength=len(rows)))[:-1]
+        parts = (boxes, people[:, 55].astype(np.float32), landmarks, points[..., 2].astype(np.float32))
+        return [
+            Detections(boxes=b, scores=s, landmarks=lm, landmark_scores=ls)
+            for b, s, lm, ls in zip(*(np.split(part, ends) for part in parts))
+        ]
 
 
 def fetch(models_dir: Path) -> Path:
