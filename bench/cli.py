@@ -616,6 +616,12 @@ Examples:
 @click.option("--fps", type=float, default=30.0, help="Frames per second per camera.")
 @click.option("--duration", type=float, default=20.0, help="Seconds of streaming per camera count.")
 @click.option("--replicas", type=int, default=1, help="Detector processes in the consumer group.")
+@click.option(
+    "--fronts",
+    type=click.IntRange(min=1),
+    default=1,
+    help="Kafka-facing processes per replica around one GPU owner (detect --fronts); members: replicas x fronts.",
+)
 @click.option("--batch", type=int, default=8)
 @click.option("--max-wait-ms", type=float, default=20.0)
 @click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="auto")
@@ -666,6 +672,7 @@ def e2e(
     fps: float,
     duration: float,
     replicas: int,
+    fronts: int,
     batch: int,
     max_wait_ms: float,
     provider: str,
@@ -705,5 +712,6 @@ def e2e(
         warm_up_s=warm_up_s,
         every_count=every_count,
         profile_s=profile_s,
+        fronts=fronts,
     )
     run(cfg, _command("e2e"))

@@ -61,6 +61,7 @@ class E2EConfig:
     warm_up_s: float = 0.0  # stream the first count this long, unmeasured, before the measured steps
     every_count: bool = False  # measure every count, also past the first over the limit
     profile_s: float = 0.0  # py-spy each replica this long in the middle of each step (0: never)
+    fronts: int = 1  # Kafka-facing processes per replica around one GPU owner (detect --fronts)
 
 
 def run(cfg: E2EConfig, command: str) -> dict:
@@ -69,8 +70,9 @@ def run(cfg: E2EConfig, command: str) -> dict:
     samples.fetch()
     tag = uuid.uuid4().hex[:8]
     frames, events, dlq = f"e2e-{tag}.frames", f"e2e-{tag}.detections", f"e2e-{tag}.dlq"
-    # Enough partitions for every replica, and for the batches of one replica to fill from several.
-    partitions = max(8, cfg.replicas * 4)
+    # Enough partitions for every group member, and for the batches of one member to fill from several.
+    members = cfg.replicas * cfg.fronts
+    partitions = max(8, members * 4)
     kafka_clients.ensure_topics({frames: partitions, events: partitions, dlq: 1}, bootstrap)
     logs = paths.home() / "bench" / f"e2e-{tag}"
     logs.mkdir(parents=True, exist_ok=True)
@@ -78,7 +80,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     broker_pid = LocalBroker().status().pid
     cpus = _Cpus(cfg.producer_cpus)
     cpus.pin_rest(os.getpid(), broker_pid)  # the reader, the broker and (inherited) the detectors
-    ports = [free_port() for _ in log_files]
+    ports = [free_port() for _ in log_files]  # a replica's fronts serve /metrics on its port + 0, 1, ...
     # The replicas start once and serve every camera count, as long-running services do: a count's
     # cameras carry its own key prefix, and a count starts only after the last one's events are all in.
     detectors = [
@@ -86,7 +88,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     ]
     rows, reader, warm_up = [], None, None
     try:
-        _wait_until_settled(detectors, log_files, f"e2e-{tag}", partitions, bootstrap)
+        _wait_until_settled(detectors, log_files, f"e2e-{tag}", partitions, members, bootstrap)
         reader = _Reader(bootstrap, events)
         meter = _CpuMeter([proc.pid for proc in detectors], broker_pid)
         if cfg.warm_up_s:  # the first count for a while, unmeasured: a broker that has just started runs cold
@@ -94,7 +96,8 @@ def run(cfg: E2EConfig, command: str) -> dict:
             print(f"warm-up: {cfg.cameras[0]} cameras for {cfg.warm_up_s:g} s, p99 {warm_up['latency_ms_p99']} ms")
         for step, count in enumerate(cfg.cameras):
             meter.start()
-            with _Stages(ports) as stages, _Profiles(cfg, detectors, logs, step):
+            front_ports = [port + front for port in ports for front in range(cfg.fronts)]
+            with _Stages(front_ports) as stages, _Profiles(cfg, detectors, logs, step):
                 row = _one(cfg, frames, reader, count, logs, cpus, f"s{step}", cfg.duration_s)
             row["cores_busy"] = meter.stop()
             row["stages"] = stages.summary()
@@ -124,7 +127,8 @@ def run(cfg: E2EConfig, command: str) -> dict:
     kafka_clients.admin(bootstrap).delete_topics([frames, events, dlq])
     within = [r for r in rows if r["latency_ms_p99"] <= cfg.latency_limit_ms and not r["not_delivered_10s_after_end"]]
     model_name = models.read_metadata(models.resolve(cfg.model)).get(models.META_MODEL, cfg.model)
-    out = cfg.out or RESULTS / f"e2e-{model_name}-{cfg.provider}-r{cfg.replicas}.json"
+    fronts = f"-f{cfg.fronts}" if cfg.fronts > 1 else ""
+    out = cfg.out or RESULTS / f"e2e-{model_name}-{cfg.provider}-r{cfg.replicas}{fronts}.json"
     result = {
         "benchmark": "e2e",
         "command": command,
@@ -217,6 +221,7 @@ def _start_detector(
 ) -> subprocess.Popen:
     config = DetectorConfig(
         metrics_port=metrics_port,
+        fronts=cfg.fronts,
         model=cfg.model,
         group=group,
         batch=cfg.batch,
@@ -243,6 +248,7 @@ def _wait_until_settled(
     logs: list[Path],
     group: str,
     partitions: int,
+    members: int,
     bootstrap: str,
     timeout_s: float = 300.0,
 ) -> None:
@@ -268,7 +274,7 @@ def _wait_until_settled(
         ready = (
             group_state is not None
             and group_state.state == ConsumerGroupState.STABLE
-            and len(held) == len(procs)
+            and len(held) == members
             and all(held)
             and sum(held) == partitions
         )
@@ -476,10 +482,23 @@ class _CpuMeter:
         return {name: round((now[name] - self._before[name]) / elapsed, 2) for name in now}
 
     def _read(self) -> dict[str, float]:
-        seconds = {name: sum(cpu_seconds(pid)[:2]) for name, pid in self._pids.items()}
+        seconds = {name: sum(sum(cpu_seconds(p)[:2]) for p in _tree(pid)) for name, pid in self._pids.items()}
         # This process: the reader thread in its own time, the producers (waited for) in its children's.
         own_user, own_system, children_user, children_system = cpu_seconds(os.getpid())
         return {**seconds, "reader": own_user + own_system, "producers": children_user + children_system}
+
+
+def _tree(pid: int) -> list[int]:
+    """A process and every live descendant (a detector with fronts is a family: its GPU owner and fronts)."""
+    found, index = [pid], 0
+    while index < len(found):
+        for task in Path(f"/proc/{found[index]}/task").glob("*/children"):
+            try:
+                found += [int(child) for child in task.read_text().split()]
+            except OSError:  # gone meanwhile
+                pass
+        index += 1
+    return found
 
 
 class _Reader:
