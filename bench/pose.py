@@ -2,7 +2,7 @@
 
 The frames are OpenCV's ``vtest.avi`` (768x576, pedestrians walking past a fixed camera) as JPEGs.
 For each batch size the processor runs them as the service does (batch N+1 decoding while batch N
-infers; MoveNet itself one image per run, see docs/pose.md), every pose event serialised; the
+infers; MoveNet's decoding of people batched, see docs/pose.md), every pose event serialised; the
 median of the repeats is reported. What the model found is reported too: people per frame and
 their scores, which is what the fall rule's thresholds have to work with.
 """
