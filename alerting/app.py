@@ -158,7 +158,7 @@ def build(
 
     def on_camera_status(camera: dict, status: CameraStatus) -> list | None:
         settings = config.for_camera(status.camera_id)
-        if "camera_offline" not in settings.rules:
+        if settings.off("camera_offline", status.ts_ns):
             return []
         return offline_rule.on_status(camera, status, time.time_ns(), settings.camera_offline)
 
@@ -176,7 +176,7 @@ def build(
         now, found = time.time_ns(), []
         for camera_id, camera in list(offline.items()):
             settings = config.for_camera(camera_id)
-            if "camera_offline" in settings.rules:
+            if not settings.off("camera_offline", now):
                 alerts = offline_rule.on_silence(camera, camera_id, now, settings.camera_offline)
                 if alerts:
                     offline[camera_id] = camera

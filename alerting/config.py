@@ -5,13 +5,16 @@ each checked where it is given (``facestream.config``)."""
 import json
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.fall import FallSettings
 from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.person_seen import PersonSeenSettings
+from facestream.alerting.rules.schedule import Schedule, zone
 from facestream.alerting.rules.stranger import StrangerSettings
-from facestream.config import check, command_line, setting, table_of, tables_of
+from facestream.config import check, command_line, json_object, setting, table_of, tables_of
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 
 # stranger, crowd and person_seen read detection events, fall reads pose events, camera_offline the
@@ -35,6 +38,42 @@ def parse_rules(text: str) -> tuple[str, ...]:
     return rules
 
 
+# Rules a schedule may limit: those that look at frames. camera_offline watches at all hours (and keeps
+# its record of the producer's last word current, which a pause would make look like a silence).
+SCHEDULED_RULES = ("stranger", "crowd", "fall", "person_seen")
+
+
+def parse_schedules(text: str) -> dict:
+    """``{"stranger": "22:00-06:00"}`` (or a TOML table) -> the same dict, every rule and schedule checked."""
+    schedules = json_object(text)
+    for rule, schedule in schedules.items():
+        if rule not in SCHEDULED_RULES:
+            raise ValueError(f"schedules are for the rules {', '.join(SCHEDULED_RULES)}, got {rule!r}")
+        if not isinstance(schedule, str):
+            raise ValueError(f"the {rule} rule's schedule is text such as '22:00-06:00', got {schedule!r}")
+        try:
+            Schedule.parse(schedule)
+        except ValueError as exc:
+            raise ValueError(f"the {rule} rule's schedule: {exc}") from None
+    return schedules
+
+
+def parse_zone(text: str) -> str:
+    zone(text)
+    return text
+
+
+def _schedules_setting(whose: str):
+    return setting(
+        None,
+        f'When rules run {whose}: rule -> hours, as JSON (e.g. {{"stranger": "22:00-06:00"}}) or a '
+        "table; a rule without one runs at all hours.",
+        parse=parse_schedules,
+        show=json.dumps,
+        metavar="JSON",
+    )
+
+
 @dataclass(frozen=True)
 class CameraOverrides:
     """What one camera changes: its rules, and any rule settings."""
@@ -53,6 +92,8 @@ class CameraOverrides:
     person_seen: dict | None = setting(
         None, "Watchlist settings for this camera.", parse=table_of(PersonSeenSettings), show=json.dumps
     )
+    schedules: dict | None = _schedules_setting("on this camera (over the service's, rule by rule)")
+    timezone: str | None = setting(None, "This camera's time zone (default: the service's).", parse=parse_zone)
 
     def __post_init__(self) -> None:
         check(self)
@@ -68,6 +109,17 @@ class CameraSettings:
     fall: FallSettings
     camera_offline: OfflineSettings
     person_seen: PersonSeenSettings
+    schedules: dict[str, Schedule] = field(default_factory=dict)
+    timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
+
+    def off(self, rule: str, at_ns: int) -> str | None:
+        """None if the camera runs ``rule`` at ``at_ns`` (ns since the epoch), else why not."""
+        if rule not in self.rules:
+            return f"the camera no longer runs the {rule} rule"
+        schedule = self.schedules.get(rule)
+        if schedule is not None and not schedule.active(datetime.fromtimestamp(at_ns / 1e9, self.timezone)):
+            return f"the {rule} rule is outside its schedule ({schedule.text}, {self.timezone.key})"
+        return None
 
 
 def _rule_setting(title: str, rule: str, kind: type, example: str):
@@ -97,6 +149,8 @@ class AlertingConfig:
     fall: dict | None = _rule_setting("Fall", "fall", FallSettings, '{"hold_s": 3}')
     camera_offline: dict | None = _rule_setting("Offline", "camera_offline", OfflineSettings, '{"offline_after_s": 60}')
     person_seen: dict | None = _rule_setting("Watchlist", "person_seen", PersonSeenSettings, '{"cooldown_s": 300}')
+    schedules: dict | None = _schedules_setting("on every camera")
+    timezone: str = setting("UTC", "The cameras' time zone, as schedules read it (IANA name).", parse=parse_zone)
     cameras: dict | None = setting(
         None,
         'Per camera: rules and settings, as JSON (e.g. {"gate": {"rules": "stranger"}}) or '
@@ -123,7 +177,13 @@ class AlertingConfig:
         if camera_id not in self._resolved:
             own = (self.cameras or {}).get(camera_id, {})
             rules = {name: kind(**{**(getattr(self, name) or {}), **own.get(name, {})}) for name, kind in RULE_SETTINGS}
-            self._resolved[camera_id] = CameraSettings(rules=parse_rules(own.get("rules") or self.rules), **rules)
+            schedules = {**(self.schedules or {}), **own.get("schedules", {})}
+            self._resolved[camera_id] = CameraSettings(
+                rules=parse_rules(own.get("rules") or self.rules),
+                **rules,
+                schedules={rule: Schedule.parse(text) for rule, text in schedules.items()},
+                timezone=zone(own.get("timezone") or self.timezone),
+            )
         return self._resolved[camera_id]
 
 

@@ -1,9 +1,9 @@
 """One camera's rules together: each new event goes through every rule the camera runs, once.
 
 Detection events and pose events of a camera are two streams of one camera state: each stream has
-its own duplicate check (a frame has one event of each kind). A rule the camera no longer runs (its
-rules changed, the workers restarted) ends its open alerts at the camera's next event, saying why,
-rather than leaving them open for good.
+its own duplicate check (a frame has one event of each kind). A rule the camera does not run at an
+event's capture time (its rules changed, or its schedule has ended) ends its open alerts at that
+event, saying why, rather than leaving them open for good; it starts afresh when it runs again.
 """
 
 import numpy as np
@@ -22,19 +22,20 @@ def on_event(camera: dict, event: DetectionEvent, gallery: Gallery, settings: Ca
         return None
     alerts = []
     match = _once_per_face(gallery.best_match)  # the stranger and person_seen rules ask about the same faces
-    if "stranger" in settings.rules:
-        alerts += stranger.step(camera.setdefault("stranger", {}), event, match, settings.stranger)
-    elif "stranger" in camera:
-        alerts += stranger.close(camera.pop("stranger"), event, _off("stranger"))
-    if "person_seen" in settings.rules:
-        state = camera.setdefault("person_seen", {})
-        alerts += person_seen.step(state, event, match, gallery.watched_name, settings.person_seen)
-    elif "person_seen" in camera:
-        alerts += person_seen.close(camera.pop("person_seen"), event, _off("person_seen"))
-    if "crowd" in settings.rules:
-        alerts += crowd.step(camera.setdefault("crowd", {}), event, settings.crowd)
-    elif "crowd" in camera:
-        alerts += crowd.close(camera.pop("crowd"), event, _off("crowd"))
+    steps = {
+        "stranger": (lambda state: stranger.step(state, event, match, settings.stranger), stranger.close),
+        "person_seen": (
+            lambda state: person_seen.step(state, event, match, gallery.watched_name, settings.person_seen),
+            person_seen.close,
+        ),
+        "crowd": (lambda state: crowd.step(state, event, settings.crowd), crowd.close),
+    }
+    for kind, (step, close) in steps.items():
+        why = settings.off(kind, event.capture_ts_ns)
+        if why is None:
+            alerts += step(camera.setdefault(kind, {}))
+        elif kind in camera:
+            alerts += close(camera.pop(kind), event, why)
     return alerts
 
 
@@ -43,9 +44,10 @@ def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Al
     state = camera.setdefault("fall", {})
     if not is_new(state, event):
         return None
-    if "fall" in settings.rules:
+    why = settings.off("fall", event.capture_ts_ns)
+    if why is None:
         return fall.step(state, event, settings.fall)
-    return fall.close(state, event, _off("fall"))
+    return fall.close(state, event, why)
 
 
 def _once_per_face(match: stranger.Match) -> stranger.Match:
@@ -59,7 +61,3 @@ def _once_per_face(match: stranger.Match) -> stranger.Match:
         return found[key]
 
     return cached
-
-
-def _off(kind: str) -> str:
-    return f"the camera no longer runs the {kind} rule"
