@@ -34,14 +34,20 @@ def test_the_fetched_file_names_its_plugin_and_the_tflite_it_came_from(movenet_p
     assert assets.sha256_of(paths.models_dir() / "original" / "movenet.tflite") == movenet.TFLITE_SHA256
 
 
-def test_the_onnx_file_matches_tflite_on_the_pedestrian_video(movenet_path: Path, sample_dir: Path) -> None:
+def video_inputs(sample_dir: Path, every: int) -> list[np.ndarray]:
+    """MoveNet's (1, H, W, 3) input for every ``every``-th frame of the pedestrian video."""
     video = cv2.VideoCapture(str(sample_dir / "vtest.avi"))
     inputs = []
-    for index in range(0, 795, 160):
+    for index in range(0, 795, every):
         video.set(cv2.CAP_PROP_POS_FRAMES, index)
         ok, frame = video.read()
         assert ok
         inputs.append(movenet.network_input(frame))
+    return inputs
+
+
+def test_the_onnx_file_matches_tflite_on_the_pedestrian_video(movenet_path: Path, sample_dir: Path) -> None:
+    inputs = video_inputs(sample_dir, 160)
     session = ort.InferenceSession(str(movenet_path), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     ours = [session.run(None, {name: x})[0] for x in inputs]
@@ -53,13 +59,7 @@ def test_the_onnx_file_matches_tflite_on_the_pedestrian_video(movenet_path: Path
 
 def test_the_engine_decodes_a_batch_as_the_file_decodes_each_image_alone(movenet_path: Path, sample_dir: Path) -> None:
     # The file's own decoding takes one image per run; the engine's graph decodes N at once.
-    video = cv2.VideoCapture(str(sample_dir / "vtest.avi"))
-    frames = []
-    for index in range(0, 795, 53):
-        video.set(cv2.CAP_PROP_POS_FRAMES, index)
-        ok, frame = video.read()
-        assert ok
-        frames.append(movenet.network_input(frame)[0])
+    frames = [x[0] for x in video_inputs(sample_dir, 53)]
     images = np.stack([*frames, np.zeros_like(frames[0])])  # and one with nobody in it
     plugin = models.plugin_for(models.read_metadata(movenet_path), str(movenet_path))
     engine = Engine(movenet_path, images.shape[1:3], batch=len(images), plugin=plugin, provider="cpu", threads=2)
