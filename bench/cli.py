@@ -491,6 +491,23 @@ def alert_store(out: Path, **options) -> None:
 @bench.command(
     epilog="""\b
 Examples:
+  python -m bench threshold                   # YuNet + SFace on this machine's CPU
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "threshold-sface.json")
+def threshold(out: Path, provider: str) -> None:
+    """The stranger threshold: SFace similarities of one person and of two people, false match and
+    false stranger rates per threshold, on the sample photos and their variants."""
+    from bench.threshold import ThresholdBenchConfig, run
+
+    run(ThresholdBenchConfig(provider=provider, out=out), _command("threshold"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
   python -m bench pose --provider cpu --batch 1,8 --frames 200
   python -m bench pose --provider cuda --batch 1,16,64 --frames 795   # on the GPU machine
 """,

