@@ -12,7 +12,7 @@ from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.fall import FallSettings
 from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.person_seen import PersonSeenSettings
-from facestream.alerting.rules.schedule import Schedule, zone
+from facestream.alerting.rules.schedule import Schedule, time_zone
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.config import check, command_line, json_object, setting, table_of, tables_of
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
@@ -58,8 +58,8 @@ def parse_schedules(text: str) -> dict:
     return schedules
 
 
-def parse_zone(text: str) -> str:
-    zone(text)
+def parse_time_zone(text: str) -> str:
+    time_zone(text)
     return text
 
 
@@ -93,7 +93,7 @@ class CameraOverrides:
         None, "Watchlist settings for this camera.", parse=table_of(PersonSeenSettings), show=json.dumps
     )
     schedules: dict | None = _schedules_setting("on this camera (over the service's, rule by rule)")
-    timezone: str | None = setting(None, "This camera's time zone (default: the service's).", parse=parse_zone)
+    timezone: str | None = setting(None, "This camera's time zone (default: the service's).", parse=parse_time_zone)
 
     def __post_init__(self) -> None:
         check(self)
@@ -150,7 +150,7 @@ class AlertingConfig:
     camera_offline: dict | None = _rule_setting("Offline", "camera_offline", OfflineSettings, '{"offline_after_s": 60}')
     person_seen: dict | None = _rule_setting("Watchlist", "person_seen", PersonSeenSettings, '{"cooldown_s": 300}')
     schedules: dict | None = _schedules_setting("on every camera")
-    timezone: str = setting("UTC", "The cameras' time zone, as schedules read it (IANA name).", parse=parse_zone)
+    timezone: str = setting("UTC", "The cameras' time zone, as schedules read it (IANA name).", parse=parse_time_zone)
     cameras: dict | None = setting(
         None,
         'Per camera: rules and settings, as JSON (e.g. {"gate": {"rules": "stranger"}}) or '
@@ -182,7 +182,7 @@ class AlertingConfig:
                 rules=parse_rules(own.get("rules") or self.rules),
                 **rules,
                 schedules={rule: Schedule.parse(text) for rule, text in schedules.items()},
-                timezone=zone(own.get("timezone") or self.timezone),
+                timezone=time_zone(own.get("timezone") or self.timezone),
             )
         return self._resolved[camera_id]
 

@@ -49,7 +49,7 @@ class Schedule:
         return any(window.covers(weekday, minute) for window in self.windows)
 
 
-def zone(name: str) -> ZoneInfo:
+def time_zone(name: str) -> ZoneInfo:
     """The IANA time zone ``name`` (e.g. ``Europe/Berlin``); ValueError if there is none of that name."""
     try:
         return ZoneInfo(name)

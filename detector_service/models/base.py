@@ -107,7 +107,8 @@ class FaceModel(Protocol):
     default_thresholds: ClassVar[Thresholds]
     input_transform: ClassVar[InputTransform]
     # The output by which the graph sorts every output's axis 1 best first (candidates kept on the
-    # device by score), or None: then a GPU engine copies only the candidates over the score threshold.
+    # device by score): a GPU engine then copies to the host only as many candidates as some image has
+    # over the score threshold. None: every output comes to the host whole.
     ranked_by: ClassVar[str | None]
 
     ref: ModelRef
