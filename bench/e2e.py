@@ -80,7 +80,8 @@ def run(cfg: E2EConfig, command: str) -> dict:
     broker_pid = LocalBroker().status().pid
     cpus = _Cpus(cfg.producer_cpus)
     cpus.pin_rest(os.getpid(), broker_pid)  # the reader, the broker and (inherited) the detectors
-    ports = [free_port() for _ in log_files]  # a replica's fronts serve /metrics on its port + 0, 1, ...
+    ports = [free_port() for _ in log_files]
+    front_ports = [port + front for port in ports for front in range(cfg.fronts)]  # a replica's fronts: port + i
     # The replicas start once and serve every camera count, as long-running services do: a count's
     # cameras carry its own key prefix, and a count starts only after the last one's events are all in.
     detectors = [
@@ -96,7 +97,6 @@ def run(cfg: E2EConfig, command: str) -> dict:
             print(f"warm-up: {cfg.cameras[0]} cameras for {cfg.warm_up_s:g} s, p99 {warm_up['latency_ms_p99']} ms")
         for step, count in enumerate(cfg.cameras):
             meter.start()
-            front_ports = [port + front for port in ports for front in range(cfg.fronts)]
             with _Stages(front_ports) as stages, _Profiles(cfg, detectors, logs, step):
                 row = _one(cfg, frames, reader, count, logs, cpus, f"s{step}", cfg.duration_s)
             row["cores_busy"] = meter.stop()
