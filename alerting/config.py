@@ -14,7 +14,9 @@ from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.person_seen import PersonSeenSettings
 from facestream.alerting.rules.schedule import Schedule, time_zone
 from facestream.alerting.rules.stranger import StrangerSettings
+from facestream.alerting.rules.zones import Polygon, parse_zones
 from facestream.config import check, command_line, json_object, setting, table_of, tables_of
+from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 
 # stranger, crowd and person_seen read detection events, fall reads pose events, camera_offline the
@@ -38,17 +40,18 @@ def parse_rules(text: str) -> tuple[str, ...]:
     return rules
 
 
-# Rules a schedule may limit: those that look at frames. camera_offline watches at all hours (and keeps
-# its record of the producer's last word current, which a pause would make look like a silence).
-SCHEDULED_RULES = ("stranger", "crowd", "fall", "person_seen")
+# Rules that look at frames: schedules and zones may limit them. camera_offline watches the whole camera
+# at all hours (and keeps its record of the producer's last word current, which a pause would make look
+# like a silence).
+FRAME_RULES = ("stranger", "crowd", "fall", "person_seen")
 
 
 def parse_schedules(text: str) -> dict:
     """``{"stranger": "22:00-06:00"}`` (or a TOML table) -> the same dict, every rule and schedule checked."""
     schedules = json_object(text)
     for rule, schedule in schedules.items():
-        if rule not in SCHEDULED_RULES:
-            raise ValueError(f"schedules are for the rules {', '.join(SCHEDULED_RULES)}, got {rule!r}")
+        if rule not in FRAME_RULES:
+            raise ValueError(f"schedules are for the rules {', '.join(FRAME_RULES)}, got {rule!r}")
         if not isinstance(schedule, str):
             raise ValueError(f"the {rule} rule's schedule is text such as '22:00-06:00', got {schedule!r}")
         try:
@@ -56,6 +59,24 @@ def parse_schedules(text: str) -> dict:
         except ValueError as exc:
             raise ValueError(f"the {rule} rule's schedule: {exc}") from None
     return schedules
+
+
+def parse_zone_table(text: str) -> dict:
+    """Zones as JSON (or a TOML table): name -> [[x, y], ...], checked."""
+    value = json_object(text)
+    parse_zones(value)
+    return value
+
+
+def parse_rule_zones(text: str) -> dict:
+    """``{"stranger": ["door"]}`` -> the same dict: rules that look at frames, each with zone names."""
+    value = json_object(text)
+    for rule, names in value.items():
+        if rule not in FRAME_RULES:
+            raise ValueError(f"rules limited to zones are {', '.join(FRAME_RULES)}, got {rule!r}")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"the {rule} rule's zones are a list of zone names, got {names!r}")
+    return value
 
 
 def parse_time_zone(text: str) -> str:
@@ -94,9 +115,27 @@ class CameraOverrides:
     )
     schedules: dict | None = _schedules_setting("on this camera (over the service's, rule by rule)")
     timezone: str | None = setting(None, "This camera's time zone (default: the service's).", parse=parse_time_zone)
+    zones: dict | None = setting(
+        None,
+        'Named areas of this camera\'s picture, as JSON (e.g. {"door": [[0, 0.5], [0.4, 0.5], [0.4, 1], [0, 1]]}): '
+        "corners [x, y] in 0..1 of the frame.",
+        parse=parse_zone_table,
+        show=json.dumps,
+        metavar="JSON",
+    )
+    rule_zones: dict | None = setting(
+        None,
+        'Rules limited to zones on this camera, as JSON (e.g. {"stranger": ["door"]}); others see the whole frame.',
+        parse=parse_rule_zones,
+        show=json.dumps,
+        metavar="JSON",
+    )
 
     def __post_init__(self) -> None:
         check(self)
+        unknown = {n for names in (self.rule_zones or {}).values() for n in names} - set(self.zones or {})
+        if unknown:
+            raise ConfigError(f"--rule-zones names zones this camera does not have: {', '.join(sorted(unknown))}")
 
 
 @dataclass(frozen=True)
@@ -111,6 +150,11 @@ class CameraSettings:
     person_seen: PersonSeenSettings
     schedules: dict[str, Schedule] = field(default_factory=dict)
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
+    zones: dict[str, list[Polygon]] = field(default_factory=dict)  # rule -> the polygons it is limited to
+
+    def where(self, rule: str) -> list[Polygon] | None:
+        """The zones ``rule`` is limited to on this camera, or None: the whole frame."""
+        return self.zones.get(rule)
 
     def off(self, rule: str, at_ns: int) -> str | None:
         """None if the camera runs ``rule`` at ``at_ns`` (ns since the epoch), else why not."""
@@ -183,8 +227,15 @@ class AlertingConfig:
                 **rules,
                 schedules={rule: Schedule.parse(text) for rule, text in schedules.items()},
                 timezone=time_zone(own.get("timezone") or self.timezone),
+                zones=_rule_polygons(own),
             )
         return self._resolved[camera_id]
+
+
+def _rule_polygons(own: dict) -> dict[str, list[Polygon]]:
+    """A camera's overrides -> rule -> the polygons of the zones it is limited to."""
+    polygons = parse_zones(own.get("zones") or {})
+    return {rule: [polygons[name] for name in names] for rule, names in (own.get("rule_zones") or {}).items()}
 
 
 def alerting_command(config: AlertingConfig | None = None, **changes) -> list[str]:

@@ -3,13 +3,14 @@
 Detection events and pose events of a camera are two streams of one camera state: each stream has
 its own duplicate check (a frame has one event of each kind). A rule the camera does not run at an
 event's capture time (its rules changed, or its schedule has ended) ends its open alerts at that
-event, saying why, rather than leaving them open for good; it starts afresh when it runs again.
+event, saying why, rather than leaving them open for good; it starts afresh when it runs again. A
+rule limited to zones sees the event with only the faces (or people) in them.
 """
 
 import numpy as np
 
 from facestream.alerting.config import CameraSettings
-from facestream.alerting.rules import crowd, fall, person_seen, stranger
+from facestream.alerting.rules import crowd, fall, person_seen, stranger, zones
 from facestream.alerting.rules.state import is_new
 from facestream.gallery import Gallery
 from facestream.schemas import Alert, DetectionEvent, ModelRef, PoseEvent
@@ -23,17 +24,17 @@ def on_event(camera: dict, event: DetectionEvent, gallery: Gallery, settings: Ca
     alerts = []
     match = _once_per_face(gallery.best_match)  # the stranger and person_seen rules ask about the same faces
     steps = {
-        "stranger": (lambda state: stranger.step(state, event, match, settings.stranger), stranger.close),
+        "stranger": (lambda state, seen: stranger.step(state, seen, match, settings.stranger), stranger.close),
         "person_seen": (
-            lambda state: person_seen.step(state, event, match, gallery.watched_name, settings.person_seen),
+            lambda state, seen: person_seen.step(state, seen, match, gallery.watched_name, settings.person_seen),
             person_seen.close,
         ),
-        "crowd": (lambda state: crowd.step(state, event, settings.crowd), crowd.close),
+        "crowd": (lambda state, seen: crowd.step(state, seen, settings.crowd), crowd.close),
     }
     for kind, (step, close) in steps.items():
         why = settings.off(kind, event.capture_ts_ns)
         if why is None:
-            alerts += step(camera.setdefault(kind, {}))
+            alerts += step(camera.setdefault(kind, {}), _seen(event, settings.where(kind)))
         elif kind in camera:
             alerts += close(camera.pop(kind), event, why)
     return alerts
@@ -46,8 +47,14 @@ def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Al
         return None
     why = settings.off("fall", event.capture_ts_ns)
     if why is None:
-        return fall.step(state, event, settings.fall)
+        polygons = settings.where("fall")
+        return fall.step(state, event if polygons is None else zones.people_in(event, polygons), settings.fall)
     return fall.close(state, event, why)
+
+
+def _seen(event: DetectionEvent, polygons: list | None) -> DetectionEvent:
+    """What a rule limited to ``polygons`` sees of ``event``: the faces in them (all: no zones)."""
+    return event if polygons is None else zones.faces_in(event, polygons)
 
 
 def _once_per_face(match: stranger.Match) -> stranger.Match:
