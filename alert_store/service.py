@@ -124,7 +124,7 @@ def _consume(
             (Every(config.prune_every_s, prune), Every(config.stats_interval, lambda: log.info("%s", stats.line()))),
         )
     finally:
-        producer.flush(10)
+        kafka_clients.flush(producer, config.dead_letter_topic, 10)
 
 
 def _batch(messages: list, producer, config: AlertStoreConfig, stats: StoreStats) -> list[Received]:
@@ -143,7 +143,8 @@ def _batch(messages: list, producer, config: AlertStoreConfig, stats: StoreStats
             headers = kafka_clients.dead_letter_headers(msg, "schema", exc, config.group)
             kafka_clients.send(producer, config.dead_letter_topic, value, msg.key(), headers=headers)
         batch.append(Received(msg.topic(), msg.partition(), msg.offset(), value, alert))
-    if dead and producer.flush(30) > 0:  # its offset is stored with the batch: the dead letter must be in first
+    # Its offset is stored with the batch: the dead letter must be in first.
+    if dead and kafka_clients.flush(producer, config.dead_letter_topic, 30) > 0:
         raise BrokerError(f"dead letters not acknowledged by Kafka within 30 s ({config.dead_letter_topic})")
     return batch
 
