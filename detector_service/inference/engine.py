@@ -10,6 +10,7 @@ bucket and its padding is dropped from the outputs. On the CPU one dynamic sessi
 size: padding would only cost time there.
 """
 
+import importlib.util
 import logging
 import threading
 import time
@@ -100,6 +101,10 @@ class Engine:
         else:
             self._open_gpu(selection, cuda_graphs, trt_fp16, cuda_options)
         runtime.report(self.provider, self.fallbacks)
+        # Copying only the candidates that can pass reads the bound outputs on the device, with CuPy.
+        self.ranked_by = plugin.ranked_by if self.on_gpu and importlib.util.find_spec("cupy") else None
+        if self.on_gpu and plugin.ranked_by is not None and self.ranked_by is None:
+            log.warning("FALLBACK: CuPy is not installed (the gpu extra): every candidate comes to the host")
 
     def _open_gpu(self, selection, cuda_graphs: bool, trt_fp16: bool, cuda_options: tuple) -> None:
         # Rewrites are checked on the model's own outputs (before the plugin appends anything), then
@@ -202,7 +207,7 @@ class Engine:
             return dict(zip(names, self._cpu_session.run(names, {graph_rewrite.IMAGE_INPUT: images})))
         count = len(images)
         runner = self._runners[bucket_of(count, self.buckets)]
-        ranked = None if floor is None or self.plugin.ranked_by is None else (self.plugin.ranked_by, floor)
+        ranked = None if floor is None or self.ranked_by is None else (self.ranked_by, floor)
         return {name: value[:count] for name, value in self._on_thread(runner, images, ranked).items()}
 
     def replay(self, batch: int) -> None:
