@@ -14,7 +14,7 @@ from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.person_seen import PersonSeenSettings
 from facestream.alerting.rules.schedule import Schedule, time_zone
 from facestream.alerting.rules.stranger import StrangerSettings
-from facestream.alerting.rules.zones import Polygon, parse_zones
+from facestream.alerting.rules.zones import Zones, parse_zones
 from facestream.config import check, command_line, json_object, setting, table_of, tables_of
 from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
@@ -150,9 +150,9 @@ class CameraSettings:
     person_seen: PersonSeenSettings
     schedules: dict[str, Schedule] = field(default_factory=dict)
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
-    zones: dict[str, list[Polygon]] = field(default_factory=dict)  # rule -> the polygons it is limited to
+    zones: dict[str, Zones] = field(default_factory=dict)  # rule -> the zones it is limited to
 
-    def where(self, rule: str) -> list[Polygon] | None:
+    def where(self, rule: str) -> Zones | None:
         """The zones ``rule`` is limited to on this camera, or None: the whole frame."""
         return self.zones.get(rule)
 
@@ -227,15 +227,16 @@ class AlertingConfig:
                 **rules,
                 schedules={rule: Schedule.parse(text) for rule, text in schedules.items()},
                 timezone=time_zone(own.get("timezone") or self.timezone),
-                zones=_rule_polygons(own),
+                zones=_rule_zones(own),
             )
         return self._resolved[camera_id]
 
 
-def _rule_polygons(own: dict) -> dict[str, list[Polygon]]:
-    """A camera's overrides -> rule -> the polygons of the zones it is limited to."""
+def _rule_zones(own: dict) -> dict[str, Zones]:
+    """A camera's overrides -> rule -> the zones it is limited to, in the order of the camera's zones."""
     polygons = parse_zones(own.get("zones") or {})
-    return {rule: [polygons[name] for name in names] for rule, names in (own.get("rule_zones") or {}).items()}
+    limits = own.get("rule_zones") or {}
+    return {rule: {name: polygon for name, polygon in polygons.items() if name in limits[rule]} for rule in limits}
 
 
 def alerting_command(config: AlertingConfig | None = None, **changes) -> list[str]:

@@ -114,6 +114,7 @@ def _shown(row: dict, life: list[tuple[str, int]]) -> dict:
         "state": row["state"],
         "count": row["count"],
         "reason": row["reason"],
+        "zone": row["zone"],
         "started_ts_ms": row["started_ts_ns"] // MS,
         "updated_ts_ms": row["updated_ts_ns"] // MS,
         "ended_ts_ms": None if row["ended_ts_ns"] is None else row["ended_ts_ns"] // MS,

@@ -95,6 +95,7 @@ class AlertView:
             if first is None
             else {"frame_seq": first.frame_seq, "similarity": first.similarity, "person": first.person},
             "reason": a.reason,
+            "zone": a.zone,
         }
 
 

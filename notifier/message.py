@@ -18,7 +18,12 @@ NS = 1_000_000_000
 
 def title(alert: Alert) -> str:
     ended = " (over)" if alert.state == "end" else ""
-    return f"{named(alert) or TITLES.get(alert.kind, alert.kind)} at {alert.camera_id}{ended}"
+    return f"{named(alert) or TITLES.get(alert.kind, alert.kind)} at {where(alert)}{ended}"
+
+
+def where(alert: Alert) -> str:
+    """The camera, and the zone of it the alert is about: ``gate`` or ``gate (door)``."""
+    return alert.camera_id if alert.zone is None else f"{alert.camera_id} ({alert.zone})"
 
 
 def named(alert: Alert) -> str | None:
@@ -28,7 +33,7 @@ def named(alert: Alert) -> str | None:
 
 def body(alert: Alert, zone: ZoneInfo, dashboard_url: str) -> str:
     when = datetime.fromtimestamp(alert.started_ts_ns / NS, zone).strftime("%Y-%m-%d %H:%M:%S %Z")
-    lines = [f"{alert.kind} {alert.state} on camera {alert.camera_id}, since {when}"]
+    lines = [f"{alert.kind} {alert.state} on camera {where(alert)}, since {when}"]
     detail = {
         "stranger": f"an unknown person, seen in {alert.count} frame(s)",
         "crowd": f"up to {alert.count} faces at once",

@@ -57,6 +57,7 @@ class Alert:
     # (one person); camera_offline: the producer's failed attempts to reach the camera so far
     ended_ts_ns: int | None = None  # set when state is "end"
     reason: str | None = None  # camera_offline: why, in words (the producer's last error, credentials masked)
+    zone: str | None = None  # the camera's zone the alert is about, for a rule limited to zones (or loitering)
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -73,6 +74,8 @@ class Alert:
             out["ended_ts_ns"] = self.ended_ts_ns
         if self.reason is not None:
             out["reason"] = self.reason
+        if self.zone is not None:
+            out["zone"] = self.zone
         return out
 
 
@@ -135,6 +138,7 @@ def alert_from_fields(fields: dict[str, Any]) -> Alert:
         count=f.integer(_TYPE, fields, "count"),
         ended_ts_ns=ended,
         reason=None if fields.get("reason") is None else f.text(_TYPE, fields, "reason", max_len=1000),
+        zone=None if fields.get("zone") is None else f.text(_TYPE, fields, "zone", max_len=200),
     )
 
 

@@ -18,8 +18,9 @@ def describe(alert: Alert) -> str:
     }.get(alert.kind, f"count {alert.count}")
     if best is not None and best.similarity is not None:
         detail += f", best gallery match {best.similarity:.2f}"
+    camera = alert.camera_id if alert.zone is None else f"{alert.camera_id}/{alert.zone}"
     return (
-        f"{alert.camera_id:<10} {alert.kind:<8} {alert.state:<6} {alert.alert_id[:8]}  {detail}, "
+        f"{camera:<10} {alert.kind:<8} {alert.state:<6} {alert.alert_id[:8]}  {detail}, "
         f"{since:.1f} s since it started (frame {best.frame_seq if best else '-'})"
     )
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from facestream.alerting.config import CameraSettings
 from facestream.alerting.rules import crowd, fall, person_seen, stranger, zones
-from facestream.alerting.rules.state import is_new
+from facestream.alerting.rules.state import Where, is_new, nowhere
 from facestream.gallery import Gallery
 from facestream.schemas import Alert, DetectionEvent, ModelRef, PoseEvent
 
@@ -24,20 +24,20 @@ def on_event(camera: dict, event: DetectionEvent, gallery: Gallery, settings: Ca
     alerts = []
     match = _once_per_face(gallery.best_match)  # the stranger and person_seen rules ask about the same faces
     steps = {
-        "stranger": (lambda state, seen: stranger.step(state, seen, match, settings.stranger), stranger.close),
-        "person_seen": (
-            lambda state, seen: person_seen.step(state, seen, match, gallery.watched_name, settings.person_seen),
-            person_seen.close,
+        "stranger": lambda state, seen, where: stranger.step(state, seen, match, settings.stranger, where),
+        "person_seen": lambda state, seen, where: person_seen.step(
+            state, seen, match, gallery.watched_name, settings.person_seen, where
         ),
-        "crowd": (lambda state, seen: crowd.step(state, seen, settings.crowd), crowd.close),
     }
-    for kind, (step, close) in steps.items():
+    for kind, step in steps.items():
         why = settings.off(kind, event.capture_ts_ns)
         if why is None:
-            alerts += step(camera.setdefault(kind, {}), _seen(event, settings.where(kind)))
+            limits = settings.where(kind)
+            seen, where = (event, nowhere) if limits is None else _seen(event, limits)
+            alerts += step(camera.setdefault(kind, {}), seen, where)
         elif kind in camera:
-            alerts += close(camera.pop(kind), event, why)
-    return alerts
+            alerts += CLOSE[kind](camera.pop(kind), event, why)
+    return alerts + _crowds(camera, event, settings)
 
 
 def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Alert] | None:
@@ -46,15 +46,41 @@ def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Al
     if not is_new(state, event):
         return None
     why = settings.off("fall", event.capture_ts_ns)
+    if why is not None:
+        return fall.close(state, event, why)
+    limits = settings.where("fall")
+    if limits is None:
+        return fall.step(state, event, settings.fall)
+    return fall.step(
+        state, zones.people_in(event, limits), settings.fall, zones.zone_of(limits, event, zones.feet_point)
+    )
+
+
+def _crowds(camera: dict, event: DetectionEvent, settings: CameraSettings) -> list[Alert]:
+    """The crowd rule: over the whole frame (state ``crowd``), or counted in each of its zones on its
+    own (state ``crowd@<zone>``: one crowd alert per zone, naming it)."""
+    limits = settings.where("crowd")
+    areas = (
+        {"crowd": (event, None)}
+        if limits is None
+        else {f"crowd@{name}": (zones.faces_in(event, {name: polygon}), name) for name, polygon in limits.items()}
+    )
+    why = settings.off("crowd", event.capture_ts_ns)
+    alerts = []
+    for key in [k for k in camera if k.split("@")[0] == "crowd" and (why is not None or k not in areas)]:
+        alerts += crowd.close(camera.pop(key), event, why or "the crowd rule no longer counts in this zone")
     if why is None:
-        polygons = settings.where("fall")
-        return fall.step(state, event if polygons is None else zones.people_in(event, polygons), settings.fall)
-    return fall.close(state, event, why)
+        for key, (seen, zone) in areas.items():
+            alerts += crowd.step(camera.setdefault(key, {}), seen, settings.crowd, zone)
+    return alerts
 
 
-def _seen(event: DetectionEvent, polygons: list | None) -> DetectionEvent:
-    """What a rule limited to ``polygons`` sees of ``event``: the faces in them (all: no zones)."""
-    return event if polygons is None else zones.faces_in(event, polygons)
+def _seen(event: DetectionEvent, limits: zones.Zones) -> tuple[DetectionEvent, Where]:
+    """What a rule limited to zones sees of ``event`` (the faces in them) and which zone each face is in."""
+    return zones.faces_in(event, limits), zones.zone_of(limits, event, zones.face_point)
+
+
+CLOSE = {"stranger": stranger.close, "person_seen": person_seen.close}
 
 
 def _once_per_face(match: stranger.Match) -> stranger.Match:

@@ -11,7 +11,7 @@ once, in one of them. All times are capture times; the window is counted in quar
 
 from dataclasses import dataclass
 
-from facestream.alerting.rules.state import alert, seconds, sighting, to_ns
+from facestream.alerting.rules.state import alert, seconds, sighting, to_ns, zoned
 from facestream.config import check, setting
 from facestream.schemas import Alert, DetectionEvent
 
@@ -35,9 +35,10 @@ class CrowdSettings:
         check(self)
 
 
-def step(state: dict, event: DetectionEvent, settings: CrowdSettings) -> list[Alert]:
-    """Update ``state`` (this rule's part of a camera's state, changed in place) with one new event;
-    return the alerts it causes."""
+def step(state: dict, event: DetectionEvent, settings: CrowdSettings, zone: str | None = None) -> list[Alert]:
+    """Update ``state`` (this rule's part of a camera's state, or of one zone's, changed in place) with
+    one new event (only the faces in ``zone``, if it counts in one, which its alerts name); return the
+    alerts it causes."""
     now = seconds(event)
     faces = sum(face.score >= settings.min_score for face in event.faces)
     seen = sighting(event) + [faces]  # the face count last: evidence keeps the most crowded frames
@@ -58,7 +59,9 @@ def step(state: dict, event: DetectionEvent, settings: CrowdSettings) -> list[Al
     if holds:
         record = None
         if crowd is None:  # its evidence: the window's most crowded frames, so its count is one of theirs
-            crowd = state["open"] = {"first": event.event_id, "started": event.capture_ts_ns, "evidence": []}
+            # Named by its first event and zone: crowds of two zones opened by one frame are two alerts.
+            first = event.event_id if zone is None else f"{event.event_id}@{zone}"
+            crowd = state["open"] = zoned({"first": first, "started": event.capture_ts_ns, "evidence": []}, zone)
             for best in (s[4] for s in slots if len(s) > 4 and s[4] is not None):
                 _keep(crowd, best, settings)
             record = "new"

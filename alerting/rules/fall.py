@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 
 from facestream.alerting.rules import tracking
-from facestream.alerting.rules.state import alert, seconds, sighting, to_ns
+from facestream.alerting.rules.state import Where, alert, nowhere, seconds, sighting, to_ns, zoned
 from facestream.config import check, setting
 from facestream.schemas import Alert, Person, PoseEvent
 
@@ -80,9 +80,9 @@ def torso(person: Person, min_score: float) -> Torso | None:
     return Torso(angle_deg=math.degrees(math.atan2(abs(sx - hx), hy - sy)), hip_y=hy, length=length)
 
 
-def step(state: dict, event: PoseEvent, settings: FallSettings) -> list[Alert]:
+def step(state: dict, event: PoseEvent, settings: FallSettings, where: Where = nowhere) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
-    new event; return the alerts it causes."""
+    new event; return the alerts it causes. ``where`` names the zone of a person (its alert's)."""
     now = seconds(event)
     people = [p for p in event.persons if p.score >= settings.min_person_score]
     tracks, gone = tracking.step(
@@ -100,12 +100,13 @@ def step(state: dict, event: PoseEvent, settings: FallSettings) -> list[Alert]:
     for person, track in zip(people, tracks, strict=True):
         measured = torso(person, settings.min_keypoint_score)
         if measured is not None:
-            alerts += _person_step(track.setdefault("fall", {"phase": "up"}), track, person, measured, event, settings)
+            fall = track.setdefault("fall", {"phase": "up"})
+            alerts += _person_step(fall, track, person, measured, event, settings, where)
     return alerts
 
 
 def _person_step(
-    fall: dict, track: dict, person: Person, measured: Torso, event: PoseEvent, settings: FallSettings
+    fall: dict, track: dict, person: Person, measured: Torso, event: PoseEvent, settings: FallSettings, where: Where
 ) -> list[Alert]:
     now = seconds(event)
     upright, down = measured.angle_deg < settings.upright_deg, measured.angle_deg >= settings.down_deg
@@ -130,6 +131,8 @@ def _person_step(
                 started=event.capture_ts_ns,
                 evidence=[],
             )
+            fall.pop("zone", None)
+            zoned(fall, where(person.box))
         else:
             fall["phase"] = "lying"  # got there slowly (or was never seen upright): not a fall
     if fall["phase"] not in ("impact", "fallen"):

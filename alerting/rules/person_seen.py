@@ -13,14 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from facestream.alerting.rules.state import (
+    Where,
     alert,
     close_open,
     face_counts,
+    nowhere,
     opened_or_updated,
     seconds,
     sighted,
     sighting,
     to_ns,
+    zoned,
 )
 from facestream.alerting.rules.stranger import Match
 from facestream.config import check, setting
@@ -56,10 +59,15 @@ class PersonSeenSettings:
 
 
 def step(
-    state: dict, event: DetectionEvent, match: Match, watched: Watched, settings: PersonSeenSettings
+    state: dict,
+    event: DetectionEvent,
+    match: Match,
+    watched: Watched,
+    settings: PersonSeenSettings,
+    where: Where = nowhere,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
-    new event; return the alerts it causes."""
+    new event; return the alerts it causes. ``where`` names the zone of a face (its alert's)."""
     now = seconds(event)
     people: dict[str, dict] = state.setdefault("people", {})
     cooldown = {person_id: until for person_id, until in state.get("cooldown", {}).items() if until > now}
@@ -83,10 +91,11 @@ def step(
             name = watched(person_id)
             if name is None:
                 continue
-            person = people.setdefault(
-                person_id,
-                {"first": f"{event.event_id}#{index}", "person": name, "open": False, "count": 0, "seen": []},
-            )
+            person = people.get(person_id)
+            if person is None:
+                first = f"{event.event_id}#{index}"
+                person = people[person_id] = {"first": first, "person": name, "open": False, "count": 0, "seen": []}
+                zoned(person, where(face.box))
             if person.get("frame") == event.frame_seq:
                 continue  # the same person twice in one frame (a reflection, a poster): one sighting
             person["frame"] = event.frame_seq

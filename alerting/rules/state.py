@@ -2,6 +2,7 @@
 time in seconds, duplicate events skipped, and sightings as alerts carry them."""
 
 import base64
+from collections.abc import Callable
 
 import numpy as np
 
@@ -9,6 +10,19 @@ from facestream.schemas import Alert, DetectionEvent, PoseEvent, Sighting, alert
 
 NS = 1_000_000_000
 FrameEvent = DetectionEvent | PoseEvent  # what the rules read: one event per processed frame
+Where = Callable[[tuple | list], str | None]  # a box in frame pixels -> the zone it is in (zones.zone_of)
+
+
+def nowhere(_box: tuple | list) -> str | None:
+    """The Where of a rule that sees the whole frame: no zone to name."""
+    return None
+
+
+def zoned(tracked: dict, zone: str | None) -> dict:
+    """``tracked`` naming ``zone`` (its alerts' ``zone``), if there is one."""
+    if zone is not None:
+        tracked["zone"] = zone
+    return tracked
 
 
 def pack_vector(vector: np.ndarray) -> str:
@@ -103,7 +117,7 @@ def alert(
     reason: str | None = None,
 ) -> Alert:
     """One record (``new``, ``update`` or ``end``) of the alert ``tracked`` holds (its first event or
-    face, its start and its evidence, as ``sighting`` made them, and the person it names, if any), as of
+    face, its start and its evidence, as ``sighting`` made them, the person and zone it names, if any), as of
     ``event``; an ``end`` says when the condition ended (``ended_ns``, by the rule's own measure)."""
     if (record == "end") != (ended_ns is not None):
         raise ValueError("an end record, and only an end record, says when the alert ended")
@@ -128,4 +142,5 @@ def alert(
         count=count,
         ended_ts_ns=ended_ns,
         reason=reason,
+        zone=tracked.get("zone"),
     )

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from facestream.alerting.rules.state import (
+    Where,
     alert,
     close_open,
     face_counts,
+    nowhere,
     opened_or_updated,
     pack_vector,
     seconds,
@@ -27,6 +29,7 @@ from facestream.alerting.rules.state import (
     sighting,
     to_ns,
     unpack_vector,
+    zoned,
 )
 from facestream.config import check, setting
 from facestream.gallery import as_vector
@@ -58,9 +61,11 @@ class StrangerSettings:
         check(self)
 
 
-def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSettings) -> list[Alert]:
+def step(
+    state: dict, event: DetectionEvent, match: Match, settings: StrangerSettings, where: Where = nowhere
+) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
-    new event; return the alerts it causes."""
+    new event; return the alerts it causes. ``where`` names the zone of a face (its alert's)."""
     now = seconds(event)
     strangers: list[dict] = state.setdefault("strangers", [])
     cooldown: list[dict] = [c for c in state.get("cooldown", []) if c["until"] > now]
@@ -92,6 +97,7 @@ def step(state: dict, event: DetectionEvent, match: Match, settings: StrangerSet
                 # frame are two alerts, and a replay names them the same again.
                 first = f"{event.event_id}#{index}"
                 stranger = {"vector": pack_vector(vector), "first": first, "open": False, "count": 0, "seen": []}
+                zoned(stranger, where(face.box))
                 strangers.append(stranger)
             _sighted(stranger, vector, sighting(event, face.box, similarity, face.score), now, settings)
             record = opened_or_updated("stranger", stranger, event, now, settings.sightings, settings.update_every_s)

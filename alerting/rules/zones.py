@@ -5,17 +5,33 @@ right and top to bottom), so one zone fits every resolution a camera sends. A ru
 sees only the faces or people whose reference point lies in one of them: a face's is the centre of
 its box; a person's is the middle of the bottom edge of their box, where they stand (a person whose
 head crosses into a zone while they stand outside it is not in it). A point on a zone's edge counts
-as inside.
+as inside. Zones may overlap: a thing in two is named by the first of them, in the order configured
+(an alert names the zone its face or person was in when it opened).
 """
 
+from collections.abc import Callable
 from dataclasses import replace
 
+from facestream.alerting.rules.state import Where
 from facestream.schemas import DetectionEvent, PoseEvent
 
 Polygon = tuple[tuple[float, float], ...]
+Zones = dict[str, Polygon]  # name -> corners, in the order configured
+Box = tuple[float, float, float, float] | list[float]
+Point = Callable[[Box], tuple[float, float]]  # a box -> its reference point, in frame pixels
 
 
-def parse_zones(value: object) -> dict[str, Polygon]:
+def face_point(box: Box) -> tuple[float, float]:
+    """A face is where the centre of its box is."""
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def feet_point(box: Box) -> tuple[float, float]:
+    """A person is where they stand: the middle of their box's bottom edge."""
+    return (box[0] + box[2]) / 2, box[3]
+
+
+def parse_zones(value: object) -> Zones:
     """``{"door": [[0.1, 0.5], [0.6, 0.5], [0.6, 1.0]]}`` -> name -> corners; ValueError says what is wrong."""
     if not isinstance(value, dict):
         raise ValueError(
@@ -49,30 +65,29 @@ def inside(polygon: Polygon, x: float, y: float) -> bool:
     return found
 
 
-def faces_in(event: DetectionEvent, polygons: list[Polygon]) -> DetectionEvent:
-    """``event`` with only the faces whose box centre lies in one of ``polygons``."""
-    kept = tuple(
-        face
-        for face in event.faces
-        if _in_any(
-            polygons, (face.box[0] + face.box[2]) / 2 / event.width, (face.box[1] + face.box[3]) / 2 / event.height
-        )
-    )
+def zone_of(zones: Zones, event: DetectionEvent | PoseEvent, point: Point) -> Where:
+    """For boxes of ``event``'s frame: the first of ``zones`` holding the box's reference point."""
+
+    def named(box: Box) -> str | None:
+        x, y = point(box)
+        x, y = x / event.width, y / event.height
+        return next((name for name, polygon in zones.items() if inside(polygon, x, y)), None)
+
+    return named
+
+
+def faces_in(event: DetectionEvent, zones: Zones) -> DetectionEvent:
+    """``event`` with only the faces whose box centre lies in one of ``zones``."""
+    named = zone_of(zones, event, face_point)
+    kept = tuple(face for face in event.faces if named(face.box) is not None)
     return event if len(kept) == len(event.faces) else replace(event, faces=kept)
 
 
-def people_in(event: PoseEvent, polygons: list[Polygon]) -> PoseEvent:
-    """``event`` with only the people whose feet (the middle of their box's bottom edge) lie in one of ``polygons``."""
-    kept = tuple(
-        person
-        for person in event.persons
-        if _in_any(polygons, (person.box[0] + person.box[2]) / 2 / event.width, person.box[3] / event.height)
-    )
+def people_in(event: PoseEvent, zones: Zones) -> PoseEvent:
+    """``event`` with only the people whose feet lie in one of ``zones``."""
+    named = zone_of(zones, event, feet_point)
+    kept = tuple(person for person in event.persons if named(person.box) is not None)
     return event if len(kept) == len(event.persons) else replace(event, persons=kept)
-
-
-def _in_any(polygons: list[Polygon], x: float, y: float) -> bool:
-    return any(inside(polygon, x, y) for polygon in polygons)
 
 
 def _on_segment(x: float, y: float, x0: float, y0: float, x1: float, y1: float) -> bool:

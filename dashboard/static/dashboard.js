@@ -138,7 +138,8 @@ function renderAlerts(alerts) {
     item.querySelector(".kind").textContent = `${alert.kind}${person} · ${alert.state}`;
     const similarity = alert.evidence && alert.evidence.similarity !== null && alert.evidence.similarity !== undefined
       ? ` · similarity ${alert.evidence.similarity.toFixed(2)}` : "";
-    item.querySelector(".where").textContent = `${alert.camera_id} · count ${alert.count}${similarity}`;
+    const zone = alert.zone ? ` · ${alert.zone}` : "";
+    item.querySelector(".where").textContent = `${alert.camera_id}${zone} · count ${alert.count}${similarity}`;
     item.querySelector(".reason").textContent = alert.reason || "";
     item.querySelector(".lifecycle").textContent = lifecycle(alert.lifecycle);
     const ended = alert.ended_ts_ms ? ` – ${clock(alert.ended_ts_ms)}` : "";

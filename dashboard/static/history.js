@@ -57,7 +57,7 @@ function item(alert) {
   const reviewed = alert.reviewed_by ? `reviewed by ${alert.reviewed_by}, ${clock(alert.reviewed_ts_ms)}` : "not reviewed";
   text.append(
     element("div", "kind", `${alert.kind}${alert.person ? ` · ${alert.person}` : ""} · ${alert.state}`),
-    element("div", "where", `${alert.camera_id} · count ${alert.count}${similarity}`),
+    element("div", "where", `${alert.camera_id}${alert.zone ? ` · ${alert.zone}` : ""} · count ${alert.count}${similarity}`),
     element("div", "reason", alert.reason || ""),
     element("div", "lifecycle", alert.lifecycle.join(" → ")),
     element("div", "when", `${clock(alert.started_ts_ms)}${ended}`),

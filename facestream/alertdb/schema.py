@@ -35,6 +35,7 @@ alerts = Table(
     Column("ended_ts_ns", BigInteger),
     Column("count", Integer, nullable=False),
     Column("reason", Text),
+    Column("zone", String(200)),  # the zone it names, if any
     Column("evidence", JSON, nullable=False),  # the latest record's sightings, as their fields
     Column("records", Integer, nullable=False),  # distinct records of it stored
     Column("reviewed_ts_ns", BigInteger),

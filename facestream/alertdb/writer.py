@@ -138,6 +138,7 @@ def _apply(conn: Connection, alert: Alert) -> None:
         "ended_ts_ns": alert.ended_ts_ns,
         "count": alert.count,
         "reason": alert.reason,
+        "zone": alert.zone,
         "evidence": [s.fields() for s in alert.evidence],
     }
     row = conn.execute(

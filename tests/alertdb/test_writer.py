@@ -43,6 +43,12 @@ def test_the_latest_record_wins_whatever_order_they_come_in(writer: AlertWriter)
     assert (row["state"], row["updated_ts_ns"], row["started_ts_ns"], row["records"]) == ("end", 9 * S, 1 * S, 3)
 
 
+def test_the_zone_an_alert_names_is_kept(writer: AlertWriter) -> None:
+    writer.write([received(dataclasses.replace(OPENED, zone="door"), 0)])
+    (row,) = rows(writer, alerts)
+    assert row["zone"] == "door"
+
+
 def test_an_unreadable_record_is_counted_and_passed(writer: AlertWriter) -> None:
     written = writer.write([received(None, 0, payload=b"\x93broken"), received(OPENED, 1)])
     assert (written.unreadable, written.kept) == (1, 1) and writer.positions("alerts") == {0: 2}

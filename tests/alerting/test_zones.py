@@ -7,7 +7,7 @@ from alert_helpers import body, enrolled, event, face, person, poses
 
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event, on_pose
-from facestream.alerting.rules.zones import faces_in, inside, parse_zones
+from facestream.alerting.rules.zones import face_point, faces_in, inside, parse_zones, zone_of
 from facestream.errors import ConfigError
 from facestream.schemas import Face
 
@@ -51,9 +51,11 @@ def test_a_rule_may_only_name_zones_its_camera_has() -> None:
 
 def test_a_face_counts_where_the_centre_of_its_box_is() -> None:
     seen = event(0, 0.0, at(200, 240), at(330, 240), at(600, 460))  # left, just right of the middle, corner
-    polygons = list(parse_zones({"left": LEFT, "corner": CORNER}).values())
-    assert [f.box[0] for f in faces_in(seen, polygons).faces] == [150, 550]
-    assert faces_in(seen, polygons[:1]).faces == seen.faces[:1]
+    zones = parse_zones({"left": LEFT, "corner": CORNER})
+    assert [f.box[0] for f in faces_in(seen, zones).faces] == [150, 550]
+    assert faces_in(seen, {"left": zones["left"]}).faces == seen.faces[:1]
+    named = zone_of(zones, seen, face_point)
+    assert [named(f.box) for f in seen.faces] == ["left", None, "corner"]
 
 
 def test_a_stranger_outside_the_zone_raises_nothing_and_inside_one_alert() -> None:
@@ -65,8 +67,9 @@ def test_a_stranger_outside_the_zone_raises_nothing_and_inside_one_alert() -> No
         return [a for i in range(6) for a in on_event(state, event(i, i * 0.5, at(x, 240)), gallery, settings)]
 
     assert alerts(500, zoned) == []
-    assert [(a.kind, a.state) for a in alerts(100, zoned)] == [("stranger", "new")]
-    assert [(a.kind, a.state) for a in alerts(500, whole)] == [("stranger", "new")]  # no zones: the whole frame
+    assert [(a.kind, a.state, a.zone) for a in alerts(100, zoned)] == [("stranger", "new", "door")]
+    # No zones: the whole frame, and no zone named.
+    assert [(a.kind, a.state, a.zone) for a in alerts(500, whole)] == [("stranger", "new", None)]
 
 
 def test_a_crowd_counts_only_the_faces_in_its_zones() -> None:
@@ -82,7 +85,46 @@ def test_a_crowd_counts_only_the_faces_in_its_zones() -> None:
     three_in = [*two_in, at(200, 200, 60)]
     state: dict = {}
     crowds = [a for i in range(8) for a in on_event(state, event(i, i * 0.25, *three_in), gallery, settings)]
-    assert [(a.kind, a.state, a.count) for a in crowds][:1] == [("crowd", "new", 3)]
+    assert [(a.kind, a.state, a.count, a.zone) for a in crowds][:1] == [("crowd", "new", 3, "left")]
+
+
+def test_each_zone_counts_its_own_crowd() -> None:
+    # Three faces in the left half and two in the right: with min_faces 3 only the left holds a crowd;
+    # with 2, both do, as two alerts (one per zone, each named, with ids of their own), from one frame.
+    right = [[0.5, 0], [1, 0], [1, 1], [0.5, 1]]
+    faces = [at(100, 100, 60), at(100, 300, 60), at(200, 200, 60), at(400, 100, 60), at(400, 300, 60)]
+
+    def crowds(min_faces: int) -> list:
+        config = AlertingConfig(
+            crowd={"min_faces": min_faces},
+            rules="crowd",
+            cameras={"gate": {"zones": {"left": LEFT, "right": right}, "rule_zones": {"crowd": ["left", "right"]}}},
+        )
+        state: dict = {}
+        settings, gallery = config.for_camera("gate"), enrolled()
+        return [a for i in range(8) for a in on_event(state, event(i, i * 0.25, *faces), gallery, settings)]
+
+    assert [(a.state, a.zone, a.count) for a in crowds(3)] == [("new", "left", 3)]
+    both = crowds(2)
+    assert sorted((a.state, a.zone, a.count) for a in both) == [("new", "left", 3), ("new", "right", 2)]
+    assert len({a.alert_id for a in both}) == 2
+
+
+def test_a_crowd_zone_taken_off_the_rule_ends_its_alert() -> None:
+    faces = [at(100, 100, 60), at(100, 300, 60), at(200, 200, 60)]
+    zoned = AlertingConfig(
+        crowd={"min_faces": 3},
+        rules="crowd",
+        cameras={"gate": {"zones": {"left": LEFT}, "rule_zones": {"crowd": ["left"]}}},
+    ).for_camera("gate")
+    whole = AlertingConfig(crowd={"min_faces": 3}, rules="crowd").for_camera("gate")
+    state: dict = {}
+    opened = [a for i in range(4) for a in on_event(state, event(i, i * 0.25, *faces), enrolled(), zoned)]
+    moved = on_event(state, event(4, 1.0, *faces), enrolled(), whole)
+    assert [(a.state, a.zone) for a in opened] == [("new", "left")]
+    assert [(a.state, a.zone, a.reason) for a in moved] == [
+        ("end", "left", "the crowd rule no longer counts in this zone")
+    ]
 
 
 def test_a_person_is_where_they_stand() -> None:
@@ -104,5 +146,6 @@ def test_a_person_is_where_they_stand() -> None:
             a for i, pose in enumerate(steps) for a in on_pose(state, poses(i, i / 10, body(*pose)), settings) or []
         ]
 
-    assert [(a.kind, a.state) for a in falls(650, 380)][:1] == [("fall", "new")]  # feet at y 560: in the corner
+    # Feet at y 560: in the corner.
+    assert [(a.kind, a.state, a.zone) for a in falls(650, 380)][:1] == [("fall", "new", "corner")]
     assert falls(650, 100) == []  # feet at y 280: above it
