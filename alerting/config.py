@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.fall import FallSettings
+from facestream.alerting.rules.loitering import LoiteringSettings
 from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.person_seen import PersonSeenSettings
 from facestream.alerting.rules.schedule import Schedule, time_zone
@@ -19,15 +20,17 @@ from facestream.config import check, command_line, json_object, setting, table_o
 from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 
-# stranger, crowd and person_seen read detection events, fall reads pose events, camera_offline the
-# producers' statuses
-RULES = ("stranger", "crowd", "fall", "camera_offline", "person_seen")
+# stranger, crowd and person_seen read detection events, fall reads pose events, loitering either,
+# camera_offline the producers' statuses
+RULES = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering")
+DEFAULT_RULES = RULES[:-1]  # loitering is asked for: it means little without zones and a dwell time chosen
 RULE_SETTINGS = (
     ("stranger", StrangerSettings),
     ("crowd", CrowdSettings),
     ("fall", FallSettings),
     ("camera_offline", OfflineSettings),
     ("person_seen", PersonSeenSettings),
+    ("loitering", LoiteringSettings),
 )
 
 
@@ -43,7 +46,7 @@ def parse_rules(text: str) -> tuple[str, ...]:
 # Rules that look at frames: schedules and zones may limit them. camera_offline watches the whole camera
 # at all hours (and keeps its record of the producer's last word current, which a pause would make look
 # like a silence).
-FRAME_RULES = ("stranger", "crowd", "fall", "person_seen")
+FRAME_RULES = ("stranger", "crowd", "fall", "person_seen", "loitering")
 
 
 def parse_schedules(text: str) -> dict:
@@ -113,6 +116,9 @@ class CameraOverrides:
     person_seen: dict | None = setting(
         None, "Watchlist settings for this camera.", parse=table_of(PersonSeenSettings), show=json.dumps
     )
+    loitering: dict | None = setting(
+        None, "Loitering settings for this camera.", parse=table_of(LoiteringSettings), show=json.dumps
+    )
     schedules: dict | None = _schedules_setting("on this camera (over the service's, rule by rule)")
     timezone: str | None = setting(None, "This camera's time zone (default: the service's).", parse=parse_time_zone)
     zones: dict | None = setting(
@@ -148,6 +154,7 @@ class CameraSettings:
     fall: FallSettings
     camera_offline: OfflineSettings
     person_seen: PersonSeenSettings
+    loitering: LoiteringSettings
     schedules: dict[str, Schedule] = field(default_factory=dict)
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
     zones: dict[str, Zones] = field(default_factory=dict)  # rule -> the zones it is limited to
@@ -180,7 +187,11 @@ def _rule_setting(title: str, rule: str, kind: type, example: str):
 @dataclass(frozen=True)
 class AlertingConfig:
     group: str = setting("facestream-alerting", "Faust app id and Kafka consumer group; workers share it.")
-    rules: str = setting(",".join(RULES), "The rules every camera runs (comma-separated).", parse=parse_rules)
+    rules: str = setting(
+        ",".join(DEFAULT_RULES),
+        f"The rules every camera runs (comma-separated; of {', '.join(RULES)}).",
+        parse=parse_rules,
+    )
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the detection events come from.")
     poses_topic: str = setting(POSES_TOPIC, "Topic the pose events come from (the fall rule's).")
     status_topic: str = setting(
@@ -193,6 +204,7 @@ class AlertingConfig:
     fall: dict | None = _rule_setting("Fall", "fall", FallSettings, '{"hold_s": 3}')
     camera_offline: dict | None = _rule_setting("Offline", "camera_offline", OfflineSettings, '{"offline_after_s": 60}')
     person_seen: dict | None = _rule_setting("Watchlist", "person_seen", PersonSeenSettings, '{"cooldown_s": 300}')
+    loitering: dict | None = _rule_setting("Loitering", "loitering", LoiteringSettings, '{"dwell_s": 60}')
     schedules: dict | None = _schedules_setting("on every camera")
     timezone: str = setting("UTC", "The cameras' time zone, as schedules read it (IANA name).", parse=parse_time_zone)
     cameras: dict | None = setting(

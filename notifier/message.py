@@ -12,6 +12,7 @@ TITLES = {
     "fall": "Fall",
     "camera_offline": "Camera offline",
     "person_seen": "Watched person",
+    "loitering": "Loitering",
 }
 NS = 1_000_000_000
 
@@ -40,6 +41,7 @@ def body(alert: Alert, zone: ZoneInfo, dashboard_url: str) -> str:
         "fall": "a person down",
         "camera_offline": f"{alert.count} failed attempt(s) to reach it",
         "person_seen": f"{named(alert)}, on the watchlist, seen in {alert.count} frame(s)",
+        "loitering": f"someone there for {alert.count} s",
     }.get(alert.kind)
     if detail:
         lines.append(detail)

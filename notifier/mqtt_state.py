@@ -34,8 +34,9 @@ DEVICE_CLASSES = {
     "fall": "safety",
     "camera_offline": "problem",
     "person_seen": "presence",
+    "loitering": "occupancy",
 }
-PICTURED = ("stranger", "crowd", "fall", "person_seen")  # kinds whose alerts carry evidence frames
+PICTURED = ("stranger", "crowd", "fall", "person_seen", "loitering")  # kinds whose alerts carry evidence frames
 
 
 def topic_part(text: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from facestream.schemas import _fields as f
 
 _TYPE = "Alert"
-KINDS = ("stranger", "crowd", "fall", "camera_offline", "person_seen")
+KINDS = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering")
 STATES = ("new", "update", "end")
 EVIDENCE_MAX = 10  # sightings an alert carries at most
 _ALERT_NAMESPACE = uuid.UUID("0d5f7e0c-3c1b-4b8e-9a57-6d1f3e0a9b21")
@@ -54,7 +54,8 @@ class Alert:
     updated_ts_ns: int  # capture time of the latest frame behind this record
     evidence: tuple[Sighting, ...]  # the best few sightings, at most EVIDENCE_MAX
     count: int  # strangers, person_seen: sightings so far; crowds: the most faces seen at once; falls: 1
-    # (one person); camera_offline: the producer's failed attempts to reach the camera so far
+    # (one person); camera_offline: the producer's failed attempts to reach the camera so far; loitering:
+    # seconds of the stay so far
     ended_ts_ns: int | None = None  # set when state is "end"
     reason: str | None = None  # camera_offline: why, in words (the producer's last error, credentials masked)
     zone: str | None = None  # the camera's zone the alert is about, for a rule limited to zones (or loitering)

@@ -45,13 +45,21 @@ def test_nothing_points_outside_the_repository() -> None:
 def test_the_alert_rule_settings_in_the_docs_are_the_codes() -> None:
     from facestream.alerting.rules.crowd import CrowdSettings
     from facestream.alerting.rules.fall import FallSettings
+    from facestream.alerting.rules.loitering import LoiteringSettings
     from facestream.alerting.rules.offline import OfflineSettings
     from facestream.alerting.rules.person_seen import PersonSeenSettings
     from facestream.alerting.rules.stranger import StrangerSettings
     from facestream.config import settings_table
 
     text = (ROOT / "docs" / "alerting.md").read_text()
-    for settings in (StrangerSettings, CrowdSettings, FallSettings, OfflineSettings, PersonSeenSettings):
+    for settings in (
+        StrangerSettings,
+        CrowdSettings,
+        FallSettings,
+        OfflineSettings,
+        PersonSeenSettings,
+        LoiteringSettings,
+    ):
         assert settings_table(settings) in text, f"paste facestream.config.settings_table({settings.__name__})"
 
 

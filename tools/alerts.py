@@ -15,6 +15,7 @@ def describe(alert: Alert) -> str:
         "fall": "a person down" + (f" at {[round(v) for v in best.box]}" if best and best.box else ""),
         "camera_offline": f"{alert.reason} ({alert.count} failed attempt(s))",
         "person_seen": f"{best.person if best else '?'}, {alert.count} sighting(s)",
+        "loitering": f"there for {alert.count} s",
     }.get(alert.kind, f"count {alert.count}")
     if best is not None and best.similarity is not None:
         detail += f", best gallery match {best.similarity:.2f}"

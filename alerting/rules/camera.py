@@ -4,16 +4,22 @@ Detection events and pose events of a camera are two streams of one camera state
 its own duplicate check (a frame has one event of each kind). A rule the camera does not run at an
 event's capture time (its rules changed, or its schedule has ended) ends its open alerts at that
 event, saying why, rather than leaving them open for good; it starts afresh when it runs again. A
-rule limited to zones sees the event with only the faces (or people) in them.
+rule limited to zones sees the event with only the faces (or people) in them, and is told which zone
+each is in.
 """
+
+from collections.abc import Callable
 
 import numpy as np
 
 from facestream.alerting.config import CameraSettings
-from facestream.alerting.rules import crowd, fall, person_seen, stranger, zones
-from facestream.alerting.rules.state import Where, is_new, nowhere
+from facestream.alerting.rules import crowd, fall, loitering, person_seen, stranger, zones
+from facestream.alerting.rules.state import FrameEvent, Where, is_new, nowhere
 from facestream.gallery import Gallery
 from facestream.schemas import Alert, DetectionEvent, ModelRef, PoseEvent
+
+Step = Callable[[dict, FrameEvent, Where], list[Alert]]  # (rule state, what it sees, zone of a box) -> alerts
+Close = Callable[[dict, FrameEvent, str], list[Alert]]  # (rule state, event, why) -> the ends of its open alerts
 
 
 def on_event(camera: dict, event: DetectionEvent, gallery: Gallery, settings: CameraSettings) -> list[Alert] | None:
@@ -21,39 +27,74 @@ def on_event(camera: dict, event: DetectionEvent, gallery: Gallery, settings: Ca
     None for a duplicate or replayed event, which changes nothing."""
     if not is_new(camera, event):
         return None
-    alerts = []
     match = _once_per_face(gallery.best_match)  # the stranger and person_seen rules ask about the same faces
-    steps = {
-        "stranger": lambda state, seen, where: stranger.step(state, seen, match, settings.stranger, where),
-        "person_seen": lambda state, seen, where: person_seen.step(
+    alerts = _rule(
+        camera,
+        "stranger",
+        event,
+        settings,
+        lambda state, seen, where: stranger.step(state, seen, match, settings.stranger, where),
+        stranger.close,
+    )
+    alerts += _rule(
+        camera,
+        "person_seen",
+        event,
+        settings,
+        lambda state, seen, where: person_seen.step(
             state, seen, match, gallery.watched_name, settings.person_seen, where
         ),
-    }
-    for kind, step in steps.items():
-        why = settings.off(kind, event.capture_ts_ns)
-        if why is None:
-            limits = settings.where(kind)
-            seen, where = (event, nowhere) if limits is None else _seen(event, limits)
-            alerts += step(camera.setdefault(kind, {}), seen, where)
-        elif kind in camera:
-            alerts += CLOSE[kind](camera.pop(kind), event, why)
+        person_seen.close,
+    )
+    if settings.loitering.follows == "faces":
+        alerts += _loitering(camera, event, settings)
     return alerts + _crowds(camera, event, settings)
 
 
 def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Alert] | None:
-    """``on_event`` for a pose event: the fall rule, if the camera runs it."""
-    state = camera.setdefault("fall", {})
-    if not is_new(state, event):
+    """``on_event`` for a pose event: the fall rule, and loitering when it follows people."""
+    if not is_new(camera.setdefault("poses", {}), event):
         return None
-    why = settings.off("fall", event.capture_ts_ns)
-    if why is not None:
-        return fall.close(state, event, why)
-    limits = settings.where("fall")
-    if limits is None:
-        return fall.step(state, event, settings.fall)
-    return fall.step(
-        state, zones.people_in(event, limits), settings.fall, zones.zone_of(limits, event, zones.feet_point)
+    alerts = _rule(
+        camera,
+        "fall",
+        event,
+        settings,
+        lambda state, seen, where: fall.step(state, seen, settings.fall, where),
+        fall.close,
     )
+    if settings.loitering.follows == "people":
+        alerts += _loitering(camera, event, settings)
+    return alerts
+
+
+def _loitering(camera: dict, event: FrameEvent, settings: CameraSettings) -> list[Alert]:
+    return _rule(
+        camera,
+        "loitering",
+        event,
+        settings,
+        lambda state, seen, where: loitering.step(state, seen, settings.loitering, where),
+        loitering.close,
+    )
+
+
+def _rule(
+    camera: dict, kind: str, event: FrameEvent, settings: CameraSettings, step: Step, close: Close
+) -> list[Alert]:
+    """Run one rule on ``event`` (narrowed to its zones, if it has any), or, if the camera does not run
+    it now, end its open alerts."""
+    why = settings.off(kind, event.capture_ts_ns)
+    if why is not None:
+        return close(camera.pop(kind), event, why) if kind in camera else []
+    limits = settings.where(kind)
+    if limits is None:
+        return step(camera.setdefault(kind, {}), event, nowhere)
+    if isinstance(event, PoseEvent):
+        seen, where = zones.people_in(event, limits), zones.zone_of(limits, event, zones.feet_point)
+    else:
+        seen, where = zones.faces_in(event, limits), zones.zone_of(limits, event, zones.face_point)
+    return step(camera.setdefault(kind, {}), seen, where)
 
 
 def _crowds(camera: dict, event: DetectionEvent, settings: CameraSettings) -> list[Alert]:
@@ -73,14 +114,6 @@ def _crowds(camera: dict, event: DetectionEvent, settings: CameraSettings) -> li
         for key, (seen, zone) in areas.items():
             alerts += crowd.step(camera.setdefault(key, {}), seen, settings.crowd, zone)
     return alerts
-
-
-def _seen(event: DetectionEvent, limits: zones.Zones) -> tuple[DetectionEvent, Where]:
-    """What a rule limited to zones sees of ``event`` (the faces in them) and which zone each face is in."""
-    return zones.faces_in(event, limits), zones.zone_of(limits, event, zones.face_point)
-
-
-CLOSE = {"stranger": stranger.close, "person_seen": person_seen.close}
 
 
 def _once_per_face(match: stranger.Match) -> stranger.Match:
