@@ -15,10 +15,10 @@ from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.person_seen import PersonSeenSettings
 from facestream.alerting.rules.schedule import Schedule, time_zone
 from facestream.alerting.rules.stranger import StrangerSettings
-from facestream.alerting.rules.zones import Zones, parse_zones
 from facestream.config import check, command_line, json_object, setting, table_of, tables_of
 from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
+from facestream.zones import Zones, parse_zones
 
 # stranger, crowd and person_seen read detection events, fall reads pose events, loitering either,
 # camera_offline the producers' statuses

@@ -44,7 +44,7 @@ def dashboard(**values) -> None:
             config.host,
         )
     kafka_clients.check_reachable()
-    state = DashboardState(config.frame_rate, config.alerts_kept)
+    state = DashboardState(config.frame_rate, config.alerts_kept, config.zones)
     readiness, registry = health.Readiness("partitions_assigned"), CollectorRegistry()
     RecordReader(config, state, readiness, registry).start()
     GroupReader(config, state).start()

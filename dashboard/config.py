@@ -1,10 +1,12 @@
 """``facestream dashboard``'s settings, checked where they are given (``facestream.config``)."""
 
+import json
 import sys
 from dataclasses import dataclass
 
 from facestream.config import check, command_line, parse_topics, setting
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
+from facestream.zones import parse_camera_zones
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,14 @@ class DashboardConfig:
     frame_rate: float = setting(2.0, "Frames per second per camera the page shows at most.", minimum=0.1)
     alerts_kept: int = setting(50, "Alerts the feed keeps (and reads back at start).", minimum=1)
     groups_interval: float = setting(2.0, "Seconds between reads of the consumer groups and their lag.", minimum=0.5)
+    zones: dict | None = setting(
+        None,
+        "Zones drawn on the tiles: camera -> name -> corners, as JSON or [dashboard.zones] tables (default, "
+        "with --config: the [alerting.cameras.<camera id>] zones of the same file).",
+        parse=parse_camera_zones,
+        show=json.dumps,
+        metavar="JSON",
+    )
 
     def __post_init__(self) -> None:
         check(self)

@@ -68,7 +68,17 @@ def load_config(path: Path) -> dict:
     unknown = set(data) - set(SUBCOMMANDS)
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; known: {sorted(SUBCOMMANDS)}")
-    return {name: _defaults(path, name, cli.get_command(None, name), table) for name, table in data.items()}
+    defaults = {name: _defaults(path, name, cli.get_command(None, name), table) for name, table in data.items()}
+    zones = _alerting_zones(data)
+    if zones and "zones" not in defaults.get("dashboard", {}):
+        defaults.setdefault("dashboard", {})["zones"] = zones  # one place to write a camera's zones
+    return defaults
+
+
+def _alerting_zones(data: dict) -> dict:
+    """camera -> zones, as the file gives them to the alerting service (the dashboard draws the same)."""
+    cameras = data.get("alerting", {}).get("cameras") or {}
+    return {camera: own["zones"] for camera, own in cameras.items() if isinstance(own, dict) and own.get("zones")}
 
 
 def _property(value) -> str:

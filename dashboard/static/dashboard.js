@@ -42,7 +42,7 @@ function tileFor(cameraId) {
   const cameras = document.getElementById("cameras");
   cameras.querySelector(".empty")?.remove();
   cameras.append(root);
-  const tile = { root, img, svg, figures, state, shownSeq: null, pending: null };
+  const tile = { root, img, svg, figures, state, shownSeq: null, pending: null, openZones: new Set() };
   // What was found is drawn once its own frame is on screen, never over another frame.
   img.addEventListener("load", () => { if (tile.pending) draw(tile, tile.pending); });
   tiles.set(cameraId, tile);
@@ -52,6 +52,7 @@ function tileFor(cameraId) {
 function draw(tile, camera) {
   tile.svg.replaceChildren();
   tile.svg.setAttribute("viewBox", `0 0 ${camera.width} ${camera.height}`);
+  drawZones(tile, camera);
   for (const face of camera.faces || []) {
     const [x0, y0, x1, y1] = face.box;
     tile.svg.append(svgElement("rect", { class: "face", x: x0, y: y0, width: x1 - x0, height: y1 - y0 }));
@@ -71,12 +72,30 @@ function draw(tile, camera) {
   tile.root.dataset.people = (camera.people || []).length;
 }
 
+// A camera's zones (corners normalised to the frame) under what was found; a zone named by an open
+// alert stands out. The name sits at the zone's first corner.
+function drawZones(tile, camera) {
+  for (const zone of camera.zones || []) {
+    const points = zone.corners.map(([x, y]) => `${x * camera.width},${y * camera.height}`).join(" ");
+    const alerting = tile.openZones.has(zone.name);
+    tile.svg.append(svgElement("polygon", { class: alerting ? "zone alerting" : "zone", points, "data-zone": zone.name }));
+    const [x, y] = zone.corners[0];
+    const label = svgElement("text", {
+      class: "zone-name", x: x * camera.width + 4, y: y * camera.height + camera.height / 24,
+      "font-size": camera.height / 24,
+    });
+    label.textContent = zone.name;
+    tile.svg.append(label);
+  }
+}
+
 function renderCameras(cameras, openAlerts) {
   for (const camera of cameras) {
     const tile = tileFor(camera.camera_id);
     const latency = camera.latency_ms === null ? "no events" : `${camera.latency_ms} ms (max ${camera.latency_max_ms})`;
     tile.figures.textContent = `${camera.fps.toFixed(1)} fps · ${latency}`;
     tile.root.classList.toggle("alerting", openAlerts.has(camera.camera_id));
+    tile.openZones = openAlerts.get(camera.camera_id) || new Set();
     showState(tile, camera.status);
     if (camera.frame_seq === undefined) continue;
     tile.pending = camera;
@@ -177,7 +196,11 @@ function renderGroups(groups) {
 }
 
 function render(state) {
-  const open = new Set(state.alerts.filter((a) => a.state !== "end").map((a) => a.camera_id));
+  const open = new Map();  // camera id -> the zones its open alerts name
+  for (const alert of state.alerts.filter((a) => a.state !== "end")) {
+    if (!open.has(alert.camera_id)) open.set(alert.camera_id, new Set());
+    if (alert.zone) open.get(alert.camera_id).add(alert.zone);
+  }
   renderCameras(state.cameras, open);
   renderAlerts(state.alerts);
   renderGroups(state.groups);

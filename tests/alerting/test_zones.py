@@ -7,9 +7,10 @@ from alert_helpers import body, enrolled, event, face, person, poses
 
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event, on_pose
-from facestream.alerting.rules.zones import face_point, faces_in, inside, parse_zones, zone_of
+from facestream.alerting.rules.zones import face_point, faces_in, zone_of
 from facestream.errors import ConfigError
 from facestream.schemas import Face
+from facestream.zones import inside, parse_zones
 
 # The left half of the picture, and a triangle in its lower right.
 LEFT = [[0, 0], [0.5, 0], [0.5, 1], [0, 1]]

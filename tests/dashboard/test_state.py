@@ -24,6 +24,17 @@ def alert(state: str, alert_id: str = "a1", updated: int = 1) -> Alert:
     return Alert(alert_id, "stranger", state, "gate", 1_000_000, updated, (sighting,), 2)
 
 
+def test_a_tile_carries_its_camera_s_zones() -> None:
+    state = DashboardState(
+        frame_rate=2.0, alerts_kept=10, zones={"gate": {"door": ((0.0, 0.0), (0.5, 0.0), (0.5, 1.0))}}
+    )
+    state.on_frame(frame(0))
+    state.on_frame(frame(0, camera="hall"))
+    gate, hall = state.snapshot()["cameras"]
+    assert gate["zones"] == [{"name": "door", "corners": [[0.0, 0.0], [0.5, 0.0], [0.5, 1.0]]}]
+    assert "zones" not in hall
+
+
 def test_frames_are_kept_at_the_page_s_rate_per_camera() -> None:
     state = DashboardState(frame_rate=2.0, alerts_kept=10)
     for seq in range(5):

@@ -109,6 +109,37 @@ def test_a_watched_person_on_a_camera_raises_one_person_seen_that_names_him(
     assert states(alerts, "door", "stranger") == [] and "new" in states(alerts, "gate", "stranger")
 
 
+def test_a_face_outside_the_zone_raises_nothing_and_inside_alerts_naming_the_zone(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    # Biden's face is in the top fifth of his photo: in the "porch" camera's zone (the top half), not
+    # in the "gate" camera's (the bottom half). Both run the stranger rule and loitering limited to them.
+    top, bottom = [[0, 0], [1, 0], [1, 0.5], [0, 0.5]], [[0, 0.5], [1, 0.5], [1, 1], [0, 1]]
+    footage = {camera: scene(tmp_path / camera, [(sample_dir / "biden.jpg", 6)], 12) for camera in ("porch", "gate")}
+    photos_to(names["frames"], footage, fps=FPS, max_width=0)
+    detect(names)
+    limited = {"stranger": ["area"], "loitering": ["area"]}
+    cameras = {
+        "porch": {"zones": {"area": top}, "rule_zones": limited},
+        "gate": {"zones": {"area": bottom}, "rule_zones": limited},
+    }
+    worker = alerting(
+        names, tmp_path / "alerting.log", rules="stranger,loitering", loitering={"dwell_s": 1.5}, cameras=cameras
+    )
+    alerts = alerts_until(
+        bootstrap,
+        names,
+        worker,
+        tmp_path / "alerting.log",
+        lambda seen: ended("porch", "stranger")(seen) and ended("porch", "loitering")(seen),
+    )
+    assert [a for a in alerts if a.camera_id == "gate"] == []
+    for kind in ("stranger", "loitering"):
+        porch = [a for a in alerts if a.kind == kind]
+        assert porch[0].state == "new" and porch[-1].state == "end" and len({a.alert_id for a in porch}) == 1
+        assert {a.zone for a in porch} == {"area"}
+
+
 def test_a_crowd_held_on_a_camera_opens_one_alert_that_ends(
     names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
 ) -> None:

@@ -52,6 +52,7 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
         alerts_topic=names["alerts"],
         status_topic=names["status"],
         database=f"sqlite:///{tmp_path / 'alerts.db'}",
+        zones={"gate": {"door": [[0, 0], [0.5, 0], [0.5, 1], [0, 1]], "drive": [[0.5, 0.5], [1, 0.5], [1, 1]]}},
     )
     log = tmp_path / "dashboard.log"
     with open(log, "wb") as out:
@@ -96,7 +97,7 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
     face = Face((574.0, 225.0, 820.0, 546.0), 0.94)
     event = DetectionEvent("e7", "gate", 7, now, now + 200_000_000, MODEL, 1280, 2082, (face,))
     sighting = Sighting("e7", 7, now, face.box, 0.11)
-    alert = Alert("alert-1", "stranger", "new", "gate", now, now, (sighting,), 1)
+    alert = Alert("alert-1", "stranger", "new", "gate", now, now, (sighting,), 1, zone="door")
     with chromium() as page:
         page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
         wait_until("the page live", lambda: "live" in page.find_element("id", "status").text, 20)
@@ -110,6 +111,11 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
         wait_until("the gate's tile with a face", lambda: count(page, ".tile[data-camera=gate] rect.face") == 1, 30)
         wait_until("the alert", lambda: count(page, ".alert[data-kind=stranger][data-state=new]") == 1, 30)
         wait_until("its evidence frame", lambda: images_loaded(page, ".alert img") == 1, 30)
+        # The camera's zones drawn on its tile, the one the open alert names standing out.
+        wait_until("the zones", lambda: count(page, ".tile[data-camera=gate] polygon.zone") == 2, 30)
+        wait_until("the alerting zone", lambda: count(page, "polygon.zone.alerting[data-zone=door]") == 1, 30)
+        assert count(page, "polygon.zone.alerting") == 1
+        assert "gate · door" in page.find_element("css selector", ".alert .where").text
         assert console_errors(page) == []
         page.save_screenshot(str(tmp_path / "page.png"))
     status, jpeg, _ = fetch(port, "/evidence/alert-1.jpg", {"Authorization": f"Bearer {TOKEN}"})

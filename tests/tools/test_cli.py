@@ -54,6 +54,15 @@ def test_config_file_sets_defaults(tmp_path: Path) -> None:
         load_config(config)
 
 
+def test_the_dashboard_draws_the_zones_the_alerting_section_gives_its_cameras(tmp_path: Path) -> None:
+    config = tmp_path / "facestream.toml"
+    door = [[0, 0], [0.5, 0], [0.5, 1]]
+    config.write_text(f"[alerting.cameras.gate]\nzones = {{ door = {door} }}\n")
+    assert load_config(config)["dashboard"] == {"zones": {"gate": {"door": door}}}
+    config.write_text(f"[alerting.cameras.gate]\nzones = {{ door = {door} }}\n[dashboard.zones]\nhall = {{}}\n")
+    assert load_config(config)["dashboard"] == {"zones": {"hall": {}}}  # its own, if it has them
+
+
 def test_an_unknown_key_is_an_error_naming_it_and_the_valid_ones(tmp_path: Path) -> None:
     config = tmp_path / "facestream.toml"
     config.write_text("[detect]\nbacth = 16\n")
