@@ -3,18 +3,33 @@
 No database: the topic is the gallery. A reader applies its records in order (a later entry for a
 person replaces the earlier one, a tombstone removes the person), so every alerting replica holds the
 same people and follows enrolments and removals as they are published.
+
+Teaching from an alert (the dashboard) adds faces to a person (``taught``) or, for a wrong match, adds
+them as the person's negatives (``not_them``); both name the alert as their source, so ``untaught``
+takes them out again. A face at least as close to one of a person's negatives as to the person is not
+that person: matching then moves on to the next best person.
 """
 
 import logging
 import os
 import signal
 import threading
+import time
+from dataclasses import replace
 
 import numpy as np
 
 from facestream import kafka_clients
 from facestream.errors import BrokerError
-from facestream.schemas import GALLERY_TOPIC, GalleryEntry, ModelRef, SchemaError, unpack_gallery_entry
+from facestream.schemas import (
+    GALLERY_TOPIC,
+    GalleryEntry,
+    ModelRef,
+    SchemaError,
+    person_id_for,
+    unpack_gallery_entry,
+)
+from facestream.schemas.gallery import EMBEDDINGS_MAX
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +45,8 @@ class Gallery:
     def __init__(self) -> None:
         self._entries: dict[str, GalleryEntry] = {}
         self._lock = threading.Lock()
-        self._matrix: tuple[ModelRef | None, np.ndarray, list[str]] | None = None  # cached per change
+        # Per change: (embedder, every enrolled face and negative as rows, row -> person id, row is a negative)
+        self._matrix: tuple[ModelRef | None, np.ndarray, list[str], np.ndarray] | None = None
 
     def apply(self, key: bytes | None, value: bytes | None) -> None:
         """One record of the topic: an entry, or a tombstone (no value) that removes ``key``."""
@@ -57,22 +73,89 @@ class Gallery:
             entry = self._entries.get(person_id)
         return entry.name if entry is not None and entry.watched else None
 
+    def entry(self, person_id: str) -> GalleryEntry | None:
+        with self._lock:
+            return self._entries.get(person_id)
+
     def best_match(self, vector: np.ndarray, embedder: ModelRef) -> tuple[str | None, float]:
         """(person id, cosine similarity) of the enrolled face closest to ``vector``, among entries made
-        by the same ``embedder`` (vectors of different models do not compare); (None, -1.0) if none."""
+        by the same ``embedder`` (vectors of different models do not compare), passing over people one
+        of whose negatives is at least as close; (None, -1.0) if nobody is left."""
         with self._lock:
             if self._matrix is None or self._matrix[0] != embedder:
-                rows = [
-                    (e.person_id, v) for e in self._entries.values() if e.embedder == embedder for v in e.embeddings
-                ]
-                matrix = np.stack([as_vector(v) for _, v in rows]) if rows else np.zeros((0, len(vector)), np.float32)
-                self._matrix = (embedder, matrix, [person for person, _ in rows])
-            _, matrix, people = self._matrix
+                self._matrix = (embedder, *self._rows(embedder, len(vector)))
+            _, matrix, people, negative = self._matrix
         if not people:
             return None, -1.0
         similarities = matrix @ vector
-        best = int(np.argmax(similarities))
-        return people[best], float(similarities[best])
+        if not negative.any():
+            best = int(np.argmax(similarities))
+            return people[best], float(similarities[best])
+        closest_negative: dict[str, float] = {}  # person -> the similarity of their closest negative
+        for j in np.flatnonzero(negative):
+            closest_negative[people[j]] = max(closest_negative.get(people[j], -1.0), float(similarities[j]))
+        for i in np.argsort(-similarities):
+            if not negative[i] and similarities[i] > closest_negative.get(people[i], -2.0):
+                return people[i], float(similarities[i])
+        return None, -1.0
+
+    def _rows(self, embedder: ModelRef, size: int) -> tuple[np.ndarray, list[str], np.ndarray]:
+        rows = [
+            (e.person_id, v, is_negative)
+            for e in self._entries.values()
+            if e.embedder == embedder
+            for vectors, is_negative in ((e.embeddings, False), (e.negatives, True))
+            for v in vectors
+        ]
+        matrix = np.stack([as_vector(v) for _, v, _ in rows]) if rows else np.zeros((0, size), np.float32)
+        return matrix, [person for person, _, _ in rows], np.array([n for _, _, n in rows], dtype=bool)
+
+
+def source_of(alert_id: str) -> str:
+    """How faces taught from an alert name it."""
+    return f"alert:{alert_id}"
+
+
+def taught(
+    entry: GalleryEntry | None, name: str, embedder: ModelRef, faces: list[bytes], alert_id: str
+) -> GalleryEntry:
+    """``entry`` (or a new person called ``name``) with ``faces`` from an alert added; the oldest faces
+    make room when it would hold more than a person may."""
+    source = source_of(alert_id)
+    if entry is None:
+        entry = GalleryEntry(person_id_for(name), name, embedder, (), time.time_ns(), ())
+    elif entry.embedder != embedder:
+        raise ValueError(
+            f"{entry.name} was enrolled with {entry.embedder.name} {entry.embedder.version}; this alert's faces "
+            f"come from {embedder.name} {embedder.version}, which do not compare"
+        )
+    embeddings = (*entry.embeddings, *faces)[-EMBEDDINGS_MAX:]
+    images = (*entry.images, *[source] * len(faces))[-EMBEDDINGS_MAX:]
+    return replace(entry, embeddings=embeddings, images=images)
+
+
+def not_them(entry: GalleryEntry, faces: list[bytes], alert_id: str) -> GalleryEntry:
+    """``entry`` with ``faces`` from an alert as negatives: they resembled the person and are not them."""
+    source = source_of(alert_id)
+    negatives = (*entry.negatives, *faces)[-EMBEDDINGS_MAX:]
+    sources = (*entry.negative_sources, *[source] * len(faces))[-EMBEDDINGS_MAX:]
+    return replace(entry, negatives=negatives, negative_sources=sources)
+
+
+def untaught(entry: GalleryEntry, alert_id: str) -> GalleryEntry | None:
+    """``entry`` without what was taught from an alert (faces and negatives); None if no face is left."""
+    source = source_of(alert_id)
+    kept = [(v, i) for v, i in zip(entry.embeddings, entry.images, strict=True) if i != source]
+    negatives = [(v, s) for v, s in zip(entry.negatives, entry.negative_sources, strict=True) if s != source]
+    if not kept:
+        return None
+    return replace(
+        entry,
+        embeddings=tuple(v for v, _ in kept),
+        images=tuple(i for _, i in kept),
+        negatives=tuple(v for v, _ in negatives),
+        negative_sources=tuple(s for _, s in negatives),
+    )
 
 
 def load(bootstrap: str | None = None, topic: str = GALLERY_TOPIC) -> Gallery:
