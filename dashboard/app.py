@@ -1,6 +1,6 @@
 """The dashboard's web app (Starlette): the page and its files, a server-sent-event stream of the
 state, the sampled frames and the alerts' evidence frames, the history of the alert store
-(``history.py``), and the health endpoints. With a token,
+(``history.py``), teaching the gallery from alerts (``teach.py``), and the health endpoints. With a token,
 every request but ``/healthz`` and ``/readyz`` must carry it: ``?token=`` (the page's link; it then
 sets a cookie), the cookie, or ``Authorization: Bearer``."""
 
@@ -22,10 +22,13 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from facestream import health
-from facestream.dashboard import history
+from facestream.alertdb import queries
+from facestream.dashboard import history, teach
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.state import DashboardState
 from facestream.evidence import evidence_jpeg
+from facestream.gallery import Gallery
+from facestream.schemas import Alert, unpack_alert
 
 PUSH_INTERVAL_S = 0.5  # the page is told of changes at most this often
 KEEPALIVE_S = 15.0  # a comment line on a quiet stream, so proxies keep it open
@@ -62,6 +65,7 @@ def make_app(
     readiness: health.Readiness,
     registry: CollectorRegistry,
     database: Engine,
+    gallery: Gallery,
 ) -> Starlette:
     static = resources.files("facestream.dashboard") / "static"
     page = (static / "index.html").read_bytes()
@@ -71,16 +75,28 @@ def make_app(
     async def index(_request: Request) -> Response:
         return Response(page, media_type="text/html")
 
+    def shown() -> dict:
+        """The state as the page draws it, with what each alert taught the gallery."""
+        return {**state.snapshot(), "taught": teach.lessons(gallery)}
+
+    def find_alert(alert_id: str) -> Alert | None:
+        """The alert as the feed has it, else as the alert store last kept it."""
+        alert = state.alert(alert_id)
+        if alert is None:
+            payload = queries.latest_record(database, alert_id)
+            alert = unpack_alert(payload) if payload else None
+        return alert
+
     async def stream(request: Request) -> Response:
         async def events():
             watchers.inc()
             try:
-                sent, quiet = -1, 0.0
+                sent, quiet = None, 0.0
                 while not await request.is_disconnected():
-                    if state.version != sent:
-                        snapshot = state.snapshot()
-                        sent, quiet = snapshot["version"], 0.0
-                        yield f"data: {json.dumps(snapshot)}\n\n"
+                    revision = (state.version, gallery.changes)  # either changes what the page shows
+                    if revision != sent:
+                        sent, quiet = revision, 0.0
+                        yield f"data: {json.dumps(shown())}\n\n"
                     elif quiet >= KEEPALIVE_S:
                         quiet = 0.0
                         yield ": keep-alive\n\n"
@@ -92,7 +108,7 @@ def make_app(
         return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 
     async def snapshot(_request: Request) -> Response:
-        return Response(json.dumps(state.snapshot()), media_type="application/json")
+        return Response(json.dumps(shown()), media_type="application/json")
 
     async def frame(request: Request) -> Response:
         jpeg = state.frame_jpeg(request.path_params["camera"], request.path_params["seq"])
@@ -121,6 +137,7 @@ def make_app(
         Route("/frames/{camera}/{seq:int}.jpg", frame),
         Route("/evidence/{alert_id}.jpg", alert_evidence),
         *history.routes(database, (static / "history.html").read_bytes()),
+        *teach.routes(config, gallery, find_alert),
         Mount("/static", StaticFiles(packages=[("facestream.dashboard", "static")])),
         *health.routes(readiness, registry),
     ]

@@ -26,7 +26,8 @@ Examples:
 def dashboard(**values) -> None:
     """Serve a live web page of the cameras (latest frames with faces and poses drawn, rate,
     latency), the alerts and the consumer groups' members and lag, and the history of the alert store
-    (/history) to review. It only reads Kafka, and writes only reviews to the alert database."""
+    (/history) to review. It reads Kafka, writes reviews to the alert database, and writes the gallery
+    when someone teaches it from an alert ("this is NAME", "not this person", undo)."""
     from prometheus_client import CollectorRegistry
 
     from facestream import health, kafka_clients
@@ -34,6 +35,7 @@ def dashboard(**values) -> None:
     from facestream.dashboard.app import make_app
     from facestream.dashboard.reader import GroupReader, RecordReader
     from facestream.dashboard.state import DashboardState
+    from facestream.gallery import Follower
     from facestream.signals import StopOnSignals
 
     config = DashboardConfig(**values)
@@ -49,7 +51,10 @@ def dashboard(**values) -> None:
     RecordReader(config, state, readiness, registry).start()
     GroupReader(config, state).start()
     database = open_database(config.database or default_url())
-    health.serve_app(make_app(config, state, readiness, registry, database), config.port, config.host, "the dashboard")
+    kafka_clients.ensure_topics({config.gallery_topic: 1}, configs={config.gallery_topic: kafka_clients.COMPACTED})
+    gallery = Follower(topic=config.gallery_topic).start().gallery  # what the page teaches, and what it shows
+    app = make_app(config, state, readiness, registry, database, gallery)
+    health.serve_app(app, config.port, config.host, "the dashboard")
     shown = "127.0.0.1" if config.host == "0.0.0.0" else config.host
     click.echo(f"dashboard on http://{shown}:{config.port}/" + ("?token=..." if config.token else ""), err=True)
     with StopOnSignals("stopping") as stop:  # it holds nothing: readers and page just end

@@ -5,7 +5,14 @@ import sys
 from dataclasses import dataclass
 
 from facestream.config import check, command_line, parse_topics, setting
-from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
+from facestream.schemas import (
+    ALERTS_TOPIC,
+    CAMERA_STATUS_TOPIC,
+    DETECTIONS_TOPIC,
+    FRAMES_TOPIC,
+    GALLERY_TOPIC,
+    POSES_TOPIC,
+)
 from facestream.zones import parse_camera_zones
 
 
@@ -26,6 +33,7 @@ class DashboardConfig:
     poses_topic: str = setting(POSES_TOPIC, "Topic of the pose events.")
     alerts_topic: str = setting(ALERTS_TOPIC, "Topic of the alerts.")
     status_topic: str = setting(CAMERA_STATUS_TOPIC, "Topic of the producers' camera statuses.")
+    gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic: shown, and taught from alerts.")
     frame_rate: float = setting(2.0, "Frames per second per camera the page shows at most.", minimum=0.1)
     alerts_kept: int = setting(50, "Alerts the feed keeps (and reads back at start).", minimum=1)
     groups_interval: float = setting(2.0, "Seconds between reads of the consumer groups and their lag.", minimum=0.5)

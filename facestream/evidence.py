@@ -1,12 +1,26 @@
-"""An alert's evidence frame, read back from the frames topics by its capture time (records carry
-the producer's clock as their timestamp, within moments of capture) and the box drawn on it: nothing
-keeps a history of frames but Kafka, so the dashboard (for its live feed) and the alert store (to
-keep each alert's snapshot) both ask it here."""
+"""An alert's evidence read back from Kafka by capture time (records carry the producer's or the
+detector's clock as their timestamp, within moments of capture): its frame with the box drawn on it,
+and the faces of its events. Nothing keeps a history of frames and events but Kafka, so the dashboard
+(its live feed, and teaching the gallery from an alert) and the alert store (to keep each alert's
+snapshot) both ask it here."""
 
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from facestream import kafka_clients
-from facestream.schemas import Alert, Frame, SchemaError, unpack_frame
+from facestream.schemas import (
+    Alert,
+    DetectionEvent,
+    Face,
+    Frame,
+    ModelRef,
+    SchemaError,
+    unpack_detection,
+    unpack_frame,
+)
+
+Record = TypeVar("Record", Frame, DetectionEvent)
 
 LOOK_BEFORE_S = 2.0  # records' timestamps trail capture slightly; start a little earlier
 LOOK_AFTER_S = 10.0  # give up past this, or past the topics' ends
@@ -15,6 +29,37 @@ READ_TIMEOUT_S = 10.0
 
 def find_frame(topics: tuple[str, ...], camera_id: str, frame_seq: int, capture_ts_ns: int) -> Frame | None:
     """The frame ``camera_id``/``frame_seq`` from ``topics``, or None if it is no longer kept."""
+    return _find(topics, camera_id, frame_seq, capture_ts_ns, unpack_frame)
+
+
+def find_event(topic: str, camera_id: str, frame_seq: int, capture_ts_ns: int) -> DetectionEvent | None:
+    """The detection event of frame ``camera_id``/``frame_seq``, or None if it is no longer kept."""
+    return _find((topic,), camera_id, frame_seq, capture_ts_ns, unpack_detection)
+
+
+def evidence_faces(alert: Alert, detections_topic: str) -> tuple[list[Face], ModelRef | None]:
+    """The faces (with their embeddings) behind an alert's sightings, read from their events, and the
+    embedder that made them: each sighting's face is the one of its event whose box is its box."""
+    faces: list[Face] = []
+    embedder = None
+    for sighting in alert.evidence:
+        if sighting.box is None:
+            continue
+        event = find_event(detections_topic, alert.camera_id, sighting.frame_seq, sighting.capture_ts_ns)
+        if event is None or event.embedder is None:
+            continue
+        face = min(event.faces, key=lambda f: sum(abs(a - b) for a, b in zip(f.box, sighting.box)), default=None)
+        if face is not None and face.embedding is not None:
+            faces.append(face)
+            embedder = event.embedder
+    return faces, embedder
+
+
+def _find(
+    topics: tuple[str, ...], camera_id: str, frame_seq: int, capture_ts_ns: int, unpack: Callable[[bytes], Record]
+) -> Record | None:
+    """The first record of ``camera_id`` with ``frame_seq`` in ``topics``, looked for from just before
+    its capture time."""
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = kafka_clients.made(
@@ -47,11 +92,11 @@ def find_frame(topics: tuple[str, ...], camera_id: str, frame_seq: int, capture_
             if msg.key() != key:
                 continue
             try:
-                frame = unpack_frame(msg.value())
+                record = unpack(msg.value())
             except SchemaError:
                 continue
-            if frame.frame_seq == frame_seq:
-                return frame
+            if record.frame_seq == frame_seq:
+                return record
         return None
     finally:
         consumer.close()

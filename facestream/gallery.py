@@ -45,6 +45,7 @@ class Gallery:
     def __init__(self) -> None:
         self._entries: dict[str, GalleryEntry] = {}
         self._lock = threading.Lock()
+        self.changes = 0  # records applied: a reader can tell the gallery changed
         # Per change: (embedder, every enrolled face and negative as rows, row -> person id, row is a negative)
         self._matrix: tuple[ModelRef | None, np.ndarray, list[str], np.ndarray] | None = None
 
@@ -53,6 +54,7 @@ class Gallery:
         person_id = (key or b"").decode(errors="replace")
         with self._lock:
             self._matrix = None
+            self.changes += 1
             if value is None:
                 self._entries.pop(person_id, None)
                 return
@@ -156,6 +158,30 @@ def untaught(entry: GalleryEntry, alert_id: str) -> GalleryEntry | None:
         negatives=tuple(v for v, _ in negatives),
         negative_sources=tuple(s for _, s in negatives),
     )
+
+
+def undo(gallery: Gallery, alert_id: str) -> dict[str, GalleryEntry | None]:
+    """person id -> their entry without what an alert taught (None: no face is left, remove them), for
+    every person it taught; empty if it taught nothing."""
+    source = source_of(alert_id)
+    return {
+        entry.person_id: untaught(entry, alert_id)
+        for entry in gallery.entries()
+        if source in entry.images or source in entry.negative_sources
+    }
+
+
+def publish(topic: str, person_id: str, value: bytes | None, bootstrap: str | None = None) -> None:
+    """Write one gallery record (an entry, or a tombstone) and wait for the broker to take it."""
+    kafka_clients.ensure_topics({topic: 1}, bootstrap, configs={topic: kafka_clients.COMPACTED})
+    producer = kafka_clients.producer("facestream-gallery", bootstrap)
+    failed = []
+    kafka_clients.send(producer, topic, value, person_id.encode(), on_delivery=lambda err, _msg: failed.append(err))
+    if kafka_clients.flush(producer, topic, 30.0):
+        raise BrokerError(f"the broker did not acknowledge the gallery record for {person_id} within 30 s")
+    if failed[0] is not None:
+        kafka_clients.check_allowed(failed[0], f"write {topic}")
+        raise BrokerError(f"the broker refused the gallery record for {person_id}: {failed[0].str()}")
 
 
 def load(bootstrap: str | None = None, topic: str = GALLERY_TOPIC) -> Gallery:

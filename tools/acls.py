@@ -1,6 +1,7 @@
 """``facestream kafka acls``: one Kafka principal per role, each allowed only its own topics and groups.
 
-A camera that is taken over must not be able to forge or hide alerts, and a dashboard only looks.
+A camera that is taken over must not be able to forge or hide alerts, and a dashboard only looks, but
+for the gallery, which people teach from its page.
 Each role's grants are worked out from the services' own settings (their defaults, or the tables of
 the ``--config`` file the deployment shares, e.g. ``[detect] frames_topic = ...``), so renaming a
 topic there moves its ACLs with it. The command also makes the pipeline's topics (as ``facestream
@@ -107,6 +108,8 @@ def grants(settings: dict[str, dict]) -> dict[str, list[Grant]]:
         ],
         "dashboard": [
             *_reads(*page.frames_topics, page.detections_topic, page.poses_topic, page.alerts_topic, page.status_topic),
+            *_reads(page.gallery_topic),
+            *_writes(page.gallery_topic),  # "this is NAME", "not this person" and undo, from the page
             Grant("group", VIEWERS, ("READ", "DESCRIBE"), prefix=True),
             # the page's table of consumer groups: every group's members, and its lag on any topic
             Grant("group", "*", ("DESCRIBE",)),

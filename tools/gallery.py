@@ -11,7 +11,7 @@ import click
 from facestream.config import options
 from facestream.detector_service.config import DetectorConfig
 from facestream.errors import ConfigError
-from facestream.schemas import GALLERY_TOPIC
+from facestream.schemas import GALLERY_TOPIC, pack_gallery_entry
 
 topic_option = click.option("--topic", default=GALLERY_TOPIC, help="The gallery's compacted topic.")
 
@@ -54,7 +54,8 @@ def enrol(
 
     from facestream import kafka_clients
     from facestream.detector_service.service import build_processor
-    from facestream.schemas import GalleryEntry, pack_gallery_entry, person_id_for
+    from facestream.gallery import publish
+    from facestream.schemas import GalleryEntry, person_id_for
 
     kafka_clients.check_reachable()
     processor = build_processor(replace(detector, embedder="sface", decode="cpu", batch=len(images)))
@@ -83,7 +84,7 @@ def enrol(
         images=tuple(path.name for path in images),
         watched=watch,
     )
-    _publish(topic, entry.person_id, pack_gallery_entry(entry))
+    publish(topic, entry.person_id, pack_gallery_entry(entry))
     return entry.person_id
 
 
@@ -101,10 +102,10 @@ def watch(name: str, off: bool, topic: str) -> None:
     """Put an enrolled person (by name or person id) on the watchlist, or take them off."""
     from dataclasses import replace
 
-    from facestream.schemas import pack_gallery_entry
+    from facestream.gallery import publish
 
     entry = _entry(name, topic)
-    _publish(topic, entry.person_id, pack_gallery_entry(replace(entry, watched=not off)))
+    publish(topic, entry.person_id, pack_gallery_entry(replace(entry, watched=not off)))
     click.echo(f"{entry.person_id} {'off' if off else 'on'} the watchlist")
 
 
@@ -133,9 +134,32 @@ def list_people(as_json: bool, topic: str) -> None:
 @topic_option
 def remove(name: str, topic: str) -> None:
     """Remove a person (by name or person id) from the gallery."""
+    from facestream.gallery import publish
+
     person_id = _entry(name, topic).person_id
-    _publish(topic, person_id, None)
+    publish(topic, person_id, None)
     click.echo(f"removed {person_id}")
+
+
+@gallery.command(
+    epilog="""\b
+Examples:
+  facestream gallery undo 6f1c2a9e-0b7d-5c1e-9a3f-2d4b8e7c1a05   # the alert's id, as the page and the alerts show it
+"""
+)
+@click.argument("alert_id")
+@topic_option
+def undo(alert_id: str, topic: str) -> None:
+    """Take out what the dashboard taught the gallery from an alert: the faces enrolled from it ("this is
+    NAME"), or the negatives it added ("not this person"). A person left with no face is removed."""
+    from facestream import gallery as store
+
+    changes = store.undo(store.load(topic=topic), alert_id)
+    if not changes:
+        raise ConfigError(f"alert {alert_id} taught the gallery nothing")
+    for person_id, entry in changes.items():
+        store.publish(topic, person_id, None if entry is None else pack_gallery_entry(entry))
+        click.echo(f"{person_id}: {'removed' if entry is None else 'restored to what it was before that alert'}")
 
 
 def _entry(name: str, topic: str):
@@ -164,19 +188,3 @@ def photo_frame(seq: int, path: Path):
     if not data.startswith(b"\xff\xd8"):
         data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
     return Frame(path.name, seq, time.time_ns(), image.shape[1], image.shape[0], data)
-
-
-def _publish(topic: str, person_id: str, value: bytes | None) -> None:
-    """Write one gallery record (an entry, or a tombstone) and wait for the broker to take it."""
-    from facestream import kafka_clients
-    from facestream.errors import BrokerError
-
-    kafka_clients.ensure_topics({topic: 1}, configs={topic: kafka_clients.COMPACTED})
-    producer = kafka_clients.producer("facestream-gallery")
-    failed = []
-    kafka_clients.send(producer, topic, value, person_id.encode(), on_delivery=lambda err, _msg: failed.append(err))
-    if kafka_clients.flush(producer, topic, 30.0):
-        raise BrokerError(f"the broker did not acknowledge the gallery record for {person_id} within 30 s")
-    if failed[0] is not None:
-        kafka_clients.check_allowed(failed[0], f"write {topic}")
-        raise BrokerError(f"the broker refused the gallery record for {person_id}: {failed[0].str()}")

@@ -135,7 +135,43 @@ function evidenceImage(alertId) {
   return img;
 }
 
-function renderAlerts(alerts) {
+// Teaching the gallery from an alert: "this is NAME" on a stranger's, "not NAME" on a watched
+// person's, and undo on whatever an alert taught. Rebuilt only when what the alert taught changes, so
+// a name being typed survives the stream's updates.
+function renderTeach(item, alert, lesson) {
+  const key = lesson ? `${lesson.how}:${lesson.name}` : alert.kind;
+  if (item.dataset.lesson === key) return;
+  item.dataset.lesson = key;
+  const box = item.querySelector(".teach");
+  box.replaceChildren();
+  const said = element("span", "teach-said");
+  const act = (path, body) => async () => {
+    said.textContent = "…";
+    const response = await fetch(`api/alerts/${encodeURIComponent(alert.alert_id)}/${path}`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
+    });
+    said.textContent = response.ok ? "" : await response.text();
+  };
+  if (lesson) {
+    const undo = element("button", "undo", "Undo");
+    undo.addEventListener("click", act("undo"));
+    box.append(element("span", "taught", lesson.how === "is" ? `enrolled as ${lesson.name}` : `not ${lesson.name}`), undo);
+  } else if (alert.kind === "stranger") {
+    const name = element("input", "name");
+    name.placeholder = "name";
+    const enrol = element("button", "enrol", "This is…");
+    enrol.addEventListener("click", () => name.value.trim()
+      ? act("teach", { name: name.value.trim() })() : (said.textContent = "type the person's name first"));
+    box.append(name, enrol);
+  } else if (alert.kind === "person_seen" && alert.evidence && alert.evidence.person) {
+    const wrong = element("button", "not-person", `Not ${alert.evidence.person}`);
+    wrong.addEventListener("click", act("not-person"));
+    box.append(wrong);
+  }
+  box.append(said);
+}
+
+function renderAlerts(alerts, taught) {
   const list = document.getElementById("alerts");
   if (alerts.length) list.querySelector(".empty")?.remove();
   const seen = new Set();
@@ -146,7 +182,7 @@ function renderAlerts(alerts) {
       item = element("li", "alert");
       const text = element("div");
       text.append(element("div", "kind"), element("div", "where"), element("div", "reason"),
-                  element("div", "lifecycle"), element("div", "when"));
+                  element("div", "lifecycle"), element("div", "when"), element("div", "teach"));
       item.append(alert.evidence ? evidenceImage(alert.alert_id) : element("span", "noevidence", "no frame"), text);
       alertItems.set(alert.alert_id, item);
     }
@@ -163,6 +199,7 @@ function renderAlerts(alerts) {
     item.querySelector(".lifecycle").textContent = lifecycle(alert.lifecycle);
     const ended = alert.ended_ts_ms ? ` – ${clock(alert.ended_ts_ms)}` : "";
     item.querySelector(".when").textContent = `${clock(alert.started_ts_ms)}${ended}`;
+    renderTeach(item, alert, taught[alert.alert_id]);
     if (list.children[index] !== item) list.insertBefore(item, list.children[index] || null);
   });
   for (const [id, item] of alertItems) {
@@ -202,7 +239,7 @@ function render(state) {
     if (alert.zone) open.get(alert.camera_id).add(alert.zone);
   }
   renderCameras(state.cameras, open);
-  renderAlerts(state.alerts);
+  renderAlerts(state.alerts, state.taught || {});
   renderGroups(state.groups);
   const events = state.cameras.reduce((n, c) => n + c.events_total, 0);
   document.getElementById("summary").textContent =

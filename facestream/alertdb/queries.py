@@ -73,6 +73,15 @@ def lifecycles(engine: Engine, alert_ids: list[str]) -> dict[str, list[tuple[str
     return {k: sorted(v, key=lambda r: (r[1], STATE_ORDER[r[0]])) for k, v in found.items()}
 
 
+def latest_record(engine: Engine, alert_id: str) -> bytes | None:
+    """The alert's latest record as it came (msgpack), or None if the store has no such alert."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(records.c.updated_ts_ns, records.c.state, records.c.payload).where(records.c.alert_id == alert_id)
+        ).all()
+    return max(rows, key=lambda r: (r.updated_ts_ns, STATE_ORDER[r.state])).payload if rows else None
+
+
 def snapshot(engine: Engine, alert_id: str) -> bytes | None:
     with engine.connect() as conn:
         return conn.execute(select(snapshots.c.jpeg).where(snapshots.c.alert_id == alert_id)).scalar_one_or_none()

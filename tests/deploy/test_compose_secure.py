@@ -54,7 +54,7 @@ def test_the_secure_stack_runs_each_role_on_its_own_password_and_topics(
         said = "".join(stack.logs(service, lines=400) for service in stack.services())
         assert REFUSED not in said, said[-3000:]
 
-        # A camera can forge no alerts and read no detections; a dashboard writes nothing.
+        # A camera can forge no alerts and read no detections; a dashboard writes no frames.
         camera = {"KAFKA_BOOTSTRAP": bootstrap, "FACESTREAM_KAFKA_CONFIG": str(access["camera"])}
         photo = str(sample_dir / "obama.jpg")
         forged = attempt([*FACESTREAM, "produce", "--camera", "x", "--source", photo, "--topic", "alerts"], camera)

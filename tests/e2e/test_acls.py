@@ -1,7 +1,7 @@
 """Least privilege on a broker with Kafka's authorizer: ``facestream kafka acls`` gives each role's
 user (SCRAM over TLS) only its own topics and groups. The pipeline runs with those users, each its
-own; a camera's credentials cannot read detections nor forge alerts, a dashboard's cannot write at
-all, and every refusal is a clear error from the command that met it."""
+own; a camera's credentials cannot read detections nor forge alerts, a dashboard's cannot write but
+the gallery, and every refusal is a clear error from the command that met it."""
 
 import os
 import shutil
@@ -144,8 +144,8 @@ def test_a_camera_cannot_read_detections(cluster: dict) -> None:
     assert f"{REFUSED} camera read detections" in done.stderr, done.stderr[-3000:]
 
 
-@pytest.mark.parametrize("topic", ["frames", "alerts", "faces.gallery"])
-def test_a_dashboard_cannot_write_anything(
+@pytest.mark.parametrize("topic", ["frames", "alerts"])
+def test_a_dashboard_cannot_write_but_the_gallery(
     cluster: dict, sample_dir: Path, topic: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     camera = f"mallory-{uuid.uuid4().hex[:6]}"
@@ -159,14 +159,6 @@ def test_a_dashboard_cannot_write_anything(
     for name, value in as_user(cluster, "admin").items():
         monkeypatch.setenv(name, value)
     assert not [r for r in read_all(topic) if r.key() == camera.encode()]
-
-
-def test_a_dashboard_cannot_enroll_a_face(cluster: dict, sample_dir: Path) -> None:
-    enroll = [*FACESTREAM, "gallery", "enroll", "--name", "Mallory", "--provider", "cpu", str(sample_dir / "obama.jpg")]
-    done = attempt(enroll, as_user(cluster, "dashboard"))
-    assert done.returncode != 0
-    # Ours, or librdkafka's FATAL line when confluent-kafka's flush() hides the refusal (a known race).
-    assert "Cluster authorization failed" in done.stderr, done.stderr[-3000:]
 
 
 def test_an_alerting_worker_that_may_not_follow_the_gallery_stops_and_says_so(

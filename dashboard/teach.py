@@ -1,0 +1,116 @@
+"""Teaching the gallery from the page, where people see the recogniser err.
+
+``POST /api/alerts/<id>/teach`` with ``{"name": "..."}`` says the faces of an alert (a stranger's) are
+that person: they are enrolled, as a new person or as more faces of one. ``POST .../not-person`` says
+the faces of a ``person_seen`` alert are not the person it names: they become that person's negatives,
+and the stranger rule sees such a face as a stranger from then on. ``POST .../undo`` takes out
+whatever an alert taught. The faces' embeddings come from the alert's detection events, read back from
+Kafka (nothing is recomputed); every change goes through the gallery's compacted topic, as
+``facestream gallery enroll`` does, so every alerting worker follows it. The page's token guards these
+as everything else; who taught what is logged.
+"""
+
+import json
+import logging
+from collections.abc import Callable
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from facestream import evidence
+from facestream.dashboard.config import DashboardConfig
+from facestream.gallery import Gallery, not_them, publish, taught
+from facestream.gallery import undo as undo_lessons
+from facestream.schemas import Alert, GalleryEntry, ModelRef, SchemaError, pack_gallery_entry, person_id_for
+
+log = logging.getLogger(__name__)
+FindAlert = Callable[[str], Alert | None]  # the feed's alert, else the alert store's
+
+
+class Refused(Exception):
+    """What cannot be taught from this alert, in words for the page (HTTP 409)."""
+
+
+def lessons(gallery: Gallery) -> dict[str, dict[str, str]]:
+    """alert id -> what it taught, as the page shows it: {"name": person, "how": "is" or "not"}."""
+    found = {}
+    for entry in gallery.entries():
+        for sources, how in ((entry.images, "is"), (entry.negative_sources, "not")):
+            for source in sources:
+                if source.startswith("alert:"):
+                    found[source.removeprefix("alert:")] = {"name": entry.name, "how": how}
+    return found
+
+
+def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert) -> list:
+    def change(entry: GalleryEntry | None, person_id: str) -> None:
+        """Publish an entry (or remove the person) and hold it here at once, before the topic brings it."""
+        value = None if entry is None else pack_gallery_entry(entry)
+        publish(config.gallery_topic, person_id, value)
+        gallery.apply(person_id.encode(), value)
+
+    def teach(alert: Alert, name: str, by: str) -> dict:
+        faces, embedder = _faces(alert)
+        entry = taught(gallery.entry(person_id_for(name)), name, embedder, faces, alert.alert_id)
+        change(entry, entry.person_id)
+        log.info("%s taught that the faces of alert %s are %s (%s)", by, alert.alert_id, name, entry.person_id)
+        return {"person_id": entry.person_id, "name": entry.name, "faces": len(faces)}
+
+    def not_person(alert: Alert, by: str) -> dict:
+        named = next((s.person for s in alert.evidence if s.person), None)
+        entry = next((e for e in gallery.entries() if e.name == named), None)
+        if alert.kind != "person_seen" or entry is None:
+            raise Refused("only a person_seen alert names an enrolled person whose match can be wrong")
+        faces, _ = _faces(alert)
+        change(not_them(entry, faces, alert.alert_id), entry.person_id)
+        log.info("%s taught that the faces of alert %s are not %s", by, alert.alert_id, entry.person_id)
+        return {"person_id": entry.person_id, "name": entry.name, "negatives": len(faces)}
+
+    def undo(alert_id: str, by: str) -> dict:
+        changes = undo_lessons(gallery, alert_id)
+        if not changes:
+            raise Refused("this alert taught the gallery nothing")
+        for person_id, entry in changes.items():
+            change(entry, person_id)
+        log.info("%s undid what alert %s taught (%s)", by, alert_id, ", ".join(changes))
+        return {"undone": list(changes)}
+
+    def _faces(alert: Alert) -> tuple[list[bytes], ModelRef]:
+        faces, embedder = evidence.evidence_faces(alert, config.detections_topic)
+        if not faces or embedder is None:
+            raise Refused(
+                "the faces of this alert are no longer in Kafka, or its events carry no embeddings "
+                "(the detector needs --embedder sface)"
+            )
+        return [face.embedding for face in faces], embedder
+
+    def handler(action: Callable[..., dict], needs_name: bool = False) -> Callable:
+        async def handle(request: Request) -> Response:
+            alert_id, by = request.path_params["alert_id"], getattr(request.state, "reviewer", "anonymous")
+            args: list = []
+            if needs_name:
+                try:
+                    name = json.loads(await request.body())["name"].strip()
+                    person_id_for(name)
+                except (ValueError, KeyError, TypeError, AttributeError, SchemaError):
+                    return PlainTextResponse('expected {"name": "..."} with a letter or digit in it', 400)
+                args.append(name)
+            subject: str | Alert | None = alert_id  # undo needs only the id: the alert may be long gone
+            if action is not undo:
+                subject = await run_in_threadpool(find_alert, alert_id)
+                if subject is None:
+                    return PlainTextResponse("no such alert in the feed or the alert store", 404)
+            try:
+                return JSONResponse(await run_in_threadpool(action, subject, *args, by))
+            except (Refused, ValueError) as exc:
+                return PlainTextResponse(str(exc), 409)
+
+        return handle
+
+    return [
+        Route("/api/alerts/{alert_id}/teach", handler(teach, needs_name=True), methods=["POST"]),
+        Route("/api/alerts/{alert_id}/not-person", handler(not_person), methods=["POST"]),
+        Route("/api/alerts/{alert_id}/undo", handler(undo), methods=["POST"]),
+    ]
