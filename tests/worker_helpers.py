@@ -1,15 +1,21 @@
-"""An alerting worker as the child process a deployment runs, on a test's own topics, and the alerts
-it publishes (see ``pythonpath`` in pyproject)."""
+"""An alerting worker as the child process a deployment runs, on a test's own topics, the alerts it
+publishes, and what it needs: footage of the sample photos and enrolled people (see ``pythonpath`` in
+pyproject)."""
 
+import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+import cv2
+import numpy as np
+from click.testing import CliRunner
 from kafka_helpers import read_topic
 
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.schemas import Alert, unpack_alert
+from facestream.tools.cli import cli
 
 
 def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
@@ -67,3 +73,24 @@ def ended(camera: str, kind: str):
 def alert_record(alert) -> tuple:
     """What a reader tells alert records apart by: the alert, its state, and the frame and count behind it."""
     return alert.alert_id, alert.state, alert.updated_ts_ns, alert.count, alert.ended_ts_ns
+
+
+def scene(folder: Path, photos: list[tuple[Path, int]], blanks: int) -> Path:
+    """A camera's footage as numbered files: each photo repeated, then empty frames (time goes on)."""
+    folder.mkdir()
+    index = 0
+    for photo, times in photos:
+        for _ in range(times):
+            shutil.copy(photo, folder / f"{index:03d}.jpg")
+            index += 1
+    for _ in range(blanks):
+        cv2.imwrite(str(folder / f"{index:03d}.jpg"), np.full((480, 640, 3), 100, np.uint8))
+        index += 1
+    return folder
+
+
+def enrol(names: dict, name: str, photo: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["gallery", "enroll", "--name", name, "--topic", names["gallery"], "--provider", "cpu", str(photo)]
+    )
+    assert result.exit_code == 0, result.output

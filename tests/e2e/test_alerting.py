@@ -1,19 +1,16 @@
 """Alerts from real photos through the real broker: the detector with embeddings, the gallery, and
 an alerting worker, each the command a deployment runs."""
 
-import shutil
 import subprocess
 import time
 import uuid
 from pathlib import Path
 
-import cv2
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from http_helpers import free_port, get, scrape
 from kafka_helpers import detector_config, photos_to, read_topic, run_service
-from worker_helpers import alert_record, alerting, alerts_until, ended, states, stop, wait_for
+from worker_helpers import alert_record, alerting, alerts_until, ended, enrol, scene, states, stop, wait_for
 
 from facestream import kafka_clients
 from facestream.detector_service.config import detector_command
@@ -29,27 +26,6 @@ def names(bootstrap: str) -> dict[str, str]:
     names = {part: f"a-{tag}.{part}" for part in ("frames", "detections", "dlq", "alerts", "gallery")}
     kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
     return {**names, "group": f"a-{tag}.detector", "alerting": f"a-{tag}.alerting"}
-
-
-def scene(folder: Path, photos: list[tuple[Path, int]], blanks: int) -> Path:
-    """A camera's footage as numbered files: each photo repeated, then empty frames (time goes on)."""
-    folder.mkdir()
-    index = 0
-    for photo, times in photos:
-        for _ in range(times):
-            shutil.copy(photo, folder / f"{index:03d}.jpg")
-            index += 1
-    for _ in range(blanks):
-        cv2.imwrite(str(folder / f"{index:03d}.jpg"), np.full((480, 640, 3), 100, np.uint8))
-        index += 1
-    return folder
-
-
-def enrol(names: dict, name: str, photo: Path) -> None:
-    result = CliRunner().invoke(
-        cli, ["gallery", "enroll", "--name", name, "--topic", names["gallery"], "--provider", "cpu", str(photo)]
-    )
-    assert result.exit_code == 0, result.output
 
 
 def live_detector(names: dict, batch: int) -> subprocess.Popen:

@@ -1,0 +1,123 @@
+"""Teaching the gallery from the dashboard, on the real pipeline (producer, detector with embeddings,
+alerting worker, dashboard) and in Chromium: "this is NAME" on a stranger alert makes the next frames
+of that face raise nothing; "not this person" on a wrong person_seen turns the face into a stranger;
+both are undone, from the page and from the command line."""
+
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from browser_helpers import chromium, console_errors, count, wait_until
+from click.testing import CliRunner
+from http_helpers import free_port, get
+from kafka_helpers import detector_config, photos_to, read_topic
+from worker_helpers import alerting, enrol, scene, states, stop
+
+from facestream import gallery, kafka_clients
+from facestream.dashboard.config import DashboardConfig, dashboard_command
+from facestream.detector_service.config import detector_command
+from facestream.schemas import unpack_alert
+from facestream.tools.cli import cli
+
+TOKEN = "teacher:s3cret"
+FPS = 2.0
+
+
+@pytest.fixture
+def names(bootstrap: str) -> dict[str, str]:
+    tag = uuid.uuid4().hex[:10]
+    names = {part: f"t-{tag}.{part}" for part in ("frames", "detections", "dlq", "alerts", "gallery")}
+    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
+    return {**names, "group": f"t-{tag}.detector", "alerting": f"t-{tag}.alerting"}
+
+
+def alerts_of(bootstrap: str, names: dict) -> list:
+    return [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
+
+
+def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    enrol(names, "Barack Obama", sample_dir / "obama.jpg")
+    assert CliRunner().invoke(cli, ["gallery", "watch", "Barack Obama", "--topic", names["gallery"]]).exit_code == 0
+    topics = {k: names[k] for k in ("frames", "detections", "dlq", "group")}
+    detector = subprocess.Popen(
+        detector_command(detector_config(topics, embedder="sface", batch=8, max_wait_ms=20.0, stop_after_idle=120.0)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    log = tmp_path / "alerting.log"
+    # No cooldown: a face that raises nothing after teaching does so because of what it was taught.
+    worker = alerting(
+        names, log, rules="stranger,person_seen", stranger={"cooldown_s": 0}, person_seen={"cooldown_s": 0}
+    )
+    port, page_log = free_port(), tmp_path / "dashboard.log"
+    config = DashboardConfig(
+        port=port,
+        token=TOKEN,
+        frames_topic=names["frames"],
+        detections_topic=names["detections"],
+        alerts_topic=names["alerts"],
+        gallery_topic=names["gallery"],
+        poses_topic=f"{names['alerts']}.poses",
+        status_topic=f"{names['alerts']}.status",
+        database=f"sqlite:///{tmp_path / 'alerts.db'}",
+    )
+    with open(page_log, "wb") as out:
+        page_proc = subprocess.Popen(dashboard_command(config), stdout=out, stderr=subprocess.STDOUT)
+
+    def footage(round_: int) -> None:
+        """Biden (a stranger) at the gate and Obama (watched) at the door, 3 s each, then 6 s empty."""
+        cameras = {
+            camera: scene(tmp_path / f"{camera}-{round_}", [(sample_dir / photo, 6)], 12)
+            for camera, photo in (("gate", "biden.jpg"), ("door", "obama2.jpg"))
+        }
+        photos_to(names["frames"], cameras, fps=FPS, max_width=0, start_seq=18 * round_)
+
+    try:
+        wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 60)
+        footage(0)
+        with chromium() as page:
+            page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
+            stranger, seen = (
+                ".alert[data-kind=stranger][data-camera=gate]",
+                ".alert[data-kind=person_seen][data-camera=door]",
+            )
+            wait_until("the stranger and the watched person", lambda: count(page, stranger) and count(page, seen), 90)
+            page.find_element("css selector", f"{stranger} input.name").send_keys("Joe Biden")
+            page.find_element("css selector", f"{stranger} button.enrol").click()
+            page.find_element("css selector", f"{seen} button.not-person").click()
+            wait_until("what both taught", lambda: count(page, ".alert .taught") == 2, 60)
+            assert "enrolled as Joe Biden" in page.find_element("css selector", f"{stranger} .taught").text
+            assert "not Barack Obama" in page.find_element("css selector", f"{seen} .taught").text
+            known = gallery.load(bootstrap, names["gallery"])
+            biden, obama = known.entry("joe-biden"), known.entry("barack-obama")
+            assert biden is not None and biden.images[0].startswith("alert:") and len(obama.negatives) >= 2
+
+            footage(1)  # the same faces again, later, on the same cameras
+
+            def door_stranger(alerts: list) -> bool:
+                return "end" in states(alerts, "door", "stranger")
+
+            wait_until("a stranger at the door", lambda: door_stranger(alerts_of(bootstrap, names)), 90)
+            alerts = alerts_of(bootstrap, names)
+            gate = {a.alert_id for a in alerts if a.camera_id == "gate"}
+            assert len(gate) == 1  # Biden, now known, raised nothing the second time
+            assert len({a.alert_id for a in alerts if a.kind == "person_seen"}) == 1  # nor Obama's look-alike
+
+            page.find_element("css selector", f"{stranger} button.undo").click()
+            wait_until("the undone lesson", lambda: count(page, f"{stranger} .taught") == 0, 60)
+            assert gallery.load(bootstrap, names["gallery"]).entry("joe-biden") is None
+            assert console_errors(page) == []
+        door_alert = next(a.alert_id for a in alerts if a.kind == "person_seen")
+        undone = CliRunner().invoke(cli, ["gallery", "undo", door_alert, "--topic", names["gallery"]])
+        assert undone.exit_code == 0, undone.output
+        assert gallery.load(bootstrap, names["gallery"]).entry("barack-obama").negatives == ()
+        assert "teacher taught that the faces of alert" in page_log.read_text()
+    finally:
+        stop(worker, log)
+        detector.terminate()
+        page_proc.terminate()
+        detector.wait(30)
+        page_proc.wait(30)
