@@ -1,10 +1,11 @@
 """``facestream demo``: the whole path, live, on one machine.
 
 Starts the local Kafka broker, fetches the models and the sample photos, enrols one person of the
-photos in the gallery, runs a detector (with face embeddings), the pose service, an alerting worker
-and producers streaming the photos as three cameras, and prints every detection event and every alert
-as it arrives: on the portraits camera Obama is known and Biden appears as a stranger; the annotated
-camera, with two faces in most of its photos, runs the crowd rule; the corridor camera shows a
+photos in the gallery and puts him on the watchlist, runs a detector (with face embeddings), the pose
+service, an alerting worker and producers streaming the photos as three cameras, and prints every
+detection event and every alert as it arrives: on the portraits camera Obama is known and watched
+(person_seen alerts name him) and Biden appears as a stranger; the annotated camera, with two faces in
+most of its photos, runs the crowd rule in a zone (drawn on its tile); the corridor camera shows a
 basketball player toppling and lying on the floor (``samples.fall_footage``), for the pose service
 and the fall rule only. The dashboard shows it all live in a browser. The services are the same
 commands a deployment runs, in child processes; their logs go to files so the terminal shows events
@@ -22,10 +23,16 @@ import click
 from facestream import kafka_clients, paths
 from facestream.signals import StopOnSignals
 
-# The annotated photos hold 2, 2 and 1 faces: a crowd of two, for the demo.
+# The annotated photos hold 2, 2 and 1 faces, all in their upper 70%: a crowd of two in the zone "room".
+ROOM = [[0.02, 0.02], [0.98, 0.02], [0.98, 0.7], [0.02, 0.7]]
 CAMERAS = {
-    "annotated": {"rules": "crowd", "crowd": {"min_faces": 2}},
-    "portraits": {"rules": "stranger"},
+    "annotated": {
+        "rules": "crowd",
+        "crowd": {"min_faces": 2},
+        "zones": {"room": ROOM},
+        "rule_zones": {"crowd": ["room"]},
+    },
+    "portraits": {"rules": "stranger,person_seen"},
     "corridor": {"rules": "fall"},
 }
 FALL_FPS = 3.0  # the corridor's own rate: its player topples within a second
@@ -70,8 +77,8 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
     cameras = {"portraits": samples.portraits_dir(), "annotated": samples.annotated_dir()}
     detector = DetectorConfig(group="facestream-demo", batch=batch, max_wait_ms=100.0, embedder="sface")
     name, photo = KNOWN
-    enrol(name, [samples.fetch() / photo], GALLERY_TOPIC, detector)
-    click.echo(f"enrolled {name} from {photo}: the other people in the photos are strangers", err=True)
+    enrol(name, [samples.fetch() / photo], GALLERY_TOPIC, detector, watch=True)
+    click.echo(f"enrolled {name} from {photo}, watched: the other people in the photos are strangers", err=True)
     log_dir = paths.home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     corridor = samples.fall_footage(log_dir / "corridor", FALL_FPS)
@@ -92,7 +99,8 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
             NotifierConfig(targets=target, group="facestream-demo-notifier", dashboard_url=dashboard)
         )
     if dashboard_port:
-        page = DashboardConfig(port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")
+        zones = {camera: own["zones"] for camera, own in CAMERAS.items() if "zones" in own}
+        page = DashboardConfig(port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}", zones=zones)
         commands["dashboard"] = dashboard_command(page)
         click.echo(
             f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser; the alerts kept: /history)",

@@ -64,6 +64,10 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             wait_until(
                 "the stranger's evidence frame", lambda: images_loaded(page, ".alert[data-kind=stranger] img") >= 1, 20
             )
+            watched = ".alert[data-kind=person_seen][data-camera=portraits]"
+            wait_until("the watched person seen", lambda: count(page, watched) >= 1, 40)
+            assert "Barack Obama" in page.find_element("css selector", f"{watched} .kind").get_attribute("textContent")
+            assert count(page, ".tile[data-camera=annotated] polygon.zone[data-zone=room]") == 1
             wait_until(
                 "the detector's group with its member",
                 lambda: "facestream-demo" in page.find_element("id", "groups").text,
@@ -81,7 +85,7 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             assert console_errors(page) == []
         wait_until(
             "a stranger and a fall alert printed",
-            lambda: printed_alerts(out, ("portraits", "stranger"), ("corridor", "fall")),
+            lambda: printed_alerts(out, ("portraits", "stranger"), ("portraits", "person_seen"), ("corridor", "fall")),
             60,
         )
         wait_until("a stranger notified", lambda: any(p["title"] == "Stranger at portraits" for p in phone.posts), 60)
