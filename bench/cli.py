@@ -240,6 +240,12 @@ Examples (on the GPU machine):
     "taking every n-th batch and building its events (0: the processor in one process, or --workers).",
 )
 @click.option(
+    "--owner-batch",
+    type=click.IntRange(min=0),
+    default=0,
+    help="With --fronts: the owner's largest run, merging the fronts' batches of --batch (0: --batch).",
+)
+@click.option(
     "--switch-interval-ms",
     type=click.FloatRange(min=0.01),
     default=None,
@@ -264,6 +270,7 @@ def pipeline(
     gpu_decoder: str,
     workers: int,
     fronts: int,
+    owner_batch: int,
     switch_interval_ms: float | None,
     embedder: str,
     frame_size: tuple[int, int] | None,
@@ -288,6 +295,7 @@ def pipeline(
         gpu_decoder=gpu_decoder,
         workers=workers,
         fronts=fronts,
+        owner_batch=owner_batch,
         switch_interval_ms=switch_interval_ms,
         repeats=repeats,
         embedder=embedder,
@@ -297,6 +305,7 @@ def pipeline(
         / f"pipeline-{_name(model)}-{precision}-{provider}"
         f"{f'-{workers}-workers' if workers > 1 else ''}"
         f"{f'-owner-{fronts}-fronts' if fronts else ''}"
+        f"{f'-owner-batch-{owner_batch}' if owner_batch else ''}"
         f"{'' if gpu_decoder == DEFAULT_GPU_DECODER else '-' + gpu_decoder.replace('/', '-')}"
         f"{'' if switch_interval_ms is None else f'-switch-{switch_interval_ms:g}ms'}"
         f"{'' if embedder == 'none' else f'-{embedder}'}"

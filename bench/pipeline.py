@@ -7,6 +7,7 @@ batch size with its input resident on the device, so their ratio is the cost of 
 the model.
 """
 
+import dataclasses
 import functools
 import multiprocessing
 import statistics
@@ -53,6 +54,7 @@ class PipelineBenchConfig:
     out: Path
     embedder: str = "none"  # as detect --embedder takes it
     fronts: int = 0  # front processes answered by one GPU owner process (0: no owner)
+    owner_batch: int = 0  # the largest run of the owner, merging the fronts' batches (0: batch)
     frame_size: tuple[int, int] | None = None  # (width, height) of every frame; None: the photos at ``width``
 
 
@@ -190,7 +192,8 @@ class _Fronts(_Workers):
     runs them."""
 
     def __init__(self, cfg: PipelineBenchConfig, path: Path) -> None:
-        self._owner, ends = start_owner(functools.partial(_processor, cfg, path), cfg.fronts)
+        owner = dataclasses.replace(cfg, batch=cfg.owner_batch or cfg.batch)
+        self._owner, ends = start_owner(functools.partial(_processor, owner, path), cfg.fronts)
         self._start_all(cfg.fronts, lambda index: (_front, (cfg, ends[index], index, cfg.fronts)))
 
     def close(self) -> Stats:

@@ -157,6 +157,13 @@ class DetectorConfig:
         minimum=0,
         metavar="N",
     )
+    owner_batch: int = setting(
+        0,
+        "With --fronts: the largest batch the GPU owner runs; it merges the fronts' batches waiting for it up "
+        "to this many frames (0: --batch).",
+        minimum=0,
+        metavar="N",
+    )
 
     def __post_init__(self) -> None:
         check(self)

@@ -87,6 +87,41 @@ class Answer:
     seconds: dict[str, float]  # stage -> time this batch spent there (Stats' *_s names)
 
 
+def split(answer: Answer, sizes: list[int]) -> list[Answer]:
+    """The answer to batches merged into one, back as the answers to each: ``sizes`` frames, in order
+    (a GPU owner merges the batches of several fronts into one run of its engine). Each part gets the
+    whole batch's stage times: its frames spent them together."""
+    parts, start, first_good, first_face = [], 0, 0, 0
+    good = np.asarray(answer.good, dtype=np.int64)
+    for size in sizes:
+        end = start + size
+        last_good = int(np.searchsorted(good, end))
+        counts = answer.counts[first_good:last_good]
+        last_face = first_face + int(counts.sum())
+        faces = None
+        if answer.faces is not None and last_good > first_good:
+            faces = _rows(answer.faces, first_face, last_face)
+        parts.append(
+            Answer(
+                errors={i - start: why for i, why in answer.errors.items() if start <= i < end},
+                good=(good[first_good:last_good] - start).tolist(),
+                faces=faces,
+                counts=counts,
+                embeddings=None if answer.embeddings is None else answer.embeddings[first_face:last_face],
+                seconds=answer.seconds,
+            )
+        )
+        start, first_good, first_face = end, last_good, last_face
+    return parts
+
+
+def _rows(found: Detections, start: int, end: int) -> Detections:
+    def cut(array: np.ndarray | None) -> np.ndarray | None:
+        return None if array is None else array[start:end]
+
+    return Detections(found.boxes[start:end], found.scores[start:end], cut(found.landmarks), cut(found.landmark_scores))
+
+
 @dataclass(frozen=True)
 class Describes:
     """What a front needs to know of the processor that answers it: its one-line description, the

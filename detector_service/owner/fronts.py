@@ -36,7 +36,8 @@ COUNTED = ("frames", "events", "dead_letters", "skipped_old", "skipped_nth", "sk
 def run_fronts(config: DetectorConfig) -> dict:
     """Serve until stopped; the fronts' counters added up, and each front's summary."""
     count = config.fronts
-    owner, ends = start_owner(functools.partial(build_processor, dataclasses.replace(config, fronts=0)), count)
+    owner_config = dataclasses.replace(config, fronts=0, batch=config.owner_batch or config.batch)
+    owner, ends = start_owner(functools.partial(build_processor, owner_config), count)
     context = multiprocessing.get_context("spawn")  # a forked child would inherit this one's threads and clients
     summaries = context.Queue()
     others = [

@@ -8,6 +8,10 @@ Here the owner's Python does little more than hand batches on: decoding of batch
 inference of batch N on streams of one context, and the fronts, each a process with its own
 interpreter, do the Kafka side and build the events.
 
+Batches that wait for the owner are merged, in arrival order, into runs of up to the engine's batch
+(``--owner-batch``): fronts that poll small batches still fill the engine's largest bucket, and the
+owner pays its per-batch work once for all of them; each front gets back the answer to its own part.
+
 The conversation with a front, over its pipe: the owner says ``Started`` (or ``Failed``) once its
 processor is warm; the front sends ``payloads.Batch`` descriptors and finally ``None``; the owner
 answers each batch, in order, with ``Answered``. If anything fails, every front gets ``Failed``.
@@ -23,7 +27,7 @@ from multiprocessing.connection import Connection
 
 from facestream import logs
 from facestream.detector_service.owner.payloads import Batch, Reader
-from facestream.detector_service.processor import Answer, Describes, FrameProcessor, Pending
+from facestream.detector_service.processor import Answer, Describes, FrameProcessor, Pending, split
 from facestream.errors import FacestreamError
 
 log = logging.getLogger(__name__)
@@ -91,15 +95,19 @@ def _fail(connections: list[Connection], exc: Exception) -> None:
             pass
 
 
+Part = tuple[int, Batch]  # (front, its batch)
+
+
 class _Owner:
-    """Batches from every front in arrival order, two under way at a time, each answered to its front
-    as soon as it is done. One queue wakes the loop: batches arriving and batches finishing; a second
-    with neither keeps the GPU warm."""
+    """Batches from every front in arrival order, merged up to the engine's batch, two runs under way
+    at a time, each part answered to its front as soon as its run is done. One queue wakes the loop:
+    batches arriving and runs finishing; a second with neither keeps the GPU warm."""
 
     def __init__(self, processor: FrameProcessor, connections: list[Connection]) -> None:
         self.processor = processor
         self.connections = connections
         self.reader = Reader()
+        self.capacity = processor.engine.batch  # frames one run may take: the engine's largest bucket
         self.wake: queue.SimpleQueue = queue.SimpleQueue()  # (front, Batch or None when it is done), or None
         self._slots: dict[tuple[int, int], str] = {}  # (front, slot) -> the block it lies in
         for front, connection in enumerate(connections):
@@ -116,8 +124,8 @@ class _Owner:
                 return
 
     def run(self) -> None:
-        waiting: deque[tuple[int, Batch]] = deque()
-        under_way: deque[tuple[int, int, Pending]] = deque()  # (front, batch number, pending), oldest first
+        waiting: deque[Part] = deque()
+        under_way: deque[tuple[list[Part], Pending]] = deque()  # (the batches of a run, pending), oldest first
         serving = set(range(len(self.connections)))
         closing: set[int] = set()  # fronts that said goodbye, owed their last answers
         while serving or closing:
@@ -134,27 +142,37 @@ class _Owner:
                     closing.add(front)
                 else:
                     waiting.append((front, batch))
-            while under_way and under_way[0][2].future.done():
-                front, number, pending = under_way.popleft()
-                self._send(front, Answered(number, self.processor.answer(pending)))
+            while under_way and under_way[0][1].future.done():
+                parts, pending = under_way.popleft()
+                answer = self.processor.answer(pending)
+                answers = [answer] if len(parts) == 1 else split(answer, [len(batch) for _, batch in parts])
+                for (front, batch), part in zip(parts, answers, strict=True):
+                    self._send(front, Answered(batch.number, part))
             while waiting and len(under_way) < IN_FLIGHT:
-                front, batch = waiting.popleft()
-                pending = self._begin(front, batch)
+                parts = [waiting.popleft()]
+                frames = len(parts[0][1])
+                while waiting and frames + len(waiting[0][1]) <= self.capacity:
+                    frames += len(waiting[0][1])
+                    parts.append(waiting.popleft())
+                pending = self._begin(parts)
                 pending.future.add_done_callback(lambda _: self.wake.put(None))
-                under_way.append((front, batch.number, pending))
-            owed = {front for front, _ in waiting} | {front for front, _, _ in under_way}
+                under_way.append((parts, pending))
+            owed = {front for front, _ in waiting} | {front for parts, _ in under_way for front, _ in parts}
             for front in closing - owed:  # every batch it sent is answered: goodbye
                 self._send(front, None)
                 closing.discard(front)
         self.reader.close()
 
-    def _begin(self, front: int, batch: Batch) -> Pending:
-        slot = (front, batch.number % 2)
-        previous = self._slots.get(slot)
-        if previous is not None and previous != batch.segment:  # the front gave the slot a larger block
-            self.reader.forget(previous)
-        self._slots[slot] = batch.segment
-        return self.processor.begin(self.reader.frames(batch), [None] * len(batch))
+    def _begin(self, parts: list[Part]) -> Pending:
+        frames = []
+        for front, batch in parts:
+            slot = (front, batch.number % 2)
+            previous = self._slots.get(slot)
+            if previous is not None and previous != batch.segment:  # the front gave the slot a larger block
+                self.reader.forget(previous)
+            self._slots[slot] = batch.segment
+            frames += self.reader.frames(batch)
+        return self.processor.begin(frames, [None] * len(frames))
 
     def _send(self, front: int, message: Answered | None) -> None:
         try:

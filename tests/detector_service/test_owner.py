@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from facestream.detector_service.config import DetectorConfig
+from facestream.detector_service.models.base import Detections
 from facestream.detector_service.owner.launch import start_owner
 from facestream.detector_service.owner.remote import OwnerStopped, RemoteProcessor
+from facestream.detector_service.processor import Answer, split
 from facestream.detector_service.service import build_processor
 from facestream.schemas import Frame, pack_detection
 
@@ -40,7 +42,9 @@ def events_of(processor, batches: list[list[Frame]]) -> list[bytes]:
     return found
 
 
-def test_fronts_get_the_events_one_process_makes(sample_dir: Path) -> None:
+@pytest.mark.parametrize("owner_batch", [4, 8], ids=["apart", "merged"])
+def test_fronts_get_the_events_one_process_makes(sample_dir: Path, owner_batch: int) -> None:
+    # With room for 8 frames the owner merges the fronts' batches (3 and 4 frames) waiting together.
     names = ["obama.jpg", "obama2.jpg", "biden.jpg", "einstein.jpg", "breakingbad.jpg", "obama3.jpg"]
     batches = [[photo(sample_dir, n, 10 * b + i, f"cam{b}") for i, n in enumerate(names[b : b + 3])] for b in range(4)]
     broken = Frame("cam9", 99, 0, 640, 480, b"\xff\xd8 not a jpeg")
@@ -51,7 +55,8 @@ def test_fronts_get_the_events_one_process_makes(sample_dir: Path) -> None:
     finally:
         alone.close()
 
-    owner, ends = start_owner(functools.partial(build_processor, CONFIG), fronts=2)
+    owner_config = dataclasses.replace(CONFIG, batch=owner_batch)
+    owner, ends = start_owner(functools.partial(build_processor, owner_config), fronts=2)
     # The second front's slots are too small for one photo: they grow as its batches need.
     fronts = [RemoteProcessor(ends[0]), RemoteProcessor(ends[1], slot_bytes=1024)]
     try:
@@ -65,6 +70,27 @@ def test_fronts_get_the_events_one_process_makes(sample_dir: Path) -> None:
     assert any("do not decode" in outcome for outcome in got[1] if isinstance(outcome, str))
     assert fronts[0].describe().startswith("yunet v2023mar on cpu, input 640x480; embeddings sface v2021dec")
     assert fronts[0].stats.batches == 2 and fronts[0].stats.infer_s > 0 and fronts[0].stats.embed_s > 0
+
+
+def test_a_merged_answer_splits_back_into_each_batch_s_own() -> None:
+    boxes = np.arange(20, dtype=np.float32).reshape(5, 4)
+    merged = Answer(
+        errors={1: "not a JPEG", 4: "truncated"},
+        good=[0, 2, 3, 5, 6],
+        faces=Detections(boxes, np.arange(5, dtype=np.float32)),
+        counts=np.array([2, 0, 1, 1, 1]),
+        embeddings=np.arange(10, dtype=np.float32).reshape(5, 2),
+        seconds={"infer_s": 0.5},
+    )
+    first, second, third = split(merged, [3, 2, 2])
+    assert (first.errors, first.good, first.counts.tolist()) == ({1: "not a JPEG"}, [0, 2], [2, 0])
+    assert first.faces.scores.tolist() == [0, 1] and first.embeddings.tolist() == [[0, 1], [2, 3]]
+    assert (second.errors, second.good, second.faces.boxes.tolist()) == ({1: "truncated"}, [0], [[8, 9, 10, 11]])
+    assert (third.good, third.faces.scores.tolist(), third.seconds) == ([0, 1], [3, 4], {"infer_s": 0.5})
+    nothing = split(
+        dataclasses.replace(merged, errors={0: "x", 1: "y"}, good=[], faces=None, counts=np.zeros(0, int)), [2]
+    )
+    assert nothing[0].faces is None and nothing[0].errors == {0: "x", 1: "y"}
 
 
 def test_an_owner_that_cannot_start_stops_its_fronts_with_the_reason(tmp_path: Path) -> None:
