@@ -7,7 +7,6 @@ batch size with its input resident on the device, so their ratio is the cost of 
 the model.
 """
 
-import dataclasses
 import functools
 import multiprocessing
 import statistics
@@ -115,12 +114,15 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
     return result
 
 
-def _processor(cfg: PipelineBenchConfig, path: Path) -> FrameProcessor:
-    """The detector's own engine and processor for ``path``, warmed up."""
+def _processor(cfg: PipelineBenchConfig, path: Path, largest: int | None = None) -> FrameProcessor:
+    """The detector's own engine and processor for ``path``, warmed up: buckets of the batch and, for an
+    owner merging the fronts' batches, of its ``largest`` run."""
     if cfg.switch_interval_ms is not None:
         sys.setswitchinterval(cfg.switch_interval_ms / 1000)
     plugin = models.plugin_for(models.read_metadata(path), str(path))
-    engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, cfg.provider, buckets=(cfg.batch,))
+    largest = largest or cfg.batch
+    buckets = tuple(sorted({cfg.batch, largest}))
+    engine = Engine(path, (cfg.height, cfg.width), largest, plugin, cfg.provider, buckets=buckets)
     stats = Stats(provider=engine.provider, fallback=bool(engine.fallbacks))
     embedder = None if cfg.embedder == "none" else Embedder(cfg.embedder, engine.provider, landmarks=plugin.landmarks)
     processor = FrameProcessor(
@@ -192,8 +194,8 @@ class _Fronts(_Workers):
     runs them."""
 
     def __init__(self, cfg: PipelineBenchConfig, path: Path) -> None:
-        owner = dataclasses.replace(cfg, batch=cfg.owner_batch or cfg.batch)
-        self._owner, ends = start_owner(functools.partial(_processor, owner, path), cfg.fronts)
+        run = functools.partial(_processor, cfg, path, cfg.owner_batch or cfg.batch)
+        self._owner, ends = start_owner(run, cfg.fronts)
         self._start_all(cfg.fronts, lambda index: (_front, (cfg, ends[index], index, cfg.fronts)))
 
     def close(self) -> Stats:
