@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import cv2
@@ -13,6 +14,7 @@ import numpy as np
 from click.testing import CliRunner
 from kafka_helpers import read_topic
 
+from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.schemas import Alert, unpack_alert
 from facestream.tools.cli import cli
@@ -73,6 +75,14 @@ def ended(camera: str, kind: str):
 def alert_record(alert) -> tuple:
     """What a reader tells alert records apart by: the alert, its state, and the frame and count behind it."""
     return alert.alert_id, alert.state, alert.updated_ts_ns, alert.count, alert.ended_ts_ns
+
+
+def pipeline_names(prefix: str, bootstrap: str) -> dict[str, str]:
+    """A test's own topics (frames, detections and dead letters made), detector group and alerting app id."""
+    tag = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    names = {part: f"{tag}.{part}" for part in ("frames", "detections", "dlq", "alerts", "gallery")}
+    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
+    return {**names, "group": f"{tag}.detector", "alerting": f"{tag}.alerting"}
 
 
 def scene(folder: Path, photos: list[tuple[Path, int]], blanks: int) -> Path:

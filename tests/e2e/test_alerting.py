@@ -3,14 +3,24 @@ an alerting worker, each the command a deployment runs."""
 
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from http_helpers import free_port, get, scrape
 from kafka_helpers import detector_config, photos_to, read_topic, run_service
-from worker_helpers import alert_record, alerting, alerts_until, ended, enrol, scene, states, stop, wait_for
+from worker_helpers import (
+    alert_record,
+    alerting,
+    alerts_until,
+    ended,
+    enrol,
+    pipeline_names,
+    scene,
+    states,
+    stop,
+    wait_for,
+)
 
 from facestream import kafka_clients
 from facestream.detector_service.config import detector_command
@@ -22,10 +32,7 @@ FPS = 2.0
 
 @pytest.fixture
 def names(bootstrap: str) -> dict[str, str]:
-    tag = uuid.uuid4().hex[:10]
-    names = {part: f"a-{tag}.{part}" for part in ("frames", "detections", "dlq", "alerts", "gallery")}
-    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
-    return {**names, "group": f"a-{tag}.detector", "alerting": f"a-{tag}.alerting"}
+    return pipeline_names("a", bootstrap)
 
 
 def live_detector(names: dict, batch: int) -> subprocess.Popen:

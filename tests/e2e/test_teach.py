@@ -4,7 +4,6 @@ of that face raise nothing; "not this person" on a wrong person_seen turns the f
 both are undone, from the page and from the command line."""
 
 import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,9 @@ from browser_helpers import chromium, console_errors, count, wait_until
 from click.testing import CliRunner
 from http_helpers import free_port, get
 from kafka_helpers import detector_config, photos_to, read_topic
-from worker_helpers import alerting, enrol, scene, states, stop
+from worker_helpers import alerting, enrol, pipeline_names, scene, states, stop
 
-from facestream import gallery, kafka_clients
+from facestream import gallery
 from facestream.dashboard.config import DashboardConfig, dashboard_command
 from facestream.detector_service.config import detector_command
 from facestream.schemas import unpack_alert
@@ -26,10 +25,7 @@ FPS = 2.0
 
 @pytest.fixture
 def names(bootstrap: str) -> dict[str, str]:
-    tag = uuid.uuid4().hex[:10]
-    names = {part: f"t-{tag}.{part}" for part in ("frames", "detections", "dlq", "alerts", "gallery")}
-    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
-    return {**names, "group": f"t-{tag}.detector", "alerting": f"t-{tag}.alerting"}
+    return pipeline_names("t", bootstrap)
 
 
 def alerts_of(bootstrap: str, names: dict) -> list:
