@@ -66,6 +66,7 @@ def make_app(
     registry: CollectorRegistry,
     database: Engine,
     gallery: Gallery,
+    embed: teach.Embed | None = None,
 ) -> Starlette:
     static = resources.files("facestream.dashboard") / "static"
     page = (static / "index.html").read_bytes()
@@ -137,7 +138,7 @@ def make_app(
         Route("/frames/{camera}/{seq:int}.jpg", frame),
         Route("/evidence/{alert_id}.jpg", alert_evidence),
         *history.routes(database, (static / "history.html").read_bytes()),
-        *teach.routes(config, gallery, find_alert),
+        *teach.routes(config, gallery, find_alert, embed),
         Mount("/static", StaticFiles(packages=[("facestream.dashboard", "static")])),
         *health.routes(readiness, registry),
     ]

@@ -4,7 +4,9 @@
 that person: they are enrolled, as a new person or as more faces of one. ``POST .../not-person`` says
 the faces of a ``person_seen`` alert are not the person it names: they become that person's negatives,
 and the stranger rule sees such a face as a stranger from then on. ``POST .../undo`` takes out
-whatever an alert taught. The faces' embeddings come from the alert's detection events, read back from
+whatever an alert taught. ``POST /api/gallery/enrol?name=...&photo=...`` with a photo as the body
+enrols its face (given an ``embed`` function: the dashboard's command runs the detector's own models on
+its CPU for it). The faces' embeddings of an alert come from its detection events, read back from
 Kafka (nothing is recomputed); every change goes through the gallery's compacted topic, as
 ``facestream gallery enroll`` does, so every alerting worker follows it. The page's token guards these
 as everything else; who taught what is logged.
@@ -21,12 +23,17 @@ from starlette.routing import Route
 
 from facestream import evidence
 from facestream.dashboard.config import DashboardConfig
-from facestream.gallery import Gallery, not_them, publish, taught
+from facestream.errors import FacestreamError
+from facestream.gallery import Gallery, not_them, publish, taught, with_faces
 from facestream.gallery import undo as undo_lessons
 from facestream.schemas import Alert, GalleryEntry, ModelRef, SchemaError, pack_gallery_entry, person_id_for
 
 log = logging.getLogger(__name__)
 FindAlert = Callable[[str], Alert | None]  # the feed's alert, else the alert store's
+# (photo name, its bytes) pairs -> one face embedding per photo and the embedder; ValueError (or the
+# project's ConfigError) saying what is wrong with a photo
+Embed = Callable[[list[tuple[str, bytes]]], tuple[list[bytes], ModelRef]]
+PHOTO_MAX_BYTES = 20 * 1024 * 1024
 
 
 class Refused(Exception):
@@ -44,7 +51,7 @@ def lessons(gallery: Gallery) -> dict[str, dict[str, str]]:
     return found
 
 
-def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert) -> list:
+def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, embed: Embed | None = None) -> list:
     def change(entry: GalleryEntry | None, person_id: str) -> None:
         """Publish an entry (or remove the person) and hold it here at once, before the topic brings it."""
         value = None if entry is None else pack_gallery_entry(entry)
@@ -109,7 +116,34 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert) -> 
 
         return handle
 
+    async def enrol(request: Request) -> Response:
+        """A photo's face enrolled under a name: a new person, or one more face of one."""
+        if embed is None:
+            return PlainTextResponse("this dashboard cannot embed photos (run it as `facestream dashboard`)", 501)
+        name, photo = request.query_params.get("name", "").strip(), request.query_params.get("photo", "photo.jpg")
+        by = getattr(request.state, "reviewer", "anonymous")
+        data = await request.body()
+        try:
+            person_id_for(name)
+        except SchemaError:
+            return PlainTextResponse("enrol?name=... needs a name with a letter or digit in it", 400)
+        if not data or len(data) > PHOTO_MAX_BYTES:
+            return PlainTextResponse(f"send the photo as the body, up to {PHOTO_MAX_BYTES >> 20} MB", 400)
+
+        def enrolled() -> dict:
+            faces, embedder = embed([(photo, data)])
+            entry = with_faces(gallery.entry(person_id_for(name)), name, embedder, faces, [photo])
+            change(entry, entry.person_id)
+            log.info("%s enrolled %s (%s) from the photo %s", by, name, entry.person_id, photo)
+            return {"person_id": entry.person_id, "name": entry.name, "faces": len(entry.embeddings)}
+
+        try:
+            return JSONResponse(await run_in_threadpool(enrolled))
+        except (ValueError, FacestreamError) as exc:
+            return PlainTextResponse(str(exc), 409)
+
     return [
+        Route("/api/gallery/enrol", enrol, methods=["POST"]),
         Route("/api/alerts/{alert_id}/teach", handler(teach, needs_name=True), methods=["POST"]),
         Route("/api/alerts/{alert_id}/not-person", handler(not_person), methods=["POST"]),
         Route("/api/alerts/{alert_id}/undo", handler(undo), methods=["POST"]),

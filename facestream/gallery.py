@@ -121,18 +121,24 @@ def source_of(alert_id: str) -> str:
 def taught(
     entry: GalleryEntry | None, name: str, embedder: ModelRef, faces: list[bytes], alert_id: str
 ) -> GalleryEntry:
-    """``entry`` (or a new person called ``name``) with ``faces`` from an alert added; the oldest faces
-    make room when it would hold more than a person may."""
-    source = source_of(alert_id)
+    """``entry`` (or a new person called ``name``) with ``faces`` from an alert added."""
+    return with_faces(entry, name, embedder, faces, [source_of(alert_id)] * len(faces))
+
+
+def with_faces(
+    entry: GalleryEntry | None, name: str, embedder: ModelRef, faces: list[bytes], sources: list[str]
+) -> GalleryEntry:
+    """``entry`` (or a new person called ``name``) with ``faces`` added, each named by its source (a
+    photo's name, an alert); the oldest faces make room when it would hold more than a person may."""
     if entry is None:
         entry = GalleryEntry(person_id_for(name), name, embedder, (), time.time_ns(), ())
     elif entry.embedder != embedder:
         raise ValueError(
-            f"{entry.name} was enrolled with {entry.embedder.name} {entry.embedder.version}; this alert's faces "
+            f"{entry.name} was enrolled with {entry.embedder.name} {entry.embedder.version}; these faces "
             f"come from {embedder.name} {embedder.version}, which do not compare"
         )
     embeddings = (*entry.embeddings, *faces)[-EMBEDDINGS_MAX:]
-    images = (*entry.images, *[source] * len(faces))[-EMBEDDINGS_MAX:]
+    images = (*entry.images, *sources)[-EMBEDDINGS_MAX:]
     return replace(entry, embeddings=embeddings, images=images)
 
 

@@ -29,7 +29,7 @@ SUBCOMMANDS = {
     "alerts": "facestream.tools.alerts:alerts",
     "alert-store": "facestream.alert_store.cli:alert_store",
     "notify": "facestream.notifier.cli:notify",
-    "dashboard": "facestream.dashboard.cli:dashboard",
+    "dashboard": "facestream.tools.dashboard:dashboard",
     "export": "facestream.tools.export.cli:export",
     "config": "facestream.tools.config_show:config",
 }

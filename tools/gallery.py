@@ -50,18 +50,37 @@ def enrol(
 ) -> str:
     """Enrol ``name`` from ``images`` with ``detector``'s model on this machine; return the person id.
     ConfigError for an image with no face, or with several unless ``largest``."""
-    from dataclasses import replace
-
     from facestream import kafka_clients
-    from facestream.detector_service.service import build_processor
     from facestream.gallery import publish
     from facestream.schemas import GalleryEntry, person_id_for
 
     kafka_clients.check_reachable()
-    processor = build_processor(replace(detector, embedder="sface", decode="cpu", batch=len(images)))
+    embeddings, embedder = photo_faces([(path.name, path.read_bytes()) for path in images], detector, largest)
+    entry = GalleryEntry(
+        person_id=person_id_for(name),
+        name=name,
+        embedder=embedder,
+        embeddings=tuple(embeddings),
+        enrolled_ts_ns=time.time_ns(),
+        images=tuple(path.name for path in images),
+        watched=watch,
+    )
+    publish(topic, entry.person_id, pack_gallery_entry(entry))
+    return entry.person_id
+
+
+def photo_faces(photos: list[tuple[str, bytes]], detector: DetectorConfig, largest: bool = False):
+    """(one face embedding per photo, the embedder's ModelRef) from (name, image bytes) pairs, by the
+    detector's own detection, alignment and embedding on this machine's CPU, so enrolled faces compare
+    with live ones. ConfigError naming the photo for one with no face, or with several unless ``largest``."""
+    from dataclasses import replace
+
+    from facestream.detector_service.service import build_processor
+
+    frames = [photo_bytes_frame(i, name, data) for i, (name, data) in enumerate(photos)]
+    processor = build_processor(replace(detector, embedder="sface", decode="cpu", batch=len(photos)))
     try:
-        frames = [photo_frame(i, path) for i, path in enumerate(images)]
-        outcomes = processor.finish(processor.begin(frames, images))
+        outcomes = processor.finish(processor.begin(frames, [name for name, _ in photos]))
     finally:
         processor.close()
     embeddings = []
@@ -75,17 +94,7 @@ def enrol(
             raise ConfigError(f"{outcome.tag}: {len(faces)} faces; pass --largest to enrol the largest one")
         face = max(faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
         embeddings.append(face.embedding)
-    entry = GalleryEntry(
-        person_id=person_id_for(name),
-        name=name,
-        embedder=outcomes[0].event.embedder,
-        embeddings=tuple(embeddings),
-        enrolled_ts_ns=time.time_ns(),
-        images=tuple(path.name for path in images),
-        watched=watch,
-    )
-    publish(topic, entry.person_id, pack_gallery_entry(entry))
-    return entry.person_id
+    return embeddings, outcomes[0].event.embedder
 
 
 @gallery.command(
@@ -175,16 +184,20 @@ def _entry(name: str, topic: str):
 
 
 def photo_frame(seq: int, path: Path):
-    """A photo as the detector takes frames: its JPEG bytes (other formats are encoded as JPEG)."""
+    """A photo file as the detector takes frames: its JPEG bytes (other formats are encoded as JPEG)."""
+    return photo_bytes_frame(seq, path.name, path.read_bytes())
+
+
+def photo_bytes_frame(seq: int, name: str, data: bytes):
+    """``photo_frame`` for a photo's bytes (an upload), named ``name``."""
     import cv2
     import numpy as np
 
     from facestream.schemas import Frame
 
-    data = path.read_bytes()
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
-        raise ConfigError(f"{path} is not a readable image")
+        raise ConfigError(f"{name} is not a readable image")
     if not data.startswith(b"\xff\xd8"):
         data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
-    return Frame(path.name, seq, time.time_ns(), image.shape[1], image.shape[0], data)
+    return Frame(name, seq, time.time_ns(), image.shape[1], image.shape[0], data)

@@ -246,6 +246,25 @@ function render(state) {
     `${state.cameras.length} camera(s) · ${events} event(s) seen · ${open.size} camera(s) alerting`;
 }
 
+// Enrolling a person from a photo: its bytes are the request's body (the face is found and embedded
+// by the dashboard with the detector's own models).
+document.getElementById("enrol").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const said = form.querySelector(".enrol-said");
+  const photo = form.elements.photo.files[0];
+  said.textContent = "…";
+  const query = new URLSearchParams({ name: form.elements.name.value.trim(), photo: photo.name });
+  const response = await fetch(`api/gallery/enrol?${query}`, { method: "POST", body: photo });
+  if (response.ok) {
+    const enrolled = await response.json();
+    said.textContent = `enrolled ${enrolled.name} (${enrolled.faces} face(s))`;
+    form.reset();
+  } else {
+    said.textContent = await response.text();
+  }
+});
+
 function connect() {
   const status = document.getElementById("status");
   const source = new EventSource("events");

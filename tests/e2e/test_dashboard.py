@@ -10,12 +10,14 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 from browser_helpers import chromium, console_errors, count, images_loaded, wait_until
 from http_helpers import free_port, get
 from store_helpers import OPENED, S, received
 
-from facestream import kafka_clients
+from facestream import gallery, kafka_clients
 from facestream.alertdb import open_database
 from facestream.alertdb.writer import AlertWriter
 from facestream.dashboard.config import DashboardConfig, dashboard_command
@@ -40,7 +42,7 @@ MODEL = ModelRef("yunet", "2023mar", "0" * 64)
 @pytest.fixture
 def page_on_topics(bootstrap: str, tmp_path: Path):
     tag = uuid.uuid4().hex[:10]
-    names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts", "status")}
+    names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts", "status", "gallery")}
     kafka_clients.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
     port = free_port()
     config = DashboardConfig(
@@ -51,6 +53,7 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
         poses_topic=names["poses"],
         alerts_topic=names["alerts"],
         status_topic=names["status"],
+        gallery_topic=names["gallery"],
         database=f"sqlite:///{tmp_path / 'alerts.db'}",
         zones={"gate": {"door": [[0, 0], [0.5, 0], [0.5, 1], [0, 1]], "drive": [[0.5, 0.5], [1, 0.5], [1, 1]]}},
     )
@@ -125,6 +128,32 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
     line = f'facestream_dashboard_unreadable_records_total{{topic="{names["detections"]}"}} 1.0'
     assert line in metrics.decode()
     assert f"unreadable record at {names['detections']}/" in log.read_text()
+
+
+def test_a_person_is_enrolled_from_a_photo_uploaded_on_the_page(
+    page_on_topics, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    names, port, log, _db = page_on_topics
+    blank = tmp_path / "wall.jpg"
+    cv2.imwrite(str(blank), np.full((240, 320, 3), 90, np.uint8))
+    with chromium() as page:
+        page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
+
+        def upload(name: str, photo: Path) -> str:
+            form = page.find_element("id", "enrol")
+            form.find_element("name", "name").send_keys(name)
+            form.find_element("name", "photo").send_keys(str(photo))
+            form.find_element("css selector", "button").click()
+            said = form.find_element("css selector", ".enrol-said")
+            wait_until("the enrolment's answer", lambda: said.text not in ("", "…"), 60)
+            return said.text
+
+        assert upload("Barack Obama", sample_dir / "obama.jpg") == "enrolled Barack Obama (1 face(s))"
+        assert "wall.jpg: no face found" in upload("Nobody", blank)
+        assert [e for e in console_errors(page) if "409 (Conflict)" not in e] == []  # the refusal, as shown
+    entry = gallery.load(bootstrap, names["gallery"]).entry("barack-obama")
+    assert entry.images == ("obama.jpg",) and len(entry.embeddings) == 1
+    assert "enrolled Barack Obama (barack-obama) from the photo obama.jpg" in log.read_text()
 
 
 def test_a_camera_that_is_down_shows_its_producer_s_word_and_its_offline_alert(page_on_topics, bootstrap: str) -> None:
