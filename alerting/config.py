@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from facestream.alerting.rules.crowd import CrowdSettings
 from facestream.alerting.rules.fall import FallSettings
+from facestream.alerting.rules.line import LineSettings
 from facestream.alerting.rules.loitering import LoiteringSettings
 from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.person_seen import PersonSeenSettings
@@ -18,12 +19,13 @@ from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.config import check, command_line, json_object, setting, table_of, tables_of
 from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
-from facestream.zones import Zones, parse_zones
+from facestream.zones import Line, Zones, parse_lines, parse_zones
 
 # stranger, crowd and person_seen read detection events, fall reads pose events, loitering either,
 # camera_offline the producers' statuses
-RULES = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering")
-DEFAULT_RULES = RULES[:-1]  # loitering is asked for: it means little without zones and a dwell time chosen
+RULES = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering", "line")
+# loitering and line are asked for: they mean little without zones, lines and a dwell time chosen
+DEFAULT_RULES = RULES[:-2]
 RULE_SETTINGS = (
     ("stranger", StrangerSettings),
     ("crowd", CrowdSettings),
@@ -31,6 +33,7 @@ RULE_SETTINGS = (
     ("camera_offline", OfflineSettings),
     ("person_seen", PersonSeenSettings),
     ("loitering", LoiteringSettings),
+    ("line", LineSettings),
 )
 
 
@@ -46,7 +49,7 @@ def parse_rules(text: str) -> tuple[str, ...]:
 # Rules that look at frames: schedules and zones may limit them. camera_offline watches the whole camera
 # at all hours (and keeps its record of the producer's last word current, which a pause would make look
 # like a silence).
-FRAME_RULES = ("stranger", "crowd", "fall", "person_seen", "loitering")
+FRAME_RULES = ("stranger", "crowd", "fall", "person_seen", "loitering", "line")
 
 
 def parse_schedules(text: str) -> dict:
@@ -68,6 +71,13 @@ def parse_zone_table(text: str) -> dict:
     """Zones as JSON (or a TOML table): name -> [[x, y], ...], checked."""
     value = json_object(text)
     parse_zones(value)
+    return value
+
+
+def parse_line_table(text: str) -> dict:
+    """Lines as JSON (or a TOML table): name -> [[x, y], [x, y]], checked."""
+    value = json_object(text)
+    parse_lines(value)
     return value
 
 
@@ -119,6 +129,7 @@ class CameraOverrides:
     loitering: dict | None = setting(
         None, "Loitering settings for this camera.", parse=table_of(LoiteringSettings), show=json.dumps
     )
+    line: dict | None = setting(None, "Line settings for this camera.", parse=table_of(LineSettings), show=json.dumps)
     schedules: dict | None = _schedules_setting("on this camera (over the service's, rule by rule)")
     timezone: str | None = setting(None, "This camera's time zone (default: the service's).", parse=parse_time_zone)
     zones: dict | None = setting(
@@ -133,6 +144,14 @@ class CameraOverrides:
         None,
         'Rules limited to zones on this camera, as JSON (e.g. {"stranger": ["door"]}); others see the whole frame.',
         parse=parse_rule_zones,
+        show=json.dumps,
+        metavar="JSON",
+    )
+    lines: dict | None = setting(
+        None,
+        "Named lines of this camera's picture that the line rule counts crossings of, as JSON (e.g. "
+        '{"entrance": [[0.5, 0], [0.5, 1]]}): two points [x, y] in 0..1 of the frame.',
+        parse=parse_line_table,
         show=json.dumps,
         metavar="JSON",
     )
@@ -155,9 +174,11 @@ class CameraSettings:
     camera_offline: OfflineSettings
     person_seen: PersonSeenSettings
     loitering: LoiteringSettings
+    line: LineSettings
     schedules: dict[str, Schedule] = field(default_factory=dict)
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
     zones: dict[str, Zones] = field(default_factory=dict)  # rule -> the zones it is limited to
+    lines: dict[str, Line] = field(default_factory=dict)  # the line rule's lines, by name
 
     def where(self, rule: str) -> Zones | None:
         """The zones ``rule`` is limited to on this camera, or None: the whole frame."""
@@ -205,6 +226,7 @@ class AlertingConfig:
     camera_offline: dict | None = _rule_setting("Offline", "camera_offline", OfflineSettings, '{"offline_after_s": 60}')
     person_seen: dict | None = _rule_setting("Watchlist", "person_seen", PersonSeenSettings, '{"cooldown_s": 300}')
     loitering: dict | None = _rule_setting("Loitering", "loitering", LoiteringSettings, '{"dwell_s": 60}')
+    line: dict | None = _rule_setting("Line", "line", LineSettings, '{"direction": "forward"}')
     schedules: dict | None = _schedules_setting("on every camera")
     timezone: str = setting("UTC", "The cameras' time zone, as schedules read it (IANA name).", parse=parse_time_zone)
     cameras: dict | None = setting(
@@ -240,6 +262,7 @@ class AlertingConfig:
                 schedules={rule: Schedule.parse(text) for rule, text in schedules.items()},
                 timezone=time_zone(own.get("timezone") or self.timezone),
                 zones=_rule_zones(own),
+                lines=parse_lines(own.get("lines") or {}),
             )
         return self._resolved[camera_id]
 

@@ -13,6 +13,7 @@ TITLES = {
     "camera_offline": "Camera offline",
     "person_seen": "Watched person",
     "loitering": "Loitering",
+    "line": "Line crossed",
 }
 NS = 1_000_000_000
 
@@ -42,6 +43,7 @@ def body(alert: Alert, zone: ZoneInfo, dashboard_url: str) -> str:
         "camera_offline": f"{alert.count} failed attempt(s) to reach it",
         "person_seen": f"{named(alert)}, on the watchlist, seen in {alert.count} frame(s)",
         "loitering": f"someone there for {alert.count} s",
+        "line": "someone crossed it",
     }.get(alert.kind)
     if detail:
         lines.append(detail)

@@ -35,8 +35,9 @@ DEVICE_CLASSES = {
     "camera_offline": "problem",
     "person_seen": "presence",
     "loitering": "occupancy",
+    "line": "motion",
 }
-PICTURED = ("stranger", "crowd", "fall", "person_seen", "loitering")  # kinds whose alerts carry evidence frames
+PICTURED = ("stranger", "crowd", "fall", "person_seen", "loitering", "line")  # kinds whose alerts carry evidence frames
 
 
 def topic_part(text: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from facestream.schemas import _fields as f
 
 _TYPE = "Alert"
-KINDS = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering")
+KINDS = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering", "line")
 STATES = ("new", "update", "end")
 EVIDENCE_MAX = 10  # sightings an alert carries at most
 _ALERT_NAMESPACE = uuid.UUID("0d5f7e0c-3c1b-4b8e-9a57-6d1f3e0a9b21")

@@ -45,6 +45,7 @@ def test_nothing_points_outside_the_repository() -> None:
 def test_the_alert_rule_settings_in_the_docs_are_the_codes() -> None:
     from facestream.alerting.rules.crowd import CrowdSettings
     from facestream.alerting.rules.fall import FallSettings
+    from facestream.alerting.rules.line import LineSettings
     from facestream.alerting.rules.loitering import LoiteringSettings
     from facestream.alerting.rules.offline import OfflineSettings
     from facestream.alerting.rules.person_seen import PersonSeenSettings
@@ -56,6 +57,7 @@ def test_the_alert_rule_settings_in_the_docs_are_the_codes() -> None:
         StrangerSettings,
         CrowdSettings,
         FallSettings,
+        LineSettings,
         OfflineSettings,
         PersonSeenSettings,
         LoiteringSettings,

@@ -16,6 +16,7 @@ def describe(alert: Alert) -> str:
         "camera_offline": f"{alert.reason} ({alert.count} failed attempt(s))",
         "person_seen": f"{best.person if best else '?'}, {alert.count} sighting(s)",
         "loitering": f"there for {alert.count} s",
+        "line": alert.reason or "crossed",
     }.get(alert.kind, f"count {alert.count}")
     if best is not None and best.similarity is not None:
         detail += f", best gallery match {best.similarity:.2f}"

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from facestream.alerting.config import CameraSettings
-from facestream.alerting.rules import crowd, fall, loitering, person_seen, stranger, zones
+from facestream.alerting.rules import crowd, fall, line, loitering, person_seen, stranger, zones
 from facestream.alerting.rules.state import FrameEvent, Where, is_new, nowhere
 from facestream.gallery import Gallery
 from facestream.schemas import Alert, DetectionEvent, ModelRef, PoseEvent
@@ -46,13 +46,12 @@ def on_event(camera: dict, event: DetectionEvent, gallery: Gallery, settings: Ca
         ),
         person_seen.close,
     )
-    if settings.loitering.follows == "faces":
-        alerts += _loitering(camera, event, settings)
+    alerts += _followed(camera, event, settings, "faces")
     return alerts + _crowds(camera, event, settings)
 
 
 def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Alert] | None:
-    """``on_event`` for a pose event: the fall rule, and loitering when it follows people."""
+    """``on_event`` for a pose event: the fall rule, and loitering and line when they follow people."""
     if not is_new(camera.setdefault("poses", {}), event):
         return None
     alerts = _rule(
@@ -63,20 +62,31 @@ def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Al
         lambda state, seen, where: fall.step(state, seen, settings.fall, where),
         fall.close,
     )
-    if settings.loitering.follows == "people":
-        alerts += _loitering(camera, event, settings)
+    return alerts + _followed(camera, event, settings, "people")
+
+
+def _followed(camera: dict, event: FrameEvent, settings: CameraSettings, things: str) -> list[Alert]:
+    """The rules that follow faces or people across frames (loitering, line), where they follow ``things``."""
+    alerts = []
+    if settings.loitering.follows == things:
+        alerts += _rule(
+            camera,
+            "loitering",
+            event,
+            settings,
+            lambda state, seen, where: loitering.step(state, seen, settings.loitering, where),
+            loitering.close,
+        )
+    if settings.line.follows == things:
+        alerts += _rule(
+            camera,
+            "line",
+            event,
+            settings,
+            lambda state, seen, _where: line.step(state, seen, settings.line, settings.lines),
+            line.close,
+        )
     return alerts
-
-
-def _loitering(camera: dict, event: FrameEvent, settings: CameraSettings) -> list[Alert]:
-    return _rule(
-        camera,
-        "loitering",
-        event,
-        settings,
-        lambda state, seen, where: loitering.step(state, seen, settings.loitering, where),
-        loitering.close,
-    )
 
 
 def _rule(
