@@ -108,8 +108,8 @@ def grants(settings: dict[str, dict]) -> dict[str, list[Grant]]:
         ],
         "dashboard": [
             *_reads(*page.frames_topics, page.detections_topic, page.poses_topic, page.alerts_topic, page.status_topic),
-            *_reads(page.gallery_topic),
-            *_writes(page.gallery_topic),  # "this is NAME", "not this person" and undo, from the page
+            # The gallery, shown and taught from the page ("this is NAME", "not this person", undo, a photo)
+            Grant("topic", page.gallery_topic, ("READ", "WRITE", "DESCRIBE")),
             Grant("group", VIEWERS, ("READ", "DESCRIBE"), prefix=True),
             # the page's table of consumer groups: every group's members, and its lag on any topic
             Grant("group", "*", ("DESCRIBE",)),

@@ -73,7 +73,12 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
                 lambda: "facestream-demo" in page.find_element("id", "groups").text,
                 20,
             )
-            assert count(page, ".tile img") == 3 and images_loaded(page, ".tile img") == 3
+            # A tile's next frame may be loading at any moment: wait for a moment when all three show one.
+            wait_until(
+                "three frames shown",
+                lambda: count(page, ".tile img") == 3 and images_loaded(page, ".tile img") == 3,
+                20,
+            )
             assert "live" in page.find_element("id", "status").text
             settled(port, within_s=20)  # frames queued while the services warmed up, worked off
             page.save_screenshot(str(tmp_path / "dashboard.png"))
