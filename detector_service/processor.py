@@ -89,9 +89,9 @@ class Answer:
 
 def split(answer: Answer, sizes: list[int]) -> list[Answer]:
     """The answer to batches merged into one, back as the answers to each: ``sizes`` frames, in order
-    (a GPU owner merges the batches of several fronts into one run of its engine). Each part gets the
-    whole batch's stage times: its frames spent them together."""
-    parts, start, first_good, first_face = [], 0, 0, 0
+    (a GPU owner merges the batches of several fronts into one run of its engine). Each part gets its
+    share of the run's stage times, by frames, so the fronts' busy times add up to the owner's."""
+    parts, start, first_good, first_face, total = [], 0, 0, 0, max(sum(sizes), 1)
     good = np.asarray(answer.good, dtype=np.int64)
     for size in sizes:
         end = start + size
@@ -108,7 +108,7 @@ def split(answer: Answer, sizes: list[int]) -> list[Answer]:
                 faces=faces,
                 counts=counts,
                 embeddings=None if answer.embeddings is None else answer.embeddings[first_face:last_face],
-                seconds=answer.seconds,
+                seconds={stage: s * size / total for stage, s in answer.seconds.items()},
             )
         )
         start, first_good, first_face = end, last_good, last_face
