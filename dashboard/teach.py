@@ -24,7 +24,7 @@ from starlette.routing import Route
 from facestream import evidence
 from facestream.dashboard.config import DashboardConfig
 from facestream.errors import FacestreamError
-from facestream.gallery import Gallery, not_them, publish, taught, with_faces
+from facestream.gallery import Gallery, alert_of, not_them, publish, taught, with_faces
 from facestream.gallery import undo as undo_lessons
 from facestream.schemas import Alert, GalleryEntry, ModelRef, SchemaError, pack_gallery_entry, person_id_for
 
@@ -45,9 +45,8 @@ def lessons(gallery: Gallery) -> dict[str, dict[str, str]]:
     found = {}
     for entry in gallery.entries():
         for sources, how in ((entry.images, "is"), (entry.negative_sources, "not")):
-            for source in sources:
-                if source.startswith("alert:"):
-                    found[source.removeprefix("alert:")] = {"name": entry.name, "how": how}
+            for alert_id in filter(None, map(alert_of, sources)):
+                found[alert_id] = {"name": entry.name, "how": how}
     return found
 
 

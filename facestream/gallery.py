@@ -32,6 +32,7 @@ from facestream.schemas import (
 from facestream.schemas.gallery import EMBEDDINGS_MAX
 
 log = logging.getLogger(__name__)
+ALERT_SOURCE = "alert:"  # a taught face's source: this, then the alert's id
 
 
 def as_vector(embedding: bytes) -> np.ndarray:
@@ -115,7 +116,12 @@ class Gallery:
 
 def source_of(alert_id: str) -> str:
     """How faces taught from an alert name it."""
-    return f"alert:{alert_id}"
+    return f"{ALERT_SOURCE}{alert_id}"
+
+
+def alert_of(source: str) -> str | None:
+    """The alert a taught face names as its source, or None (a photo's name)."""
+    return source.removeprefix(ALERT_SOURCE) if source.startswith(ALERT_SOURCE) else None
 
 
 def taught(
