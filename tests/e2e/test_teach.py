@@ -80,7 +80,7 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
                 ".alert[data-kind=stranger][data-camera=gate]",
                 ".alert[data-kind=person_seen][data-camera=door]",
             )
-            wait_until("the stranger and the watched person", lambda: count(page, stranger) and count(page, seen), 90)
+            wait_until("the stranger and the watched person", lambda: count(page, stranger) and count(page, seen), 180)
             page.find_element("css selector", f"{stranger} input.name").send_keys("Joe Biden")
             page.find_element("css selector", f"{stranger} button.enrol").click()
             page.find_element("css selector", f"{seen} button.not-person").click()
@@ -96,7 +96,7 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
             def door_stranger(alerts: list) -> bool:
                 return "end" in states(alerts, "door", "stranger")
 
-            wait_until("a stranger at the door", lambda: door_stranger(alerts_of(bootstrap, names)), 90)
+            wait_until("a stranger at the door", lambda: door_stranger(alerts_of(bootstrap, names)), 180)
             alerts = alerts_of(bootstrap, names)
             gate = {a.alert_id for a in alerts if a.camera_id == "gate"}
             assert len(gate) == 1  # Biden, now known, raised nothing the second time
