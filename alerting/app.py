@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import faust
 
 from facestream import kafka_settings, paths
-from facestream.alerting import kafka_auth
+from facestream.alerting import kafka_auth, recovery_guard
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules import offline as offline_rule
 from facestream.alerting.rules.camera import on_event, on_pose
@@ -52,6 +52,7 @@ class AlertingStats:
     duplicates: int = 0  # skipped: at or before the last frame seen on their camera
     unreadable: int = 0
     without_embeddings: int = 0  # events of cameras running the stranger rule that carry no embeddings
+    recovery_restarts: int = 0  # stalled table recoveries started again (recovery_guard)
     alerts: dict[str, int] = field(default_factory=dict)  # by kind and state, e.g. "stranger new"
     started: float = field(default_factory=time.monotonic)
 
@@ -183,6 +184,10 @@ def build(
                     found += alerts
         await send(found)
 
+    def restarted() -> None:
+        stats.recovery_restarts += 1
+
+    recovery_guard.watch(app, config.recovery_stall_s, restarted)
     if config.stats_interval:
 
         @app.timer(config.stats_interval)

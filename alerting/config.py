@@ -238,6 +238,12 @@ class AlertingConfig:
         metavar="JSON",
     )
     stats_interval: float = setting(10.0, "Seconds between stats lines (0: off).", minimum=0)
+    recovery_stall_s: float = setting(
+        30.0,
+        "Seconds a table recovery may read nothing, with changelog records left, before the worker asks its "
+        "group for a fresh rebalance (logged, counted in metrics).",
+        minimum=5,
+    )
     http_port: int = setting(
         0,
         "Serve /metrics, /healthz (alive) and /readyz (gallery loaded, partitions assigned) on this port (0: off).",
