@@ -539,6 +539,31 @@ def pose(out: Path | None, **options) -> None:
 @bench.command(
     epilog="""\b
 Examples:
+  python -m bench line
+  python -m bench line --input-sizes 512x384 --every 1,2,4,10 --min-score 0.3
+""",
+    context_settings={"show_default": True},
+)
+@click.option("--every", default="1,2,4", callback=_batches, help="Camera rates: every n-th frame of the video.")
+@click.option(
+    "--input-sizes",
+    default="256x192,512x384,768x576",
+    callback=_each(parse_size),
+    help="MoveNet's inputs, WxH (multiples of 32), comma-separated.",
+)
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.2, help="The line rule's min-score.")
+@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "line-vtest.json")
+def line(out: Path, **options) -> None:
+    """The line rule's crossings on OpenCV's pedestrian video against crossings counted by eye."""
+    from bench.line import LineBenchConfig, run
+
+    run(LineBenchConfig(out=out, **options), _command("line"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
   python -m bench fall --falls 5
 """,
     context_settings={"show_default": True},

@@ -129,6 +129,26 @@ def fall(result: dict) -> list[str]:
     ]
 
 
+def line(result: dict) -> list[str]:
+    s, m = result["settings"], result["machine"]
+    head = [
+        f"**Line crossings on OpenCV's vtest.avi, {m['cores']} cores, MoveNet on {s['provider']}** "
+        f"(`{result['command']}`): the line rule (min-score {result['line_settings']['min_score']:g}, "
+        f"lost-after-s {result['line_settings']['lost_after_s']:g}) on a line down the middle of the picture, "
+        f"against the {len(result['truth_frames'])} crossings counted by eye on the video's slit-scan from frame "
+        f"{result['scored_from_frame']} (a counted crossing matches one within {result['tolerance_s']:g} s). "
+        f"Source: `bench/results/{result['_file']}`.",
+        "",
+        "| MoveNet input | camera rate | followed per frame (median) | tracks | found | extra | recall | precision |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    return head + [
+        f"| {r['input_size']} | {r['fps']:g} fps | {r['followed_per_frame_median']:g} | {r['tracks']} | "
+        f"{r['matched']} of {r['truth']} | {r['extra']} | {r['recall']:.2f} | {r['precision']:.2f} |"
+        for r in result["rows"]
+    ]
+
+
 def embedding(result: dict) -> list[str]:
     s, m = result["settings"], result["machine"]
     alone = "; ".join(
@@ -558,6 +578,7 @@ RENDERERS = {
     "fall": fall,
     "gate": gate,
     "kafka": kafka,
+    "line": line,
     "live": live,
     "detector_backlog": detector_backlog,
     "engine": engine,

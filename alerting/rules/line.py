@@ -33,7 +33,7 @@ class LineSettings:
         "Crossings that count: forward (for a line drawn top to bottom, left to right), backward, or both.",
         choices=DIRECTIONS,
     )
-    min_score: float = setting(0.3, "Score a person or face needs to be followed.", minimum=0, maximum=1)
+    min_score: float = setting(0.2, "Score a person or face needs to be followed.", minimum=0, maximum=1)
     lost_after_s: float = setting(2.0, "Seconds unseen after which a track is gone.", minimum=0)
     max_match_distance: float = setting(
         1.0, "How far a person or face may move between frames, in their box's longer side.", minimum=0
