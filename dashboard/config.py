@@ -13,7 +13,7 @@ from facestream.schemas import (
     GALLERY_TOPIC,
     POSES_TOPIC,
 )
-from facestream.zones import parse_camera_zones
+from facestream.zones import parse_camera_lines, parse_camera_zones
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,14 @@ class DashboardConfig:
         "Zones drawn on the tiles: camera -> name -> corners, as JSON or [dashboard.zones] tables (default, "
         "with --config: the [alerting.cameras.<camera id>] zones of the same file).",
         parse=parse_camera_zones,
+        show=json.dumps,
+        metavar="JSON",
+    )
+    lines: dict | None = setting(
+        None,
+        "Lines drawn on the tiles: camera -> name -> [[x, y], [x, y]], as JSON or [dashboard.lines] tables "
+        "(default, with --config: the [alerting.cameras.<camera id>] lines of the same file).",
+        parse=parse_camera_lines,
         show=json.dumps,
         metavar="JSON",
     )

@@ -31,7 +31,7 @@ def serve(config: DashboardConfig, embed: Embed | None = None) -> None:
             config.host,
         )
     kafka_clients.check_reachable()
-    state = DashboardState(config.frame_rate, config.alerts_kept, config.zones)
+    state = DashboardState(config.frame_rate, config.alerts_kept, config.zones, config.lines)
     readiness, registry = health.Readiness("partitions_assigned"), CollectorRegistry()
     RecordReader(config, state, readiness, registry).start()
     GroupReader(config, state).start()

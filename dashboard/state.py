@@ -100,14 +100,19 @@ class AlertView:
 
 
 class DashboardState:
-    def __init__(self, frame_rate: float, alerts_kept: int, zones: dict | None = None) -> None:
+    def __init__(
+        self, frame_rate: float, alerts_kept: int, zones: dict | None = None, lines: dict | None = None
+    ) -> None:
         self.min_gap_s = 1.0 / frame_rate
         self.alerts_kept = alerts_kept
-        # camera -> its zones as the page draws them: [{"name", "corners"}], corners normalised to the frame
-        self.zones = {
-            camera: [{"name": name, "corners": [list(c) for c in corners]} for name, corners in polygons.items()]
-            for camera, polygons in (zones or {}).items()
-        }
+        # camera -> what the page draws on its tile: {"zones": [{"name", "corners"}], "lines": [{"name",
+        # "points"}]}, points normalised to the frame
+        self.drawn: dict[str, dict[str, list]] = {}
+        for key, points, per_camera in (("zones", "corners", zones), ("lines", "points", lines)):
+            for camera, shapes in (per_camera or {}).items():
+                self.drawn.setdefault(camera, {})[key] = [
+                    {"name": name, points: [list(p) for p in corners]} for name, corners in shapes.items()
+                ]
         self.cameras: dict[str, CameraView] = {}
         self.alerts: OrderedDict[str, AlertView] = OrderedDict()  # oldest first
         self.groups: list[dict[str, Any]] = []
@@ -196,8 +201,7 @@ class DashboardState:
                 camera = self.cameras[camera_id]
                 shown = camera.shown()
                 tile = {"camera_id": camera_id, "status": camera.status, **camera.figures(now)}
-                if camera_id in self.zones:
-                    tile["zones"] = self.zones[camera_id]
+                tile |= self.drawn.get(camera_id, {})
                 if shown is not None:
                     tile |= {
                         "frame_seq": shown.seq,

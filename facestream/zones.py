@@ -1,7 +1,7 @@
 """Zones and lines: named polygons and segments of a camera's picture, in coordinates normalised to the
 frame (0 to 1, left to right and top to bottom), so one fits every resolution a camera sends. The
-alerting rules limit themselves to zones and count crossings of lines; the dashboard draws the zones
-on the camera's tile."""
+alerting rules limit themselves to zones and count crossings of lines; the dashboard draws both on
+the camera's tile."""
 
 import json
 
@@ -78,17 +78,26 @@ def _point(what: str, value: object) -> Point:
 
 def parse_camera_zones(text: str) -> dict:
     """``{"gate": {"door": [[0, 0.5], ...]}}`` (JSON, or TOML tables) -> the same dict, every camera's zones checked."""
+    return _per_camera(text, parse_zones, "zones", '{"gate": {"door": [[0, 0.5], ...]}}')
+
+
+def parse_camera_lines(text: str) -> dict:
+    """``{"gate": {"entrance": [[0.5, 0], [0.5, 1]]}}`` (JSON, or TOML tables) -> the same dict, every
+    camera's lines checked."""
+    return _per_camera(text, parse_lines, "lines", '{"gate": {"entrance": [[0.5, 0], [0.5, 1]]}}')
+
+
+def _per_camera(text: str, parse, what: str, example: str) -> dict:
+    """camera -> ``what`` as JSON -> the dict, each camera's part checked by ``parse``."""
     try:
         cameras = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(
-            f'expected camera -> zones as a JSON object, e.g. {{"gate": {{"door": ...}}}}: {exc}'
-        ) from None
+        raise ValueError(f"expected camera -> {what} as a JSON object, e.g. {example}: {exc}") from None
     if not isinstance(cameras, dict):
-        raise ValueError(f"expected camera -> zones as a JSON object, got {text!r}")
-    for camera, zones in cameras.items():
+        raise ValueError(f"expected camera -> {what} as a JSON object, got {text!r}")
+    for camera, own in cameras.items():
         try:
-            parse_zones(zones)
+            parse(own)
         except ValueError as exc:
             raise ValueError(f"camera {camera!r}: {exc}") from None
     return cameras

@@ -69,16 +69,18 @@ def load_config(path: Path) -> dict:
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; known: {sorted(SUBCOMMANDS)}")
     defaults = {name: _defaults(path, name, cli.get_command(None, name), table) for name, table in data.items()}
-    zones = _alerting_zones(data)
-    if zones and "zones" not in defaults.get("dashboard", {}):
-        defaults.setdefault("dashboard", {})["zones"] = zones  # one place to write a camera's zones
+    for key in ("zones", "lines"):  # one place to write a camera's zones and lines
+        drawn = _alerting_cameras(data, key)
+        if drawn and key not in defaults.get("dashboard", {}):
+            defaults.setdefault("dashboard", {})[key] = drawn
     return defaults
 
 
-def _alerting_zones(data: dict) -> dict:
-    """camera -> zones, as the file gives them to the alerting service (the dashboard draws the same)."""
+def _alerting_cameras(data: dict, key: str) -> dict:
+    """camera -> its ``key`` (zones, lines), as the file gives them to the alerting service (the
+    dashboard draws the same)."""
     cameras = data.get("alerting", {}).get("cameras") or {}
-    return {camera: own["zones"] for camera, own in cameras.items() if isinstance(own, dict) and own.get("zones")}
+    return {camera: own[key] for camera, own in cameras.items() if isinstance(own, dict) and own.get(key)}
 
 
 def _property(value) -> str:

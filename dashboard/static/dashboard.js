@@ -53,6 +53,7 @@ function draw(tile, camera) {
   tile.svg.replaceChildren();
   tile.svg.setAttribute("viewBox", `0 0 ${camera.width} ${camera.height}`);
   drawZones(tile, camera);
+  drawLines(tile, camera);
   for (const face of camera.faces || []) {
     const [x0, y0, x1, y1] = face.box;
     tile.svg.append(svgElement("rect", { class: "face", x: x0, y: y0, width: x1 - x0, height: y1 - y0 }));
@@ -85,6 +86,30 @@ function drawZones(tile, camera) {
       "font-size": camera.height / 24,
     });
     label.textContent = zone.name;
+    tile.svg.append(label);
+  }
+}
+
+// A camera's lines (the line rule's), each with an arrow from its middle the way a forward crossing
+// goes: a quarter turn clockwise of the line's direction on screen (top to bottom: left to right).
+function drawLines(tile, camera) {
+  for (const line of camera.lines || []) {
+    const [[ax, ay], [bx, by]] = line.points.map(([x, y]) => [x * camera.width, y * camera.height]);
+    tile.svg.append(svgElement("line", { class: "line", x1: ax, y1: ay, x2: bx, y2: by, "data-line": line.name }));
+    const length = Math.hypot(bx - ax, by - ay);
+    const reach = camera.height / 16;
+    const [mx, my] = [(ax + bx) / 2, (ay + by) / 2];
+    const [fx, fy] = [((by - ay) / length) * reach, (-(bx - ax) / length) * reach];
+    const [px, py] = [-fy / 4, fx / 4];  // a quarter of the arrow's length, across it
+    const [tx, ty, hx, hy] = [mx + fx, my + fy, mx + 0.6 * fx, my + 0.6 * fy];
+    tile.svg.append(svgElement("line", { class: "line-way", x1: mx, y1: my, x2: hx, y2: hy }));
+    tile.svg.append(svgElement("polygon", {
+      class: "line-way", points: `${tx},${ty} ${hx + px},${hy + py} ${hx - px},${hy - py}`,
+    }));
+    const label = svgElement("text", {
+      class: "line-name", x: mx - fx + 4, y: my - fy, "font-size": camera.height / 24,
+    });
+    label.textContent = line.name;
     tile.svg.append(label);
   }
 }

@@ -56,6 +56,7 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
         gallery_topic=names["gallery"],
         database=f"sqlite:///{tmp_path / 'alerts.db'}",
         zones={"gate": {"door": [[0, 0], [0.5, 0], [0.5, 1], [0, 1]], "drive": [[0.5, 0.5], [1, 0.5], [1, 1]]}},
+        lines={"gate": {"entrance": [[0.5, 0], [0.5, 1]]}},
     )
     log = tmp_path / "dashboard.log"
     with open(log, "wb") as out:
@@ -118,6 +119,10 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
         wait_until("the zones", lambda: count(page, ".tile[data-camera=gate] polygon.zone") == 2, 30)
         wait_until("the alerting zone", lambda: count(page, "polygon.zone.alerting[data-zone=door]") == 1, 30)
         assert count(page, "polygon.zone.alerting") == 1
+        # Its line, with the arrow of a forward crossing: drawn top to bottom, so pointing right.
+        assert count(page, ".tile[data-camera=gate] line.line[data-line=entrance]") == 1
+        arrow = page.find_element("css selector", ".tile[data-camera=gate] line.line-way")
+        assert float(arrow.get_attribute("x2")) > float(arrow.get_attribute("x1"))
         assert "gate · door" in page.find_element("css selector", ".alert .where").text
         assert console_errors(page) == []
         page.save_screenshot(str(tmp_path / "page.png"))

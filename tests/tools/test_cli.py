@@ -54,9 +54,14 @@ def test_config_file_sets_defaults(tmp_path: Path) -> None:
         load_config(config)
 
 
-def test_the_dashboard_draws_the_zones_the_alerting_section_gives_its_cameras(tmp_path: Path) -> None:
+def test_the_dashboard_draws_the_zones_and_lines_the_alerting_section_gives_its_cameras(tmp_path: Path) -> None:
     config = tmp_path / "facestream.toml"
-    door = [[0, 0], [0.5, 0], [0.5, 1]]
+    door, entrance = [[0, 0], [0.5, 0], [0.5, 1]], [[0.5, 0], [0.5, 1]]
+    config.write_text(f"[alerting.cameras.gate]\nzones = {{ door = {door} }}\nlines = {{ entrance = {entrance} }}\n")
+    assert load_config(config)["dashboard"] == {
+        "zones": {"gate": {"door": door}},
+        "lines": {"gate": {"entrance": entrance}},
+    }
     config.write_text(f"[alerting.cameras.gate]\nzones = {{ door = {door} }}\n")
     assert load_config(config)["dashboard"] == {"zones": {"gate": {"door": door}}}
     config.write_text(f"[alerting.cameras.gate]\nzones = {{ door = {door} }}\n[dashboard.zones]\nhall = {{}}\n")
