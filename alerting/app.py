@@ -1,11 +1,16 @@
-"""The faust app that runs the rules: detection events in, alerts out, per-camera state in a table.
+"""The worker that runs the rules: detection and pose events and camera statuses in, alerts out,
+per-camera state in changelog-backed tables.
 
-The table ``cameras`` is keyed by camera id, like the detections topic, and has as many partitions:
-faust writes each camera's state to the changelog partition of the event being processed, so when a
-partition moves to another worker its cameras' state moves with it (rebuilt from the changelog).
-The table ``offline`` does the same for the producers' camera statuses (the camera_offline rule),
-partitioned as their topic is; a timer looks at its cameras every second for producers gone quiet.
-Workers of one app id are one consumer group: start more to share the partitions.
+Workers of one group share the input topics' partitions (Kafka's range assignment: partition n of the
+detections and of the poses topic go to the same worker, as a camera's events of both kinds update
+one state). The table ``cameras`` keeps each camera's state in the changelog partition of its events'
+partition number, so when a partition moves to another worker its cameras' state moves with it; the
+table ``offline`` does the same for the producers' camera statuses (the camera_offline rule), and a
+check every second looks at its cameras for producers gone quiet.
+
+Records come 500 at a time from librdkafka; each batch's alerts and changed states are written and
+acknowledged before its offsets are committed (at least once: a batch replayed after a crash finds
+its events already applied to the state and raises nothing again).
 """
 
 import logging
@@ -13,13 +18,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import faust
-
-from facestream import kafka_settings, paths
-from facestream.alerting import kafka_auth, recovery_guard
+from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules import offline as offline_rule
 from facestream.alerting.rules.camera import on_event, on_pose
+from facestream.alerting.table import Table, check_written
 from facestream.gallery import Gallery
 from facestream.schemas import (
     CameraStatus,
@@ -31,16 +34,18 @@ from facestream.schemas import (
     unpack_detection,
     unpack_pose,
 )
+from facestream.signals import StopOnSignals
 
 log = logging.getLogger(__name__)
 TABLE = "cameras"
 OFFLINE_TABLE = "offline"
 SILENCE_CHECK_S = 1.0  # how often the worker looks for cameras whose producer went quiet
-BATCH, BATCH_WAIT_S = 500, 0.02  # events per batch at most, and the longest a batch waits to fill
+BATCH, BATCH_WAIT_S = 500, 0.02  # records per batch at most, and the longest a batch waits to fill
+SESSION_TIMEOUT_MS = 10_000  # a worker that dies without leaving the group loses its partitions after this
 
 
 def changelog_topic(config: AlertingConfig, table: str = TABLE) -> str:
-    """A table's changelog, as faust names it (made before the workers start)."""
+    """A table's changelog topic (made before the workers start)."""
     return f"{config.group}-{table}-changelog"
 
 
@@ -52,7 +57,6 @@ class AlertingStats:
     duplicates: int = 0  # skipped: at or before the last frame seen on their camera
     unreadable: int = 0
     without_embeddings: int = 0  # events of cameras running the stranger rule that carry no embeddings
-    recovery_restarts: int = 0  # stalled table recoveries started again (recovery_guard)
     alerts: dict[str, int] = field(default_factory=dict)  # by kind and state, e.g. "stranger new"
     started: float = field(default_factory=time.monotonic)
 
@@ -67,134 +71,152 @@ class AlertingStats:
         )
 
 
-def build(
-    config: AlertingConfig,
-    bootstrap: str,
-    partitions: int,
-    status_partitions: int,
-    gallery: Gallery,
-    stats: AlertingStats,
-    on_ownership: Callable[[bool], None] = lambda owns: None,
-) -> faust.App:
-    """The app; ``on_ownership`` is told, after each rebalance, whether this worker owns partitions."""
-    data = paths.home() / "alerting"  # faust's own folder per app id below it (its default is in the cwd)
-    data.mkdir(parents=True, exist_ok=True)
-    app = faust.App(
-        config.group,
-        broker=f"kafka://{bootstrap}",
-        store="memory://",  # state is rebuilt from the changelog topic when partitions are assigned
-        datadir=str(data / "{conf.id}"),
-        web_enabled=False,
-        topic_partitions=partitions,
-        producer_acks=-1,
-        # A worker that dies without leaving the group loses its partitions to the others after this
-        # many seconds (faust's default is 60).
-        broker_session_timeout=10.0,
-        broker_heartbeat_interval=3.0,
-        # No standby copies of the table: a worker taking over a partition rebuilds its cameras' state
-        # from the changelog (a few hundred bytes per camera). With standbys, the one promoted after a
-        # worker died sometimes waited for changelog records that never came, and stalled the partition.
-        table_standby_replicas=0,
-        **kafka_auth.faust_options(kafka_settings.load()),  # TLS / SASL as every other client has them
-    )
+class Worker:
+    """One member of the alerting group: ``run`` until SIGINT/SIGTERM."""
 
-    @app.on_partitions_assigned.connect
-    async def assigned(_app, assigned, **_kwargs) -> None:
-        on_ownership(bool(assigned))
+    def __init__(
+        self,
+        config: AlertingConfig,
+        bootstrap: str,
+        gallery: Gallery,
+        stats: AlertingStats,
+        on_ownership: Callable[[bool], None] = lambda owns: None,
+    ) -> None:
+        self.config, self.bootstrap, self.gallery, self.stats = config, bootstrap, gallery, stats
+        self.on_ownership = on_ownership
+        self.cameras = Table(changelog_topic(config), bootstrap)
+        self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
+        self.warned: set[str] = set()  # cameras said to lack embeddings
+        self.producer = kafka_clients.producer(f"{config.group}-alerts", bootstrap, **{"linger.ms": 2})
+        # What each input topic's records are, and which table and rule they go to.
+        self.routes = {
+            config.detections_topic: (lambda v: _readable(v, unpack_detection, stats), self.cameras, self._detection),
+            config.poses_topic: (lambda v: _readable(v, unpack_pose, stats), self.cameras, self._pose),
+            config.status_topic: (lambda v: _readable(v, unpack_camera_status, stats), self.offline, self._status),
+        }
 
-    raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
-    alerts_topic = app.topic(config.alerts_topic, **raw)
-    cameras = app.Table(TABLE, default=dict, partitions=partitions, key_type=str, use_partitioner=True)
-    offline = app.Table(OFFLINE_TABLE, default=dict, partitions=status_partitions, key_type=str, use_partitioner=True)
-    warned: set[str] = set()
+    def run(self) -> None:
+        from confluent_kafka import Consumer
 
-    async def send(alerts: list) -> None:
-        for alert in alerts:
-            key = f"{alert.kind} {alert.state}"
-            stats.alerts[key] = stats.alerts.get(key, 0) + 1
-            await alerts_topic.send(key=alert.camera_id.encode(), value=pack_alert(alert))
+        settings = {
+            "group.id": self.config.group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "range",  # partition n of every input topic to one worker
+            "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "heartbeat.interval.ms": 3000,
+        }
+        consumer = kafka_clients.made(Consumer, kafka_clients.client_config(self.bootstrap, **settings))
+        consumer.subscribe(list(self.routes), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked)
+        next_silence = next_stats = time.monotonic()
+        try:
+            with StopOnSignals("finishing the batch, then stopping") as stop:
+                while not stop.requested:
+                    messages = consumer.consume(BATCH, BATCH_WAIT_S)
+                    if messages:
+                        self._batch(messages)
+                        consumer.commit(asynchronous=True)  # after the writes it covers were acknowledged
+                    now = time.monotonic()
+                    if now >= next_silence:
+                        next_silence = now + SILENCE_CHECK_S
+                        self._silence()
+                    if self.config.stats_interval and now >= next_stats:
+                        next_stats = now + self.config.stats_interval
+                        log.info("%s", self.stats.line())
+        finally:
+            _last_commit(consumer)
+            consumer.close()  # leaves the group: the others take its partitions at once
+            self.producer.flush(30)
 
-    async def run_batch(values: list[bytes], read, apply, table=cameras) -> None:
-        """``apply(camera state, event)`` for each readable event, each camera's state written once per
-        batch (not once per event), then the alerts sent. The table places a camera's state by hashing
-        its id as the producers place its events (use_partitioner), so that holds whichever event of the
-        batch is being acknowledged; no await between reading and writing the states, so the two agents
-        never interleave on one camera."""
-        touched: dict[str, dict] = {}
+    def _assigned(self, _consumer, partitions) -> None:
+        """Rebuild the state of the cameras of the partitions just given (before their first record)."""
+        by_topic: dict[str, set[int]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp.topic, set()).add(tp.partition)
+        cfg = self.config
+        self.cameras.restore(by_topic.get(cfg.detections_topic, set()) | by_topic.get(cfg.poses_topic, set()))
+        self.offline.restore(by_topic.get(cfg.status_topic, set()))
+        log.info("assigned %s", ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing")
+        self.on_ownership(bool(partitions))
+
+    def _revoked(self, _consumer, partitions) -> None:
+        """Forget the cameras of the partitions taken away (their batches were committed already)."""
+        cfg = self.config
+        for table, topics in (
+            (self.cameras, (cfg.detections_topic, cfg.poses_topic)),
+            (self.offline, (cfg.status_topic,)),
+        ):
+            table.drop({tp.partition for tp in partitions if tp.topic in topics})
+        log.info("revoked %s", ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing")
+
+    def _batch(self, messages: list) -> None:
+        """Each readable record through its rule, in order; then the alerts and the changed states
+        written once each, and waited for."""
         found = []
-        for value in values:
-            event = read(value)
+        for msg in messages:
+            if msg.error():
+                kafka_clients.check_allowed(msg.error(), f"read {msg.topic()} in group {self.config.group}")
+                log.warning("consumer: %s", msg.error())
+                continue
+            read, table, apply = self.routes[msg.topic()]
+            event = read(msg.value())
             if event is None:
                 continue
-            camera = touched.get(event.camera_id)
-            if camera is None:
-                camera = touched[event.camera_id] = table[event.camera_id]
-            alerts = apply(camera, event)
+            alerts = apply(table.state(event.camera_id, msg.partition()), event)
             if alerts is None:
-                stats.duplicates += 1
+                self.stats.duplicates += 1
                 continue
+            table.changed(event.camera_id)
             found += alerts
-        for camera_id, camera in touched.items():
-            table[camera_id] = camera
-        await send(found)
+        self._send(found)
 
-    def on_detection(camera: dict, event: DetectionEvent) -> list | None:
-        settings = config.for_camera(event.camera_id)
-        _check_embeddings(event, settings, warned, stats)
-        return on_event(camera, event, gallery, settings)
+    def _send(self, alerts: list) -> None:
+        for alert in alerts:
+            key = f"{alert.kind} {alert.state}"
+            self.stats.alerts[key] = self.stats.alerts.get(key, 0) + 1
+            kafka_clients.send(self.producer, self.config.alerts_topic, pack_alert(alert), alert.camera_id.encode())
+        written = self.cameras.write_changed(self.producer) + self.offline.write_changed(self.producer)
+        if alerts or written:
+            check_written(self.producer, self.config.alerts_topic)
 
-    @app.agent(app.topic(config.detections_topic, **raw))
-    async def alerting(stream):
-        async for values in stream.take(BATCH, within=BATCH_WAIT_S):
-            await run_batch(values, lambda value: _readable(value, unpack_detection, stats), on_detection)
+    def _detection(self, camera: dict, event: DetectionEvent) -> list | None:
+        settings = self.config.for_camera(event.camera_id)
+        _check_embeddings(event, settings, self.warned, self.stats)
+        return on_event(camera, event, self.gallery, settings)
 
-    @app.agent(app.topic(config.poses_topic, **raw))
-    async def falls(stream):
-        async for values in stream.take(BATCH, within=BATCH_WAIT_S):
-            await run_batch(
-                values,
-                lambda value: _readable(value, unpack_pose, stats),
-                lambda camera, event: on_pose(camera, event, config.for_camera(event.camera_id)),
-            )
+    def _pose(self, camera: dict, event: PoseEvent) -> list | None:
+        return on_pose(camera, event, self.config.for_camera(event.camera_id))
 
-    def on_camera_status(camera: dict, status: CameraStatus) -> list | None:
-        settings = config.for_camera(status.camera_id)
+    def _status(self, camera: dict, status: CameraStatus) -> list | None:
+        settings = self.config.for_camera(status.camera_id)
         if settings.off("camera_offline", status.ts_ns):
             return []
         return offline_rule.on_status(camera, status, time.time_ns(), settings.camera_offline)
 
-    @app.agent(app.topic(config.status_topic, **raw))
-    async def camera_statuses(stream):
-        async for values in stream.take(BATCH, within=BATCH_WAIT_S):
-            await run_batch(
-                values, lambda value: _readable(value, unpack_camera_status, stats), on_camera_status, offline
-            )
-
-    @app.timer(SILENCE_CHECK_S)
-    async def silence() -> None:
-        """Cameras whose producer went quiet, among this worker's (a faust timer: no event to write from,
-        so the table places each camera's state by its key, as it does from the agent)."""
+    def _silence(self) -> None:
+        """Cameras whose producer went quiet, among this worker's."""
         now, found = time.time_ns(), []
-        for camera_id, camera in list(offline.items()):
-            settings = config.for_camera(camera_id)
+        for camera_id, camera in self.offline.items():
+            settings = self.config.for_camera(camera_id)
             if not settings.off("camera_offline", now):
                 alerts = offline_rule.on_silence(camera, camera_id, now, settings.camera_offline)
                 if alerts:
-                    offline[camera_id] = camera
+                    self.offline.changed(camera_id)
                     found += alerts
-        await send(found)
+        if found:
+            self._send(found)
 
-    def restarted() -> None:
-        stats.recovery_restarts += 1
 
-    recovery_guard.watch(app, config.recovery_stall_s, restarted)
-    if config.stats_interval:
+def _last_commit(consumer) -> None:
+    """Commit where the worker got to and wait for it (the batches' own commits are not waited for);
+    nothing to commit is no error."""
+    from confluent_kafka import KafkaException
 
-        @app.timer(config.stats_interval)
-        async def report() -> None:
-            log.info("%s", stats.line())
-
-    return app
+    try:
+        consumer.commit(asynchronous=False)
+    except KafkaException as exc:
+        if "NO_OFFSET" not in exc.args[0].name():
+            log.warning("the last commit failed (the next owner repeats those events, to no effect): %s", exc)
 
 
 def _readable(value: bytes, unpack, stats: AlertingStats):

@@ -20,7 +20,7 @@ Examples:
 @options(AlertingConfig)
 def alerting(**values) -> None:
     """Turn detection and pose events and camera statuses into alerts (stranger, crowd, fall, camera_offline),
-    as a faust worker of one group."""
+    as a worker of one consumer group."""
     from facestream.alerting.worker import run
 
     run(AlertingConfig(**values))

@@ -207,7 +207,10 @@ def _rule_setting(title: str, rule: str, kind: type, example: str):
 
 @dataclass(frozen=True)
 class AlertingConfig:
-    group: str = setting("facestream-alerting", "Faust app id and Kafka consumer group; workers share it.")
+    group: str = setting(
+        "facestream-alerting",
+        "Kafka consumer group; workers share it (and its tables' changelog topics start with it).",
+    )
     rules: str = setting(
         ",".join(DEFAULT_RULES),
         f"The rules every camera runs (comma-separated; of {', '.join(RULES)}).",
@@ -238,12 +241,6 @@ class AlertingConfig:
         metavar="JSON",
     )
     stats_interval: float = setting(10.0, "Seconds between stats lines (0: off).", minimum=0)
-    recovery_stall_s: float = setting(
-        30.0,
-        "Seconds a table recovery may read nothing, with changelog records left, before the worker asks its "
-        "group for a fresh rebalance (logged, counted in metrics).",
-        minimum=5,
-    )
     http_port: int = setting(
         0,
         "Serve /metrics, /healthz (alive) and /readyz (gallery loaded, partitions assigned) on this port (0: off).",

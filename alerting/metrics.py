@@ -19,11 +19,6 @@ class AlertingCollector:
             ),
             ("facestream_alerting_duplicates", "Records at or before the last one seen for their camera", s.duplicates),
             ("facestream_alerting_unreadable", "Events that failed their schema", s.unreadable),
-            (
-                "facestream_alerting_recovery_restarts",
-                "Table recoveries that read nothing for recovery-stall-s and were started again",
-                s.recovery_restarts,
-            ),
         ):
             yield CounterMetricFamily(name, help_text, value=value)
         alerts = CounterMetricFamily(

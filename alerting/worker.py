@@ -1,5 +1,5 @@
-"""Starting a worker: the topics made first (faust consumes nothing from a topic auto-created under
-it), the gallery loaded and followed, then the faust app until SIGINT/SIGTERM."""
+"""Starting a worker: the topics made first (the tables' changelogs compacted, co-partitioned with
+their inputs), the gallery loaded and followed, then the worker until SIGINT/SIGTERM."""
 
 import logging
 
@@ -14,8 +14,6 @@ log = logging.getLogger(__name__)
 
 
 def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
-    import faust
-
     bootstrap = bootstrap or kafka_clients.bootstrap_servers()
     kafka_clients.check_reachable(bootstrap)
     # Existing topics keep their counts; the ones made here follow the detections topic's.
@@ -58,17 +56,15 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
         config.gallery_topic,
         len(follower.gallery.entries()),
     )
-    app = alerting_app.build(
+    worker = alerting_app.Worker(
         config,
         bootstrap,
-        partitions,
-        status_partitions,
         follower.gallery,
         stats,
         on_ownership=lambda owns: readiness.mark("partitions_assigned", owns),
     )
     try:
-        faust.Worker(app, loglevel=logging.getLogger().level or logging.INFO, quiet=True).execute_from_commandline()
+        worker.run()
     finally:
         follower.stop()
         log.info("stopped: %s", stats.line())

@@ -777,16 +777,17 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             gates[-1]["_file"],
             f"{100 * default['recall']:.0f}%, {100 * default['sent_fraction']:.1f}% of frames sent",
         )
-    alerting_runs = [r for r in results.values() if r["benchmark"] == "alerting"]
-    if alerting_runs:
-        best_run = max(alerting_runs, key=lambda r: max(row["events_per_s"] for row in r["rows"]))
-        row = max(best_run["rows"], key=lambda row: row["events_per_s"])
+    # The current worker's runs: a file with a note was made by one it no longer runs (faust).
+    alerting_runs = [r for r in results.values() if r["benchmark"] == "alerting" and not r.get("command_note")]
+    singles = [(row, r) for r in alerting_runs for row in r["rows"] if row["workers"] == 1]
+    if singles:
+        row, run = max(singles, key=lambda pair: pair[0]["events_per_s"])
         add(
-            "Alerting >= 9,000 events/s (300 cameras at 30 fps)",
-            f"{row['events_per_s']:.0f} events/s with {row['workers']} workers on {best_run['machine']['cores']} cores "
-            f"(one worker: {best_run['rows'][0]['events_per_s']:.0f})",
+            "One alerting worker >= 9,000 events/s (300 cameras at 30 fps)",
+            f"{row['events_per_s']:.0f} events/s on {run['machine']['cores']} cores "
+            f"(median of {len(row['runs'])} runs)",
             row["events_per_s"] >= 9000,
-            best_run["_file"],
+            run["_file"],
         )
     falls = [r for r in results.values() if r["benchmark"] == "fall"]
     if falls:

@@ -326,12 +326,15 @@ def dead_letter_headers(source, stage: str, error: Exception, group: str) -> lis
     ]
 
 
-def send(producer, topic: str, value: bytes, key: bytes | None = None, headers=None, on_delivery=None) -> None:
-    """Produce one record, waiting while librdkafka's local queue is full (back-pressure): serving
-    delivery reports frees room, so a fast sender slows to the broker's pace instead of failing."""
+def send(
+    producer, topic: str, value: bytes, key: bytes | None = None, headers=None, on_delivery=None, partition: int = -1
+) -> None:
+    """Produce one record (to ``partition``, or where its key places it), waiting while librdkafka's
+    local queue is full (back-pressure): serving delivery reports frees room, so a fast sender slows
+    to the broker's pace instead of failing."""
     while True:
         try:
-            producer.produce(topic, value=value, key=key, headers=headers, on_delivery=on_delivery)
+            producer.produce(topic, value=value, key=key, headers=headers, on_delivery=on_delivery, partition=partition)
             return
         except BufferError:
             producer.poll(0.1)
@@ -366,9 +369,12 @@ def records(
         consumer.close()
 
 
-def read_to_end(topic: str, bootstrap: str | None = None, timeout_s: float = 30.0) -> list:
-    """Every record of ``topic`` up to its end as of the call, tombstones included (a compacted
-    topic's current state); BrokerError if that cannot be read within ``timeout_s``."""
+def read_to_end(
+    topic: str, bootstrap: str | None = None, timeout_s: float = 30.0, only: list[int] | None = None
+) -> list:
+    """Every record of ``topic`` (of its partitions ``only``, if given) up to its end as of the call,
+    tombstones included (a compacted topic's current state); BrokerError if that cannot be read within
+    ``timeout_s``."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
     # Never subscribes or commits: partitions are assigned by hand.
@@ -388,7 +394,9 @@ def read_to_end(topic: str, bootstrap: str | None = None, timeout_s: float = 30.
                 time.sleep(0.2)
 
     try:
-        partitions = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
+        partitions = (
+            only if only is not None else consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
+        )
         ends = {p: end_of(p) for p in partitions}
         left = {p for p, end in ends.items() if end > 0}
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])

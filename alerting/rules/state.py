@@ -1,4 +1,4 @@
-"""What every rule shares: a camera's state as plain JSON-able data (it lives in a faust table), event
+"""What every rule shares: a camera's state as plain JSON-able data (it lives in a changelog-backed table), event
 time in seconds, duplicate events skipped, and sightings as alerts carry them."""
 
 import base64

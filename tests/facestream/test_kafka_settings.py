@@ -1,6 +1,6 @@
 """Kafka client settings for every client: from a properties file, the config file's [kafka] table and
 --kafka, later ones winning; never for what facestream sets itself; secrets shown masked; a name
-librdkafka does not know is an error at the first client, and faust gets what it can take or refuses."""
+librdkafka does not know is an error at the first client."""
 
 import json
 import os
@@ -9,7 +9,6 @@ import pytest
 from click.testing import CliRunner
 
 from facestream import kafka_clients, kafka_settings
-from facestream.alerting import kafka_auth
 from facestream.errors import ConfigError
 from facestream.tools.cli import cli
 
@@ -78,14 +77,3 @@ def test_an_unknown_environment_variable_of_the_command_is_an_error(monkeypatch)
     result = CliRunner().invoke(cli, ["detect", "--help"])
     assert result.exit_code != 0
     assert "FACESTREAM_DETECT_SASL_MECHANISM" in str(result.exception)
-
-
-def test_faust_gets_sasl_over_tls_and_refuses_what_it_cannot_take(tmp_path) -> None:
-    options = kafka_auth.faust_options(
-        {"security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "a", "sasl.password": "b"}
-    )
-    credentials = options["broker_credentials"]
-    assert credentials.mechanism.value == "SCRAM-SHA-512" and credentials.ssl_context is not None
-    assert kafka_auth.faust_options({}) == {}
-    with pytest.raises(ConfigError, match="linger.ms"):
-        kafka_auth.faust_options({"linger.ms": "5"})
