@@ -779,15 +779,16 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
         )
     # The current worker's runs: a file with a note was made by one it no longer runs (faust).
     alerting_runs = [r for r in results.values() if r["benchmark"] == "alerting" and not r.get("command_note")]
-    singles = [(row, r) for r in alerting_runs for row in r["rows"] if row["workers"] == 1]
+    # One worker's medians of 3 or more runs, per machine: the goal holds where it holds on all of them.
+    singles = [(row, r) for r in alerting_runs for row in r["rows"] if row["workers"] == 1 and len(row["runs"]) >= 3]
     if singles:
-        row, run = max(singles, key=lambda pair: pair[0]["events_per_s"])
+        singles.sort(key=lambda pair: pair[0]["events_per_s"])
         add(
-            "One alerting worker >= 9,000 events/s (300 cameras at 30 fps)",
-            f"{row['events_per_s']:.0f} events/s on {run['machine']['cores']} cores "
-            f"(median of {len(row['runs'])} runs)",
-            row["events_per_s"] >= 9000,
-            run["_file"],
+            "One alerting worker >= 9,000 events/s (300 cameras, 30 fps)",
+            ", ".join(f"{row['events_per_s']:.0f}/s on {run['machine']['cores']} cores" for row, run in singles)
+            + " (medians)",
+            singles[0][0]["events_per_s"] >= 9000,
+            ", ".join(run["_file"] for _, run in singles),
         )
     falls = [r for r in results.values() if r["benchmark"] == "fall"]
     if falls:
