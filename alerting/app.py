@@ -42,6 +42,8 @@ OFFLINE_TABLE = "offline"
 SILENCE_CHECK_S = 1.0  # how often the worker looks for cameras whose producer went quiet
 BATCH, BATCH_WAIT_S = 500, 0.02  # records per batch at most, and the longest a batch waits to fill
 SESSION_TIMEOUT_MS = 10_000  # a worker that dies without leaving the group loses its partitions after this
+COMMIT_RETRY_S = 1.0  # a failed commit is made again this much later
+REJOIN_AFTER_S = 20.0  # a worker that lost its partitions and got none back this long subscribes afresh
 
 
 def changelog_topic(config: AlertingConfig, table: str = TABLE) -> str:
@@ -84,6 +86,8 @@ class Worker:
     ) -> None:
         self.config, self.bootstrap, self.gallery, self.stats = config, bootstrap, gallery, stats
         self.on_ownership = on_ownership
+        self.commit_failed, self.commit_retry_at = False, 0.0  # a commit to make again, and when
+        self.lost_at: float | None = None  # when partitions were lost, until some come back
         self.cameras = Table(changelog_topic(config), bootstrap)
         self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
         self.warned: set[str] = set()  # cameras said to lack embeddings
@@ -96,18 +100,7 @@ class Worker:
         }
 
     def run(self) -> None:
-        from confluent_kafka import Consumer
-
-        settings = {
-            "group.id": self.config.group,
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            "partition.assignment.strategy": "range",  # partition n of every input topic to one worker
-            "session.timeout.ms": SESSION_TIMEOUT_MS,
-            "heartbeat.interval.ms": 3000,
-        }
-        consumer = kafka_clients.made(Consumer, kafka_clients.client_config(self.bootstrap, **settings))
-        consumer.subscribe(list(self.routes), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._revoked)
+        consumer = self._join()
         next_silence = next_stats = time.monotonic()
         try:
             with StopOnSignals("finishing the batch, then stopping") as stop:
@@ -117,6 +110,10 @@ class Worker:
                         self._batch(messages)
                         consumer.commit(asynchronous=True)  # after the writes it covers were acknowledged
                     now = time.monotonic()
+                    if self.commit_failed and now >= self.commit_retry_at:
+                        self._commit_again(consumer)
+                    if self.lost_at is not None and now - self.lost_at >= REJOIN_AFTER_S:
+                        self._resubscribe(consumer)
                     if now >= next_silence:
                         next_silence = now + SILENCE_CHECK_S
                         self._silence()
@@ -128,6 +125,41 @@ class Worker:
             consumer.close()  # leaves the group: the others take its partitions at once
             self.producer.flush(30)
 
+    def _join(self):
+        """A consumer of the group, subscribed to the input topics."""
+        from confluent_kafka import Consumer
+
+        settings = {
+            "group.id": self.config.group,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "range",  # partition n of every input topic to one worker
+            "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "heartbeat.interval.ms": 3000,
+            "on_commit": self._committed,
+        }
+        consumer = kafka_clients.made(Consumer, kafka_clients.client_config(self.bootstrap, **settings))
+        consumer.subscribe(list(self.routes), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
+        return consumer
+
+    def _committed(self, error, partitions) -> None:
+        """A commit's outcome (librdkafka's callback): one that failed, e.g. while the group's
+        coordinator moved, is made again (``COMMIT_RETRY_S`` later), or the group's lag would stay
+        up with nothing left to consume."""
+        failed = (error is not None and error.name() != "_NO_OFFSET") or any(p.error for p in partitions or [])
+        if failed:
+            log.warning("a commit failed (made again in %g s): %s", COMMIT_RETRY_S, error or partitions)
+            self.commit_failed, self.commit_retry_at = True, time.monotonic() + COMMIT_RETRY_S
+
+    def _commit_again(self, consumer) -> None:
+        from confluent_kafka import KafkaException
+
+        self.commit_failed = False
+        try:
+            consumer.commit(asynchronous=True)
+        except KafkaException as exc:  # nothing assigned now: the next owner commits its own
+            log.info("nothing to commit again (%s)", exc.args[0].str())
+
     def _assigned(self, _consumer, partitions) -> None:
         """Rebuild the state of the cameras of the partitions just given (before their first record)."""
         by_topic: dict[str, set[int]] = {}
@@ -137,7 +169,24 @@ class Worker:
         self.cameras.restore(by_topic.get(cfg.detections_topic, set()) | by_topic.get(cfg.poses_topic, set()))
         self.offline.restore(by_topic.get(cfg.status_topic, set()))
         log.info("assigned %s", ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing")
+        self.lost_at = None
         self.on_ownership(bool(partitions))
+
+    def _lost(self, consumer, partitions) -> None:
+        """Partitions taken away without a hand-over (the group's coordinator did not hear from this
+        worker in time): as revoked, said as a warning."""
+        log.warning("lost the partitions without a hand-over (their last batch may be processed again)")
+        self._revoked(consumer, partitions)
+        self.lost_at = time.monotonic()
+
+    def _resubscribe(self, consumer) -> None:
+        """Leave and join the group again: a worker that lost its partitions got none back within
+        ``REJOIN_AFTER_S`` (in CI, after a rolling restart of a three-node cluster, one never joined
+        again by itself; subscribing again was checked against a broker frozen with SIGSTOP)."""
+        log.warning("no partitions for %g s since they were lost: subscribing again", REJOIN_AFTER_S)
+        self.lost_at = time.monotonic()
+        consumer.unsubscribe()
+        consumer.subscribe(list(self.routes), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
 
     def _revoked(self, _consumer, partitions) -> None:
         """Forget the cameras of the partitions taken away (their batches were committed already)."""
@@ -148,6 +197,7 @@ class Worker:
         ):
             table.drop({tp.partition for tp in partitions if tp.topic in topics})
         log.info("revoked %s", ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing")
+        self.on_ownership(False)
 
     def _batch(self, messages: list) -> None:
         """Each readable record through its rule, in order; then the alerts and the changed states
