@@ -102,6 +102,7 @@ class Worker:
     def run(self) -> None:
         consumer = self._join()
         next_silence = next_stats = time.monotonic()
+        failed = True
         try:
             with StopOnSignals("finishing the batch, then stopping") as stop:
                 while not stop.requested:
@@ -120,8 +121,10 @@ class Worker:
                     if self.config.stats_interval and now >= next_stats:
                         next_stats = now + self.config.stats_interval
                         log.info("%s", self.stats.line())
+            failed = False
         finally:
-            _last_commit(consumer)
+            if not failed:  # a batch that failed (its writes not acknowledged) is left to be processed again
+                _last_commit(consumer)
             consumer.close()  # leaves the group: the others take its partitions at once
             self.producer.flush(30)
 
