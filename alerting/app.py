@@ -142,8 +142,11 @@ class Worker:
             "on_commit": self._committed,
         }
         consumer = kafka_clients.made(Consumer, kafka_clients.client_config(self.bootstrap, **settings))
-        consumer.subscribe(list(self.routes), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
+        self._subscribe(consumer)
         return consumer
+
+    def _subscribe(self, consumer) -> None:
+        consumer.subscribe(list(self.routes), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
 
     def _committed(self, error, partitions) -> None:
         """A commit's outcome (librdkafka's callback): one that failed, e.g. while the group's
@@ -165,13 +168,9 @@ class Worker:
 
     def _assigned(self, _consumer, partitions) -> None:
         """Rebuild the state of the cameras of the partitions just given (before their first record)."""
-        by_topic: dict[str, set[int]] = {}
-        for tp in partitions:
-            by_topic.setdefault(tp.topic, set()).add(tp.partition)
-        cfg = self.config
-        self.cameras.restore(by_topic.get(cfg.detections_topic, set()) | by_topic.get(cfg.poses_topic, set()))
-        self.offline.restore(by_topic.get(cfg.status_topic, set()))
-        log.info("assigned %s", ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing")
+        for table, numbers in self._by_table(partitions):
+            table.restore(numbers)
+        log.info("assigned %s", _names(partitions))
         self.lost_at = None
         self.on_ownership(bool(partitions))
 
@@ -189,18 +188,22 @@ class Worker:
         log.warning("no partitions for %g s since they were lost: subscribing again", REJOIN_AFTER_S)
         self.lost_at = time.monotonic()
         consumer.unsubscribe()
-        consumer.subscribe(list(self.routes), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
+        self._subscribe(consumer)
 
     def _revoked(self, _consumer, partitions) -> None:
         """Forget the cameras of the partitions taken away (their batches were committed already)."""
-        cfg = self.config
-        for table, topics in (
-            (self.cameras, (cfg.detections_topic, cfg.poses_topic)),
-            (self.offline, (cfg.status_topic,)),
-        ):
-            table.drop({tp.partition for tp in partitions if tp.topic in topics})
-        log.info("revoked %s", ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing")
+        for table, numbers in self._by_table(partitions):
+            table.drop(numbers)
+        log.info("revoked %s", _names(partitions))
         self.on_ownership(False)
+
+    def _by_table(self, partitions) -> list[tuple[Table, set[int]]]:
+        """Each table with the partition numbers of ``partitions`` whose records it keeps (detections
+        and poses: ``cameras``; camera statuses: ``offline``)."""
+        return [
+            (table, {tp.partition for tp in partitions if self.routes[tp.topic][1] is table})
+            for table in (self.cameras, self.offline)
+        ]
 
     def _batch(self, messages: list) -> None:
         """Each readable record through its rule, in order; then the alerts and the changed states
@@ -258,6 +261,10 @@ class Worker:
                     found += alerts
         if found:
             self._send(found)
+
+
+def _names(partitions) -> str:
+    return ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing"
 
 
 def _last_commit(consumer) -> None:
