@@ -22,6 +22,7 @@ from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules import offline as offline_rule
 from facestream.alerting.rules.camera import on_event, on_pose
+from facestream.alerting.rules.recognition import Recognition
 from facestream.alerting.table import Table, check_written
 from facestream.gallery import Gallery
 from facestream.schemas import (
@@ -91,6 +92,7 @@ class Worker:
         self.cameras = Table(changelog_topic(config), bootstrap)
         self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
         self.warned: set[str] = set()  # cameras said to lack embeddings
+        self.recognition = Recognition(gallery, [])  # who the faces of the batch at hand are
         self.producer = kafka_clients.producer(f"{config.group}-alerts", bootstrap, **{"linger.ms": 2})
         # What each input topic's records are, and which table and rule they go to.
         self.routes = {
@@ -207,17 +209,13 @@ class Worker:
 
     def _batch(self, messages: list) -> None:
         """Each readable record through its rule, in order; then the alerts and the changed states
-        written once each, and waited for."""
+        written once each, and waited for. The faces of the batch's detection events are matched
+        against the gallery together first."""
+        records = [(msg, event) for msg in messages if (event := self._read(msg)) is not None]
+        self.recognition = Recognition(self.gallery, (e for _, e in records if isinstance(e, DetectionEvent)))
         found = []
-        for msg in messages:
-            if msg.error():
-                kafka_clients.check_allowed(msg.error(), f"read {msg.topic()} in group {self.config.group}")
-                log.warning("consumer: %s", msg.error())
-                continue
-            read, table, apply = self.routes[msg.topic()]
-            event = read(msg.value())
-            if event is None:
-                continue
+        for msg, event in records:
+            _, table, apply = self.routes[msg.topic()]
             alerts = apply(table.state(event.camera_id, msg.partition()), event)
             if alerts is None:
                 self.stats.duplicates += 1
@@ -225,6 +223,14 @@ class Worker:
             table.changed(event.camera_id)
             found += alerts
         self._send(found)
+
+    def _read(self, msg) -> DetectionEvent | PoseEvent | CameraStatus | None:
+        """The record's event, or None (an error said, an unreadable record counted)."""
+        if msg.error():
+            kafka_clients.check_allowed(msg.error(), f"read {msg.topic()} in group {self.config.group}")
+            log.warning("consumer: %s", msg.error())
+            return None
+        return self.routes[msg.topic()][0](msg.value())
 
     def _send(self, alerts: list) -> None:
         for alert in alerts:
@@ -238,7 +244,7 @@ class Worker:
     def _detection(self, camera: dict, event: DetectionEvent) -> list | None:
         settings = self.config.for_camera(event.camera_id)
         _check_embeddings(event, settings, self.warned, self.stats)
-        return on_event(camera, event, self.gallery, settings)
+        return on_event(camera, event, self.gallery, settings, self.recognition)
 
     def _pose(self, camera: dict, event: PoseEvent) -> list | None:
         return on_pose(camera, event, self.config.for_camera(event.camera_id))

@@ -84,23 +84,25 @@ class Gallery:
         """(person id, cosine similarity) of the enrolled face closest to ``vector``, among entries made
         by the same ``embedder`` (vectors of different models do not compare), passing over people one
         of whose negatives is at least as close; (None, -1.0) if nobody is left."""
+        return self.best_matches(vector[np.newaxis], embedder)[0]
+
+    def best_matches(self, vectors: np.ndarray, embedder: ModelRef) -> list[tuple[str | None, float]]:
+        """``best_match`` of each row of ``vectors`` (faces made by ``embedder``), with one matrix
+        product for them all: the alerting worker asks once per batch of events, not once per face."""
         with self._lock:
             if self._matrix is None or self._matrix[0] != embedder:
-                self._matrix = (embedder, *self._rows(embedder, len(vector)))
+                self._matrix = (embedder, *self._rows(embedder, vectors.shape[1]))
             _, matrix, people, negative = self._matrix
         if not people:
-            return None, -1.0
-        similarities = matrix @ vector
-        if not negative.any():
-            best = int(np.argmax(similarities))
-            return people[best], float(similarities[best])
-        closest_negative: dict[str, float] = {}  # person -> the similarity of their closest negative
-        for j in np.flatnonzero(negative):
-            closest_negative[people[j]] = max(closest_negative.get(people[j], -1.0), float(similarities[j]))
-        for i in np.argsort(-similarities):
-            if not negative[i] and similarities[i] > closest_negative.get(people[i], -2.0):
-                return people[i], float(similarities[i])
-        return None, -1.0
+            return [(None, -1.0)] * len(vectors)
+        similarities = vectors @ matrix.T  # faces x enrolled rows
+        if negative.any():
+            similarities = np.where(_turned_away(similarities, people, negative), -np.inf, similarities)
+        best = similarities.argmax(axis=1)
+        top = similarities[np.arange(len(vectors)), best]
+        return [
+            (people[j], s) if s > -np.inf else (None, -1.0) for j, s in zip(best.tolist(), top.tolist(), strict=True)
+        ]
 
     def _rows(self, embedder: ModelRef, size: int) -> tuple[np.ndarray, list[str], np.ndarray]:
         rows = [
@@ -112,6 +114,17 @@ class Gallery:
         ]
         matrix = np.stack([as_vector(v) for _, v, _ in rows]) if rows else np.zeros((0, size), np.float32)
         return matrix, [person for person, _, _ in rows], np.array([n for _, _, n in rows], dtype=bool)
+
+
+def _turned_away(similarities: np.ndarray, people: list[str], negative: np.ndarray) -> np.ndarray:
+    """Which (face, row) pairs cannot match: the row is a negative, or one of its person's negatives is
+    at least as close to the face."""
+    owner = np.array(people)
+    away = np.broadcast_to(negative, similarities.shape).copy()
+    for k in np.flatnonzero(negative):
+        same = owner == owner[k]  # the rows of the negative's person
+        away |= same & (similarities <= similarities[:, k : k + 1])
+    return away
 
 
 def source_of(alert_id: str) -> str:

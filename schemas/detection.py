@@ -66,14 +66,28 @@ def event_id_for(camera_id: str, frame_seq: int, model: ModelRef) -> str:
     return str(uuid.uuid5(_EVENT_NAMESPACE, name))
 
 
+REFS_KEPT = 64  # model refs remembered as checked: an event carries one or two, nearly always the same
+_checked_refs: dict[tuple, ModelRef] = {}
+
+
 def model_ref_from(value: Any, where: str = "model", message_type: str = _TYPE) -> ModelRef:
+    """The ModelRef ``value`` holds. Fields equal to a ref checked before give that ref without
+    checking again (readers see the same few models in every event)."""
+    if isinstance(value, dict):
+        try:
+            return _checked_refs[value.get("name"), value.get("version"), value.get("weights_sha256")]
+        except (KeyError, TypeError):  # not seen yet, or not even hashable (the checks below say what is wrong)
+            pass
     if not isinstance(value, dict):
         raise f.SchemaError(message_type, where, f"expected a map, got {type(value).__name__}")
-    return ModelRef(
+    ref = ModelRef(
         name=f.text(message_type, value, "name", prefix=f"{where}."),
         version=f.text(message_type, value, "version", prefix=f"{where}."),
         weights_sha256=f.text(message_type, value, "weights_sha256", prefix=f"{where}."),
     )
+    if len(_checked_refs) < REFS_KEPT:
+        _checked_refs[ref.name, ref.version, ref.weights_sha256] = ref
+    return ref
 
 
 def _face_from(index: int, value: Any) -> Face:

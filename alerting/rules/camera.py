@@ -10,24 +10,30 @@ each is in.
 
 from collections.abc import Callable
 
-import numpy as np
-
 from facestream.alerting.config import CameraSettings
 from facestream.alerting.rules import crowd, fall, line, loitering, person_seen, stranger, zones
+from facestream.alerting.rules.recognition import Match, Recognition
 from facestream.alerting.rules.state import FrameEvent, Where, is_new, nowhere
 from facestream.gallery import Gallery
-from facestream.schemas import Alert, DetectionEvent, ModelRef, PoseEvent
+from facestream.schemas import Alert, DetectionEvent, PoseEvent
 
 Step = Callable[[dict, FrameEvent, Where], list[Alert]]  # (rule state, what it sees, zone of a box) -> alerts
 Close = Callable[[dict, FrameEvent, str], list[Alert]]  # (rule state, event, why) -> the ends of its open alerts
 
 
-def on_event(camera: dict, event: DetectionEvent, gallery: Gallery, settings: CameraSettings) -> list[Alert] | None:
+def on_event(
+    camera: dict,
+    event: DetectionEvent,
+    gallery: Gallery,
+    settings: CameraSettings,
+    match: Match | None = None,
+) -> list[Alert] | None:
     """Update ``camera`` (its JSON-able state, changed in place) with ``event``; return the alerts, or
-    None for a duplicate or replayed event, which changes nothing."""
+    None for a duplicate or replayed event, which changes nothing. ``match`` says who the event's faces
+    are (the worker's ``Recognition`` of the whole batch); by default the gallery is asked about this event."""
     if not is_new(camera, event):
         return None
-    match = _once_per_face(gallery.best_match)  # the stranger and person_seen rules ask about the same faces
+    match = match or Recognition(gallery, [event])
     alerts = _rule(
         camera,
         "stranger",
@@ -124,16 +130,3 @@ def _crowds(camera: dict, event: DetectionEvent, settings: CameraSettings) -> li
         for key, (seen, zone) in areas.items():
             alerts += crowd.step(camera.setdefault(key, {}), seen, settings.crowd, zone)
     return alerts
-
-
-def _once_per_face(match: stranger.Match) -> stranger.Match:
-    """``match``, asked once per face vector of an event however many rules ask."""
-    found: dict[tuple[bytes, ModelRef], tuple[str | None, float]] = {}
-
-    def cached(vector: np.ndarray, embedder: ModelRef) -> tuple[str | None, float]:
-        key = (vector.tobytes(), embedder)
-        if key not in found:
-            found[key] = match(vector, embedder)
-        return found[key]
-
-    return cached

@@ -12,6 +12,7 @@ new alert on that camera. All times are the frames' capture times.
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.state import (
     Where,
     alert,
@@ -25,9 +26,7 @@ from facestream.alerting.rules.state import (
     to_ns,
     zoned,
 )
-from facestream.alerting.rules.stranger import Match
 from facestream.config import check, setting
-from facestream.gallery import as_vector
 from facestream.schemas import Alert, DetectionEvent
 
 Watched = Callable[[str], str | None]  # person id -> the name, if the person is watched (Gallery.watched_name)
@@ -85,7 +84,7 @@ def step(
         for index, face in enumerate(event.faces):
             if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):
                 continue
-            person_id, similarity = match(as_vector(face.embedding), event.embedder)
+            _vector, person_id, similarity = match(face.embedding, event.embedder)
             if person_id is None or similarity < settings.match_threshold or person_id in cooldown:
                 continue
             name = watched(person_id)

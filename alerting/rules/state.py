@@ -25,14 +25,34 @@ def zoned(tracked: dict, zone: str | None) -> dict:
     return tracked
 
 
+VECTORS_KEPT = 8192  # decoded face vectors kept (a few per camera): most rules' events reuse the last ones
+_vectors: dict[str, np.ndarray] = {}  # packed text -> its vector, read-only
+
+
 def pack_vector(vector: np.ndarray) -> str:
     """A face vector as table state: float16 bytes in base64 (344 characters for 128 values, against
-    about 2,500 as a JSON list; the state is serialised on every event)."""
-    return base64.b64encode(vector.astype("<f2").tobytes()).decode()
+    about 2,500 as a JSON list; the state is serialised on every batch). The float16 values are kept
+    decoded for ``unpack_vector``, so a state read back from the changelog compares the same."""
+    half = vector.astype("<f2")
+    text = base64.b64encode(half.tobytes()).decode()
+    _keep_vector(text, half.astype(np.float32))
+    return text
 
 
 def unpack_vector(text: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(text), "<f2").astype(np.float32)
+    """``pack_vector``'s vector back (read-only; decoded once while it is in use)."""
+    vector = _vectors.get(text)
+    if vector is None:
+        vector = np.frombuffer(base64.b64decode(text), "<f2").astype(np.float32)
+        _keep_vector(text, vector)
+    return vector
+
+
+def _keep_vector(text: str, vector: np.ndarray) -> None:
+    if len(_vectors) >= VECTORS_KEPT:
+        _vectors.clear()  # the vectors in use are decoded again, once
+    vector.flags.writeable = False
+    _vectors[text] = vector
 
 
 def seconds(event: FrameEvent) -> float:

@@ -11,11 +11,12 @@ unseen (its end time: the last sighting plus ``end_after_s``, said by the camera
 All times are the frames' capture times.
 """
 
-from collections.abc import Callable
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.state import (
     Where,
     alert,
@@ -32,10 +33,7 @@ from facestream.alerting.rules.state import (
     zoned,
 )
 from facestream.config import check, setting
-from facestream.gallery import as_vector
-from facestream.schemas import Alert, DetectionEvent, ModelRef
-
-Match = Callable[[np.ndarray, ModelRef], tuple[str | None, float]]  # Gallery.best_match
+from facestream.schemas import Alert, DetectionEvent
 
 
 @dataclass(frozen=True)
@@ -85,8 +83,7 @@ def step(
         for index, face in enumerate(event.faces):
             if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):
                 continue
-            vector = as_vector(face.embedding)
-            _person, similarity = match(vector, event.embedder)
+            vector, _person, similarity = match(face.embedding, event.embedder)
             if similarity >= settings.match_threshold:
                 continue  # a known person
             stranger = _closest(strangers, vector, settings.same_stranger)
@@ -115,7 +112,7 @@ def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
 def _closest(candidates: list[dict], vector: np.ndarray, threshold: float) -> dict | None:
     if not candidates:
         return None
-    similarities = np.stack([unpack_vector(c["vector"]) for c in candidates]) @ vector
+    similarities = np.array([unpack_vector(c["vector"]) for c in candidates]) @ vector
     best = int(np.argmax(similarities))
     return candidates[best] if similarities[best] >= threshold else None
 
@@ -124,4 +121,4 @@ def _sighted(stranger: dict, vector: np.ndarray, seen: list, now: float, setting
     """Count the sighting (``state.sighted``) and move the stranger's face towards this one."""
     sighted(stranger, seen, now, settings.window_s, settings.sightings, settings.evidence)
     mean = unpack_vector(stranger["vector"]) * (stranger["count"] - 1) + vector
-    stranger["vector"] = pack_vector(mean / max(float(np.linalg.norm(mean)), 1e-12))
+    stranger["vector"] = pack_vector(mean / max(math.sqrt(mean @ mean), 1e-12))

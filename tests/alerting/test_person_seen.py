@@ -5,6 +5,7 @@ from alert_helpers import enrolled, event, face, person
 
 from facestream.alerting.rules import person_seen
 from facestream.alerting.rules.person_seen import PersonSeenSettings
+from facestream.alerting.rules.recognition import Recognition
 
 SETTINGS = PersonSeenSettings(sightings=2, window_s=5, update_every_s=10, end_after_s=10, cooldown_s=60)
 
@@ -12,7 +13,9 @@ SETTINGS = PersonSeenSettings(sightings=2, window_s=5, update_every_s=10, end_af
 def run(events, gallery=None, state=None) -> list:
     gallery = gallery or enrolled(watched=True)
     state = {} if state is None else state
-    return [a for e in events for a in person_seen.step(state, e, gallery.best_match, gallery.watched_name, SETTINGS)]
+    return [
+        a for e in events for a in person_seen.step(state, e, Recognition(gallery, [e]), gallery.watched_name, SETTINGS)
+    ]
 
 
 def test_a_watched_person_is_one_alert_per_visit_that_names_them() -> None:

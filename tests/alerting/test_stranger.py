@@ -6,6 +6,7 @@ import pytest
 from alert_helpers import enrolled, event, face, person
 
 from facestream.alerting.rules import stranger
+from facestream.alerting.rules.recognition import Recognition
 from facestream.alerting.rules.stranger import StrangerSettings
 
 
@@ -19,7 +20,7 @@ SETTINGS = StrangerSettings(sightings=3, window_s=5, update_every_s=2, end_after
 
 def run(events, gallery, settings=SETTINGS, state=None):
     state = {} if state is None else state
-    return [a for e in events for a in stranger.step(state, e, gallery.best_match, settings)], state
+    return [a for e in events for a in stranger.step(state, e, Recognition(gallery, [e]), settings)], state
 
 
 def test_a_stranger_seen_three_times_opens_one_alert_that_updates_then_ends(gallery) -> None:
