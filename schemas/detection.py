@@ -91,24 +91,31 @@ def model_ref_from(value: Any, where: str = "model", message_type: str = _TYPE) 
 
 
 def _face_from(index: int, value: Any) -> Face:
-    where = f"faces[{index}]"
+    """The event's face number ``index``; its errors name the face (``faces[2].box``), a name made
+    only for an error, as every face of every event a reader takes comes through here."""
+    try:
+        return _face(value)
+    except f.SchemaError as exc:
+        raise f.SchemaError(_TYPE, f"faces[{index}]" + (f".{exc.field}" if exc.field else ""), exc.problem) from None
+
+
+def _face(value: Any) -> Face:
     if not isinstance(value, dict):
-        raise f.SchemaError(_TYPE, where, f"expected a map, got {type(value).__name__}")
-    box = f.box(_TYPE, f"{where}.box", f.present(_TYPE, value, "box", f"{where}."))
-    score = f.score(_TYPE, f"{where}.score", f.present(_TYPE, value, "score", f"{where}."))
-    landmarks = None
-    if value.get("landmarks") is not None:
-        points = f.sequence(_TYPE, f"{where}.landmarks", value["landmarks"])
-        landmarks = tuple(f.floats(_TYPE, f"{where}.landmarks", p, 2) for p in points)
+        raise f.SchemaError(_TYPE, None, f"expected a map, got {type(value).__name__}")
+    box = f.box(_TYPE, "box", f.present(_TYPE, value, "box"))
+    score = f.score(_TYPE, "score", f.present(_TYPE, value, "score"))
+    landmarks = value.get("landmarks")
+    if landmarks is not None:
+        landmarks = tuple([f.floats(_TYPE, "landmarks", p, 2) for p in f.sequence(_TYPE, "landmarks", landmarks)])
     embedding = value.get("embedding")
     if embedding is not None:
-        embedding = f.float16_vector(_TYPE, f"{where}.embedding", embedding)
-    return Face(box=box, score=score, landmarks=landmarks, embedding=embedding)  # type: ignore[arg-type]
+        embedding = f.float16_vector(_TYPE, "embedding", embedding)
+    return Face(box=box, score=score, landmarks=landmarks, embedding=embedding)
 
 
 def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:
     faces = tuple(
-        _face_from(i, face) for i, face in enumerate(f.sequence(_TYPE, "faces", f.present(_TYPE, fields, "faces")))
+        [_face_from(i, face) for i, face in enumerate(f.sequence(_TYPE, "faces", f.present(_TYPE, fields, "faces")))]
     )
     embedder = None if fields.get("embedder") is None else model_ref_from(fields["embedder"], "embedder")
     if embedder is None and any(face.embedding is not None for face in faces):

@@ -7,5 +7,6 @@ class SchemaError(ValueError):
     def __init__(self, message_type: str, field: str | None, problem: str) -> None:
         self.message_type = message_type
         self.field = field
+        self.problem = problem
         where = f"{message_type}.{field}" if field else message_type
         super().__init__(f"{where}: {problem}")
