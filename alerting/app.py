@@ -23,6 +23,7 @@ from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules import offline as offline_rule
 from facestream.alerting.rules.camera import on_event, on_pose
 from facestream.alerting.rules.recognition import Recognition
+from facestream.alerting.rules.state import written
 from facestream.alerting.table import Table, check_written
 from facestream.gallery import Gallery
 from facestream.schemas import (
@@ -89,7 +90,7 @@ class Worker:
         self.on_ownership = on_ownership
         self.commit_failed, self.commit_retry_at = False, 0.0  # a commit to make again, and when
         self.lost_at: float | None = None  # when partitions were lost, until some come back
-        self.cameras = Table(changelog_topic(config), bootstrap)
+        self.cameras = Table(changelog_topic(config), bootstrap, written)
         self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
         self.warned: set[str] = set()  # cameras said to lack embeddings
         self.recognition = Recognition(gallery, [])  # who the faces of the batch at hand are

@@ -11,7 +11,7 @@ event replayed onto it is seen as already applied (``rules.state.is_new``).
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import orjson
 
@@ -22,9 +22,13 @@ log = logging.getLogger(__name__)
 
 
 class Table:
-    def __init__(self, changelog: str, bootstrap: str) -> None:
+    """``written`` turns a value of the state that JSON has no form for into one it has (orjson's
+    ``default``); the state read back holds what it wrote."""
+
+    def __init__(self, changelog: str, bootstrap: str, written: Callable[[object], object] | None = None) -> None:
         self.changelog = changelog
         self.bootstrap = bootstrap
+        self.written = written
         self._states: dict[str, dict] = {}
         self._partition_of: dict[str, int] = {}
         self._changed: set[str] = set()
@@ -78,7 +82,7 @@ class Table:
             kafka_clients.send(
                 producer,
                 self.changelog,
-                orjson.dumps(self._states[camera_id]),
+                orjson.dumps(self._states[camera_id], default=self.written),
                 camera_id.encode(),
                 partition=self._partition_of[camera_id],
             )

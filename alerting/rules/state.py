@@ -1,4 +1,4 @@
-"""What every rule shares: a camera's state as plain JSON-able data (it lives in a changelog-backed table), event
+"""What every rule shares: a camera's state as plain data (it lives in a changelog-backed table), event
 time in seconds, duplicate events skipped, and sightings as alerts carry them."""
 
 import base64
@@ -25,34 +25,31 @@ def zoned(tracked: dict, zone: str | None) -> dict:
     return tracked
 
 
-VECTORS_KEPT = 8192  # decoded face vectors kept (a few per camera): most rules' events reuse the last ones
-_vectors: dict[str, np.ndarray] = {}  # packed text -> its vector, read-only
-
-
 def pack_vector(vector: np.ndarray) -> str:
-    """A face vector as table state: float16 bytes in base64 (344 characters for 128 values, against
-    about 2,500 as a JSON list; the state is serialised on every batch). The float16 values are kept
-    decoded for ``unpack_vector``, so a state read back from the changelog compares the same."""
-    half = vector.astype("<f2")
-    text = base64.b64encode(half.tobytes()).decode()
-    _keep_vector(text, half.astype(np.float32))
-    return text
+    """A face vector as it is written in table state: float16 bytes in base64 (344 characters for
+    128 values, against about 2,500 as a JSON list)."""
+    return base64.b64encode(vector.astype("<f2").tobytes()).decode()
 
 
 def unpack_vector(text: str) -> np.ndarray:
-    """``pack_vector``'s vector back (read-only; decoded once while it is in use)."""
-    vector = _vectors.get(text)
-    if vector is None:
-        vector = np.frombuffer(base64.b64decode(text), "<f2").astype(np.float32)
-        _keep_vector(text, vector)
+    return np.frombuffer(base64.b64decode(text), "<f2").astype(np.float32)
+
+
+def vector_of(tracked: dict) -> np.ndarray:
+    """A tracked face's ``vector``. The rules keep it as a float32 vector while the worker holds the
+    state (updated on every sighting); the table writes it packed (``written``), and a state read
+    back from the changelog holds that text until first used."""
+    vector = tracked["vector"]
+    if isinstance(vector, str):
+        vector = tracked["vector"] = unpack_vector(vector)
     return vector
 
 
-def _keep_vector(text: str, vector: np.ndarray) -> None:
-    if len(_vectors) >= VECTORS_KEPT:
-        _vectors.clear()  # the vectors in use are decoded again, once
-    vector.flags.writeable = False
-    _vectors[text] = vector
+def written(value: object) -> str:
+    """What the table writes for a value of rule state that JSON has no form for: a face vector packed."""
+    if isinstance(value, np.ndarray):
+        return pack_vector(value)
+    raise TypeError(f"rule state cannot hold a {type(value).__name__}")
 
 
 def seconds(event: FrameEvent) -> float:

@@ -24,12 +24,11 @@ from facestream.alerting.rules.state import (
     face_counts,
     nowhere,
     opened_or_updated,
-    pack_vector,
     seconds,
     sighted,
     sighting,
     to_ns,
-    unpack_vector,
+    vector_of,
     zoned,
 )
 from facestream.config import check, setting
@@ -93,7 +92,7 @@ def step(
                 # Named by the event and the face that first showed it: two strangers first seen in one
                 # frame are two alerts, and a replay names them the same again.
                 first = f"{event.event_id}#{index}"
-                stranger = {"vector": pack_vector(vector), "first": first, "open": False, "count": 0, "seen": []}
+                stranger = {"vector": vector.copy(), "first": first, "open": False, "count": 0, "seen": []}
                 zoned(stranger, where(face.box))
                 strangers.append(stranger)
             _sighted(stranger, vector, sighting(event, face.box, similarity, face.score), now, settings)
@@ -112,13 +111,14 @@ def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
 def _closest(candidates: list[dict], vector: np.ndarray, threshold: float) -> dict | None:
     if not candidates:
         return None
-    similarities = np.array([unpack_vector(c["vector"]) for c in candidates]) @ vector
-    best = int(np.argmax(similarities))
+    similarities = np.array([vector_of(c) for c in candidates]) @ vector
+    best = int(similarities.argmax())
     return candidates[best] if similarities[best] >= threshold else None
 
 
 def _sighted(stranger: dict, vector: np.ndarray, seen: list, now: float, settings: StrangerSettings) -> None:
     """Count the sighting (``state.sighted``) and move the stranger's face towards this one."""
     sighted(stranger, seen, now, settings.window_s, settings.sightings, settings.evidence)
-    mean = unpack_vector(stranger["vector"]) * (stranger["count"] - 1) + vector
-    stranger["vector"] = pack_vector(mean / max(math.sqrt(mean @ mean), 1e-12))
+    mean = vector_of(stranger) * (stranger["count"] - 1) + vector
+    mean /= max(math.sqrt(mean.dot(mean)), 1e-12)
+    stranger["vector"] = mean
