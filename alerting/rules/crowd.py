@@ -10,6 +10,7 @@ once, in one of them. All times are capture times; the window is counted in quar
 """
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 from facestream.alerting.rules.state import alert, seconds, sighting, to_ns, zoned
 from facestream.config import check, setting
@@ -40,20 +41,21 @@ def step(state: dict, event: DetectionEvent, settings: CrowdSettings, zone: str 
     one new event (only the faces in ``zone``, if it counts in one, which its alerts name); return the
     alerts it causes."""
     now = seconds(event)
-    faces = sum(face.score >= settings.min_score for face in event.faces)
-    seen = sighting(event) + [faces]  # the face count last: evidence keeps the most crowded frames
+    faces = len([face for face in event.faces if face.score >= settings.min_score])
     # The window in quarter seconds: [slot, frames, crowded frames, most faces, that frame's sighting]
-    # each, so the state stays a few entries at any frame rate (it is serialised on every event).
+    # each, so the state stays a few entries at any frame rate (it is written after every batch).
     slot, oldest = int(now * SLOTS_PER_S), int((now - settings.window_s) * SLOTS_PER_S)
-    slots = [s for s in state.get("slots", []) if s[0] >= oldest]
+    slots = state.setdefault("slots", [])
+    while slots and slots[0][0] < oldest:
+        del slots[0]
     if not slots or slots[-1][0] != slot:
         slots.append([slot, 0, 0, -1, None])
     current = slots[-1]
-    current[1:3] = [current[1] + 1, current[2] + (faces >= settings.min_faces)]
+    current[1] += 1
+    current[2] += faces >= settings.min_faces
     if faces > current[3]:
-        current[3:] = [faces, seen]
-    state["slots"] = slots
-    frames, crowded = sum(s[1] for s in slots), sum(s[2] for s in slots)
+        current[3:] = [faces, _seen(event, faces)]
+    frames, crowded = sum(map(itemgetter(1), slots)), sum(map(itemgetter(2), slots))
     holds = frames >= settings.min_frames and crowded > settings.share * frames
     crowd = state.get("open")
     if holds:
@@ -68,7 +70,7 @@ def step(state: dict, event: DetectionEvent, settings: CrowdSettings, zone: str 
         elif now - crowd["updated"] >= settings.update_every_s:
             record = "update"
         crowd["held"] = now
-        _keep(crowd, seen, settings)
+        _keep(crowd, _seen(event, faces), settings)
         if record is None:
             return []
         crowd["updated"] = now
@@ -87,6 +89,11 @@ def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
         return []
     state["open"] = None
     return [alert("crowd", crowd, event, "end", crowd["evidence"][0][6], event.capture_ts_ns, reason)]
+
+
+def _seen(event: DetectionEvent, faces: int) -> list:
+    """A frame as crowd evidence: its sighting with the face count last (evidence keeps the most crowded)."""
+    return sighting(event) + [faces]
 
 
 def _keep(crowd: dict, seen: list, settings: CrowdSettings) -> None:
