@@ -96,17 +96,26 @@ def sequence(message_type: str, name: str, value: Any, length: int | None = None
     return value
 
 
+_FLOAT = frozenset((float,))
+
+
 def floats(message_type: str, where: str, value: Any, length: int) -> tuple[float, ...]:
     """A list of ``length`` finite numbers. Checked as a whole first (all floats with a finite sum
     means all finite): every event a detector publishes passes through here once per face or person."""
     items = sequence(message_type, where, value, length)
-    if set(map(type, items)) == {float} and math.isfinite(sum(items)):
+    if set(map(type, items)) == _FLOAT and math.isfinite(sum(items)):
         return tuple(items)
     return tuple(number(message_type, where, v) for v in items)
 
 
 def box(message_type: str, where: str, value: Any) -> tuple[float, float, float, float]:
-    """[x0, y0, x1, y1] with x0 <= x1 and y0 <= y1."""
+    """[x0, y0, x1, y1] with x0 <= x1 and y0 <= y1. Four ordered floats, as every face's box is, are
+    taken at once; anything else goes through ``floats``, which says what is wrong."""
+    if type(value) is list and len(value) == 4:
+        x0, y0, x1, y1 = value
+        if type(x0) is type(y0) is type(x1) is type(y1) is float and math.isfinite(x0 + y0 + x1 + y1):
+            if x0 <= x1 and y0 <= y1:
+                return x0, y0, x1, y1
     x0, y0, x1, y1 = floats(message_type, where, value, 4)
     if x1 < x0 or y1 < y0:
         raise SchemaError(message_type, where, f"needs x0 <= x1 and y0 <= y1, got {[x0, y0, x1, y1]}")

@@ -83,7 +83,7 @@ def sighting(event: FrameEvent, box=None, similarity: float | None = None, score
 def face_counts(face, min_score: float, min_face_px: float) -> bool:
     """A face is worth a rule's attention: confident enough, and large enough to recognise."""
     x0, y0, x1, y1 = face.box
-    return face.score >= min_score and min(x1 - x0, y1 - y0) >= min_face_px
+    return face.score >= min_score and x1 - x0 >= min_face_px and y1 - y0 >= min_face_px
 
 
 def sighted(tracked: dict, seen: list, now: float, window_s: float, sightings: int, evidence: int) -> None:
