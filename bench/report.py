@@ -48,7 +48,7 @@ def alerting(result: dict) -> list[str]:
         f"**Alerting, {m['cores']} cores, local broker** (`{result['command']}`): a backlog of {s['events']} "
         f"detection events from {s['cameras']} cameras on {s.get('partitions', 4)} partitions, {s['faces']} "
         "faces each with real SFace embeddings (one enrolled person), drained by workers of a fresh group "
-        f"(stranger and crowd rules): {rows}. Source: `bench/results/{result['_file']}`."
+        f"(the default rules): {rows}. Source: `bench/results/{result['_file']}`."
     ]
 
 
