@@ -99,7 +99,11 @@ Examples (on the GPU machine):
 @click.option("--width", type=int, default=640)
 @click.option("--iters", type=int, default=20, help="Inferences per timed repeat.")
 @click.option("--repeats", type=int, default=5, help="Timed repeats; the median is reported.")
-@click.option("--baselines", default="eager,compile", help="PyTorch baselines: eager, compile, or none.")
+@click.option(
+    "--baselines",
+    default="eager,compile",
+    help="PyTorch baselines: eager, compile (default mode), autotune (max-autotune, slow to build), or none.",
+)
 @click.option(
     "--cuda-option",
     "cuda_options",
@@ -129,10 +133,10 @@ def engine(
     out: Path | None,
 ) -> None:
     """Engine ms/image and images/s per batch, with PyTorch eager and torch.compile in the same run."""
-    from bench.engine import EngineBenchConfig, run
+    from bench.engine import TORCH_MODES, EngineBenchConfig, run
 
     chosen = tuple(b for b in baselines.split(",") if b and b != "none")
-    unknown = set(chosen) - {"eager", "compile"}
+    unknown = set(chosen) - set(TORCH_MODES)
     if unknown:
         raise click.BadParameter(f"unknown baselines {sorted(unknown)}")
     # A variant never overwrites the main file.

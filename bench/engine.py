@@ -2,9 +2,9 @@
 
 For each batch size: the project's engine (ONNX Runtime, static-shape session per bucket, IO binding,
 CUDA graphs, uint8 input normalised in the graph) with its input already on the device, then PyTorch
-eager FP16 channels_last (the seed's approach) and ``torch.compile`` (Inductor, FP16) on the same
-weights, timed with CUDA events. Also the physical floor (FLOPs / dense FP16 peak), the Memcpy nodes
-ONNX Runtime inserted, and GPU memory.
+eager FP16 channels_last (the seed's approach) and ``torch.compile`` (Inductor, FP16; default mode,
+or ``max-autotune`` as the ``autotune`` baseline) on the same weights, timed with CUDA events. Also
+the physical floor (FLOPs / dense FP16 peak), the Memcpy nodes ONNX Runtime inserted, and GPU memory.
 """
 
 import copy
@@ -27,6 +27,9 @@ from facestream.detector_service.inference.engine import Engine, load_graph
 from facestream.detector_service.inference.graph_rewrite import IMAGE_INPUT
 
 H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of the H100/H200 SXM
+# The PyTorch baselines, by name: how ``torch.compile`` runs the model (None: eager). ``autotune``
+# times Inductor's own kernel choices and captures CUDA graphs (minutes of compiling per batch size).
+TORCH_MODES: dict[str, str | None] = {"eager": None, "compile": "default", "autotune": "max-autotune"}
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class EngineBenchConfig:
     width: int
     iters: int
     repeats: int
-    baselines: tuple[str, ...]  # subset of ("eager", "compile")
+    baselines: tuple[str, ...]  # names of TORCH_MODES
     out: Path
     cuda_options: tuple[tuple[str, str], ...] = ()  # CUDA provider options over the engine's defaults
     merge_heads: bool = True  # MogFace exported with its two prediction heads as one (baselines keep two)
@@ -69,7 +72,7 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
     if torch_model is not None:
         for name in cfg.baselines:
             for b in cfg.batches:
-                rows[b][f"torch_{name}_ms_per_img"] = _time_torch(torch_model, cfg, b, compiled=name == "compile")
+                rows[b][f"torch_{name}_ms_per_img"] = _time_torch(torch_model, cfg, b, TORCH_MODES[name])
                 _progress(f"torch {name:<8} batch {b:>3}: {rows[b][f'torch_{name}_ms_per_img']:.3f} ms/img")
                 save({**result, "complete": False}, cfg.out)
     for row in rows.values():
@@ -207,21 +210,22 @@ def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float,
     return round(statistics.median(samples), 4), round(used, 1), check
 
 
-def torch_baseline(model, cfg: EngineBenchConfig, batch: int, compiled: bool):
-    """(runner, input) for a PyTorch baseline: FP16, channels_last, eager or ``torch.compile``."""
+def torch_baseline(model, cfg: EngineBenchConfig, batch: int, mode: str | None):
+    """(runner, input) for a PyTorch baseline: FP16, channels_last, eager (``mode`` None) or
+    ``torch.compile`` in that mode."""
     import torch
 
     torch.backends.cudnn.benchmark = True  # what a user tuning PyTorch would set: the stronger baseline
     device_model = model.half().cuda().to(memory_format=torch.channels_last).eval()
-    runner = torch.compile(device_model, dynamic=False) if compiled else device_model
+    runner = device_model if mode is None else torch.compile(device_model, mode=mode, dynamic=False)
     x = torch.randn(batch, 3, cfg.height, cfg.width, device="cuda").half().to(memory_format=torch.channels_last)
     return runner, x
 
 
-def _time_torch(model, cfg: EngineBenchConfig, batch: int, compiled: bool) -> float:
+def _time_torch(model, cfg: EngineBenchConfig, batch: int, mode: str | None) -> float:
     import torch
 
-    runner, x = torch_baseline(model, cfg, batch, compiled)
+    runner, x = torch_baseline(model, cfg, batch, mode)
     with torch.inference_mode():
         for _ in range(3):
             runner(x)

@@ -91,7 +91,7 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
 def _compiled(model, cfg: EngineBenchConfig, batch: int):
     import torch
 
-    runner, x = torch_baseline(model, cfg, batch, compiled=True)
+    runner, x = torch_baseline(model, cfg, batch, "default")
 
     def step() -> None:
         with torch.inference_mode():
