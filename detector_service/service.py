@@ -5,7 +5,6 @@ import logging
 import socket
 import sys
 import time
-from collections import deque
 from concurrent.futures import Future, wait
 
 from prometheus_client import CollectorRegistry
@@ -22,6 +21,7 @@ from facestream.detector_service.kafka.consumer import GroupMember
 from facestream.detector_service.kafka.limits import FrameLimits, LimitError
 from facestream.detector_service.kafka.publisher import Publisher
 from facestream.detector_service.kafka.rate_limit import RateLimit
+from facestream.detector_service.kafka.skips import SkippedRuns
 from facestream.detector_service.models.base import Thresholds
 from facestream.detector_service.processor import FrameProcessor, Pending
 from facestream.detector_service.stats import Stats, StatsReporter
@@ -94,11 +94,7 @@ class DetectorService:
         registry.register(metrics.StatsCollector(self.stats, self.processor.describe(), events))
         self.readiness.mark("model_warm")
         self.limits = FrameLimits(config.max_frame_bytes, config.max_pixels)
-        # camera -> runs of its frames skipped and not yet announced, oldest first, as [highest seq of the
-        # run, frames in it, whether a skip may still join it]: with batches pipelined, frames after an
-        # event's frame may be skipped before that event is built. A frame taken closes its camera's run,
-        # so there are never more runs than frames in flight.
-        self._skipped: dict[str, deque[list]] = {}
+        self._skipped = SkippedRuns()  # frames skipped, until the next event of their camera announces them
         self._seen: dict[str, int] = {}  # camera -> frames taken, for --every-nth
         self._rate = RateLimit(config.max_fps_per_camera) if config.max_fps_per_camera else None
         self._fatal: str | None = None
@@ -209,16 +205,14 @@ class DetectorService:
         old = {id(frame) for _, frame in readable if self._too_old(frame)}
         over = self._rate.over([f for _, f in readable if id(f) not in old]) if self._rate is not None else set()
         frames, sources = [], []
-        for msg, frame in readable:  # in order: a camera's skips and takes make its runs (see _skip)
+        for msg, frame in readable:  # in order: a camera's skips and takes make its runs (kafka/skips.py)
             reason = "old" if id(frame) in old else "rate" if id(frame) in over else None
             if reason is None and self._passed_over(frame):
                 reason = "nth"
             if reason is not None:
                 self._skip(msg, frame, reason)
                 continue
-            runs = self._skipped.get(frame.camera_id)
-            if runs:
-                runs[-1][2] = False  # this frame's event announces the run; later skips start another
+            self._skipped.taken(frame.camera_id)
             frames.append(frame)
             sources.append(msg)
         return self.processor.begin(frames, sources) if frames else None
@@ -294,11 +288,7 @@ class DetectorService:
         too-old one is said for the camera's first skip and every 100th (the other two are what was asked
         for: said once, at start)."""
         count = self.stats.count_skipped(frame.camera_id, reason)
-        runs = self._skipped.setdefault(frame.camera_id, deque())
-        if runs and runs[-1][2]:
-            runs[-1][0], runs[-1][1] = frame.frame_seq, runs[-1][1] + 1
-        else:
-            runs.append([frame.frame_seq, 1, True])
+        self._skipped.skipped(frame.camera_id, frame.frame_seq)
         self.member.tracker.done((msg.topic(), msg.partition()), msg.offset())
         if reason == "old" and logs.worth_saying(count):
             age_s = (time.time_ns() - frame.capture_ts_ns) / 1e9
@@ -313,10 +303,7 @@ class DetectorService:
 
     def _announcing_skips(self, event):
         """``event`` with the frames of its camera skipped before it (and after its previous event)."""
-        runs = self._skipped.get(event.camera_id)
-        skipped = 0
-        while runs and runs[0][0] < event.frame_seq:
-            skipped += runs.popleft()[1]
+        skipped = self._skipped.announced_by(event.camera_id, event.frame_seq)
         return dataclasses.replace(event, skipped_before=skipped) if skipped else event
 
     def _dead_letter(self, msg, stage: str, error: Exception) -> None:
