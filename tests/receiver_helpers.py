@@ -26,7 +26,7 @@ class Webhook:
         posts = self.posts
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:  # http.server names it
                 posts.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
                 self.send_response(200)
                 self.end_headers()
@@ -109,7 +109,7 @@ class Mailbox:
         mailbox = self
 
         class Handler:
-            async def handle_DATA(self, _server, _session, envelope) -> str:  # noqa: N802 (aiosmtpd's name)
+            async def handle_DATA(self, _server, _session, envelope) -> str:  # aiosmtpd names it
                 mailbox.messages.append(envelope.content)
                 return "250 OK"
 

@@ -177,7 +177,7 @@ def gpu_name_query(env: Mapping[str, str]) -> list[str]:
 
 def _trt_version() -> str:
     try:
-        import tensorrt  # noqa: PLC0415 - optional, only present with TensorRT installed
+        import tensorrt  # optional: only present with TensorRT installed
 
         return tensorrt.__version__
     except ImportError:
