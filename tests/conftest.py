@@ -7,8 +7,31 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers import browser, compose
 
 from facestream import kafka_clients, samples
+
+TESTS = Path(__file__).parent
+# The real parts a test needs, known from its fixtures: the markers `make test-fast` leaves out.
+NEEDS_BY_FIXTURE = {"bootstrap": "kafka", "postgres": "postgres", "rtsp_cameras": "rtsp"}
+# ... or from what its module uses: a browser, containers.
+NEEDS_BY_HELPER = {"browser": browser.chromium, "compose": compose.Stack}
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """Mark every test by what it needs (pyproject.toml registers the markers): the end-to-end
+    folder, its fixtures, the helpers its module uses, a GPU module's name."""
+    for item in items:
+        parts = item.path.relative_to(TESTS).parts
+        needs = {mark for fixture, mark in NEEDS_BY_FIXTURE.items() if fixture in item.fixturenames}
+        module = vars(item.module) if item.module is not None else {}
+        needs |= {mark for mark, helper in NEEDS_BY_HELPER.items() if any(v is helper for v in module.values())}
+        if parts[0] == "e2e":
+            needs.add("e2e")
+        if item.path.stem.endswith("_gpu"):
+            needs.add("gpu")
+        for mark in sorted(needs):
+            item.add_marker(getattr(pytest.mark, mark))
 
 
 @pytest.fixture(scope="session")
@@ -44,8 +67,8 @@ def sample_dir() -> Path:
 def rtsp_cameras(sample_dir: Path):
     """``rtsp_cameras(*server options)`` starts a real RTSP camera streaming vtest.avi (1280x720 H.264 at
     25 fps unless told) on a port of its own; every camera started is killed after the test."""
-    from http_helpers import free_port
-    from rtsp_helpers import RtspCamera
+    from helpers.http import free_port
+    from helpers.rtsp import RtspCamera
 
     started: list[RtspCamera] = []
 
@@ -93,7 +116,7 @@ def produce_raw(bootstrap: str):
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """The fault tests' figures (produced / answered / lost / duplicates / measured times), as a table."""
-    from fault_helpers import REPORTS
+    from helpers.fault import REPORTS
 
     if REPORTS:
         terminalreporter.section("fault reports")

@@ -3,7 +3,7 @@ an alert's life, reviews kept once."""
 
 import dataclasses
 
-from store_helpers import OPENED, S, received
+from helpers.store import OPENED, S, received
 
 from facestream.alertdb import open_database
 from facestream.alertdb.queries import AlertFilter, lifecycles, page, review

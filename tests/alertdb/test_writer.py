@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
+from helpers.store import ENDED, OPENED, UPDATED, S, received
 from sqlalchemy import select
-from store_helpers import ENDED, OPENED, UPDATED, S, received
 
 from facestream.alertdb import open_database
 from facestream.alertdb.schema import alerts, records

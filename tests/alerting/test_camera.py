@@ -2,7 +2,7 @@
 
 import orjson
 import pytest
-from alert_helpers import enrolled, event, face, person
+from helpers.alert import enrolled, event, face, person
 
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event

@@ -1,7 +1,7 @@
 """The crowd rule on synthetic events: it opens when most frames of the window are crowded, ends when
 that stops, and counts the most faces seen at once."""
 
-from alert_helpers import event, face
+from helpers.alert import event, face
 
 from facestream.alerting.rules import crowd
 from facestream.alerting.rules.crowd import CrowdSettings

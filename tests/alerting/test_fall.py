@@ -2,7 +2,7 @@
 follow a fall, a slow sit, a bend, lying down slowly, walking past, leaving the picture mid-fall."""
 
 import pytest
-from alert_helpers import body, poses
+from helpers.alert import body, poses
 
 from facestream.alerting.rules import fall
 from facestream.alerting.rules.fall import FallSettings

@@ -1,7 +1,7 @@
 """The line rule: a tracked person crossing a named line, in a direction that counts, is one alert."""
 
 import pytest
-from alert_helpers import body, poses
+from helpers.alert import body, poses
 
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_pose

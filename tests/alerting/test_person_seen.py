@@ -1,7 +1,7 @@
 """The person_seen rule, event by event: a watched person seen is one alert per visit, naming them;
 an enrolled person not watched, a stranger and a faint face raise nothing."""
 
-from alert_helpers import enrolled, event, face, person
+from helpers.alert import enrolled, event, face, person
 
 from facestream.alerting.rules import person_seen
 from facestream.alerting.rules.person_seen import PersonSeenSettings

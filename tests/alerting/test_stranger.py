@@ -3,7 +3,7 @@
 import dataclasses
 
 import pytest
-from alert_helpers import enrolled, event, face, person
+from helpers.alert import enrolled, event, face, person
 
 from facestream.alerting.rules import stranger
 from facestream.alerting.rules.recognition import Recognition

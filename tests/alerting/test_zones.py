@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 import pytest
-from alert_helpers import body, enrolled, event, face, person, poses
+from helpers.alert import body, enrolled, event, face, person, poses
 
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event, on_pose

@@ -2,7 +2,7 @@
 (and with it the cluster profile's three Kafka nodes), the project's images built from the file. No
 registry is reachable here, so deploy/local-images.sh first builds the base images the Dockerfiles
 name (a Debian root file system from debootstrap, with Python; Kafka from Maven Central's jars) under
-their official names; see compose_helpers for what podman 4.3 cannot do and what stands in for it."""
+their official names; see helpers/compose.py for what podman 4.3 cannot do and what stands in for it."""
 
 import os
 import subprocess
@@ -12,11 +12,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from compose_helpers import ROOT, Stack, needed_tools, podman_env, values, wait_for_records
-from http_helpers import free_port, get
-from kafka_helpers import committed_total
-from producer_helpers import wait_until
-from receiver_helpers import retained
+from helpers.compose import ROOT, Stack, needed_tools, podman_env, values, wait_for_records
+from helpers.http import free_port, get
+from helpers.kafka import committed_total
+from helpers.producer import wait_until
+from helpers.receiver import retained
 
 from facestream import kafka_clients
 from facestream.schemas import unpack_detection, unpack_frame

@@ -11,7 +11,7 @@ import tomllib
 import click
 import pytest
 import yaml
-from compose_helpers import COMPOSE_FILE, ROOT, SECURE_FILE, podman_env
+from helpers.compose import COMPOSE_FILE, ROOT, SECURE_FILE, podman_env
 
 from facestream import paths
 from facestream.tools.cli import cli

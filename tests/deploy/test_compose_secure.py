@@ -10,9 +10,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from compose_helpers import COMPOSE_FILE, SECURE_FILE, Stack, needed_tools, wait_for_records
 from confluent_kafka import KafkaException
-from http_helpers import free_port
+from helpers.compose import COMPOSE_FILE, SECURE_FILE, Stack, needed_tools, wait_for_records
+from helpers.http import free_port
 
 from facestream import kafka_clients
 

@@ -4,7 +4,7 @@ import time
 import uuid
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
-from kafka_helpers import committed_total
+from helpers.kafka import committed_total
 
 from facestream import kafka_clients
 from facestream.detector_service.kafka.consumer import GroupMember

@@ -3,7 +3,7 @@
 import cv2
 import numpy as np
 import pytest
-from jpeg_helpers import bomb
+from helpers.jpeg import bomb
 
 from facestream.detector_service.kafka.limits import FrameLimits, jpeg_size
 from facestream.schemas import Frame

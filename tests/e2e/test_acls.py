@@ -12,9 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from http_helpers import free_port, get
-from kafka_helpers import run_service
-from secure_helpers import certificate, free_ports
+from helpers.http import free_port, get
+from helpers.kafka import run_service
+from helpers.secure import certificate, free_ports
 
 from facestream import kafka_clients, paths
 from facestream.alert_store.config import AlertStoreConfig, alert_store_command

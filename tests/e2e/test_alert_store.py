@@ -11,9 +11,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from http_helpers import free_port, get, scrape
-from kafka_helpers import read_topic
-from producer_helpers import wait_until
+from helpers.http import free_port, get, scrape
+from helpers.kafka import read_topic
+from helpers.producer import wait_until
 from sqlalchemy import func, select
 
 from facestream import kafka_clients

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from http_helpers import free_port, get, scrape
-from kafka_helpers import detector_config, photos_to, read_topic, run_service
-from worker_helpers import (
+from helpers.http import free_port, get, scrape
+from helpers.kafka import detector_config, photos_to, read_topic, run_service
+from helpers.worker import (
     alert_record,
     alerting,
     alerts_until,

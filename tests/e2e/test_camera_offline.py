@@ -7,10 +7,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fault_helpers import REPORTS
-from http_helpers import free_port
-from producer_helpers import sent, start_producer, wait_until
-from worker_helpers import alerting, stop, wait_for
+from helpers.fault import REPORTS
+from helpers.http import free_port
+from helpers.producer import sent, start_producer, wait_until
+from helpers.worker import alerting, stop, wait_for
 
 from facestream import kafka_clients
 

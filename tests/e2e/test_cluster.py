@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fault_helpers import AlertsBeside, EventReader, live_cameras, replica, report, wait_for_line, wait_out
+from helpers.fault import AlertsBeside, EventReader, live_cameras, replica, report, wait_for_line, wait_out
 
 from facestream import kafka_clients
 from facestream.broker import LocalCluster

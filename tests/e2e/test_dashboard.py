@@ -13,9 +13,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from browser_helpers import chromium, console_errors, count, images_loaded, wait_until
-from http_helpers import free_port, get
-from store_helpers import OPENED, S, received
+from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
+from helpers.http import free_port, get
+from helpers.store import OPENED, S, received
 
 from facestream import gallery, kafka_clients
 from facestream.alertdb import open_database

@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from browser_helpers import chromium, console_errors, count, images_loaded, wait_until
-from http_helpers import free_port, get
-from receiver_helpers import Webhook
+from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
+from helpers.http import free_port, get
+from helpers.receiver import Webhook
 
 # Where the screenshot goes besides the test's own folder (docs/images/dashboard.png is one made so).
 SCREENSHOT = os.environ.get("FACESTREAM_SCREENSHOT")

@@ -6,9 +6,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fault_helpers import wait_for_line
-from kafka_helpers import photos_to, read_topic, run_service
-from worker_helpers import alerting, alerts_until, ended, states
+from helpers.fault import wait_for_line
+from helpers.kafka import photos_to, read_topic, run_service
+from helpers.worker import alerting, alerts_until, ended, states
 
 from facestream import kafka_clients, samples
 from facestream.detector_service.config import PoseConfig, pose_command

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from fault_helpers import (
+from helpers.fault import (
     EventReader,
     PeakMemory,
     final_summary,
@@ -21,7 +21,7 @@ from fault_helpers import (
     wait_for_line,
     wait_out,
 )
-from kafka_helpers import committed_total, detector_args, read_topic, run_service
+from helpers.kafka import committed_total, detector_args, read_topic, run_service
 
 from facestream import kafka_clients
 from facestream.broker.local import LocalBroker

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import time
 
-from kafka_helpers import committed_total, detector_config, photos_to, read_topic, run_service
+from helpers.kafka import committed_total, detector_config, photos_to, read_topic, run_service
 
 from facestream import samples
 from facestream.detector_service.config import detector_command

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from http_helpers import free_port, get, scrape
-from kafka_helpers import detector_config
+from helpers.http import free_port, get, scrape
+from helpers.kafka import detector_config
 
 from facestream.detector_service.config import PoseConfig, detector_command, pose_command
 from facestream.schemas import Frame, pack_frame

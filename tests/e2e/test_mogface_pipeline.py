@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from kafka_helpers import committed_total, detector_args, detector_config, photos_to, read_topic
+from helpers.kafka import committed_total, detector_args, detector_config, photos_to, read_topic
 
 from facestream import samples
 from facestream.detector_service.config import detector_command

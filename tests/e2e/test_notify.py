@@ -14,9 +14,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from producer_helpers import wait_until
-from receiver_helpers import Mailbox, Mosquitto, Webhook
-from store_helpers import OPENED, S
+from helpers.producer import wait_until
+from helpers.receiver import Mailbox, Mosquitto, Webhook
+from helpers.store import OPENED, S
 
 from facestream import kafka_clients
 from facestream.notifier.config import NotifierConfig, notifier_command

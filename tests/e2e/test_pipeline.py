@@ -8,8 +8,8 @@ import cv2
 import msgpack
 import numpy as np
 import pytest
-from jpeg_helpers import bomb
-from kafka_helpers import committed_total, detector_args, detector_config, photos_to, read_topic, run_service
+from helpers.jpeg import bomb
+from helpers.kafka import committed_total, detector_args, detector_config, photos_to, read_topic, run_service
 
 from facestream import samples
 from facestream.detector_service.config import detector_command

@@ -10,8 +10,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kafka_helpers import detector_args, read_topic, run_service
-from secure_helpers import certificate, free_ports
+from helpers.kafka import detector_args, read_topic, run_service
+from helpers.secure import certificate, free_ports
 
 from facestream import kafka_clients, paths
 from facestream.broker.local import LocalBroker, SecureListener

@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from browser_helpers import chromium, console_errors, count, wait_until
 from click.testing import CliRunner
-from http_helpers import free_port, get
-from kafka_helpers import detector_config, photos_to, read_topic
-from worker_helpers import alerting, enrol, pipeline_names, scene, states, stop
+from helpers.browser import chromium, console_errors, count, wait_until
+from helpers.http import free_port, get
+from helpers.kafka import detector_config, photos_to, read_topic
+from helpers.worker import alerting, enrol, pipeline_names, scene, states, stop
 
 from facestream import gallery
 from facestream.dashboard.config import DashboardConfig, dashboard_command

@@ -3,7 +3,7 @@ and both undone by the alert that taught them."""
 
 import numpy as np
 import pytest
-from alert_helpers import SFACE, enrolled, person
+from helpers.alert import SFACE, enrolled, person
 
 from facestream.gallery import Gallery, not_them, taught, untaught
 from facestream.schemas import GalleryEntry, ModelRef, pack_gallery_entry, unpack_gallery_entry

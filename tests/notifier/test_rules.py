@@ -4,7 +4,7 @@ and quiet hours, all on the alerts' own times."""
 import dataclasses
 
 import pytest
-from store_helpers import OPENED, S
+from helpers.store import OPENED, S
 
 from facestream.errors import ConfigError
 from facestream.notifier.rules import TargetSettings, decide, track_open, wants

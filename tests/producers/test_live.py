@@ -8,11 +8,11 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from fault_helpers import REPORTS
-from http_helpers import free_port, get, scrape
-from kafka_helpers import read_topic
-from producer_helpers import sent, start_producer, stop_producer, wait_until
-from rtsp_helpers import SilentPort, staleness_ms
+from helpers.fault import REPORTS
+from helpers.http import free_port, get, scrape
+from helpers.kafka import read_topic
+from helpers.producer import sent, start_producer, stop_producer, wait_until
+from helpers.rtsp import SilentPort, staleness_ms
 
 from facestream.producers.config import ProducerConfig
 from facestream.producers.live import LiveSettings, LiveSource

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from kafka_helpers import read_topic
+from helpers.kafka import read_topic
 
 from facestream import kafka_clients
 from facestream.producers.config import ProducerConfig

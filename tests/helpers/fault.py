@@ -11,16 +11,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from http_helpers import free_port, get
-from kafka_helpers import detector_config
-from worker_helpers import alert_record
-
 from facestream import kafka_clients, kafka_settings
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.dashboard.config import DashboardConfig, dashboard_command
 from facestream.detector_service.config import detector_command
 from facestream.producers.config import ProducerConfig, producer_command
 from facestream.schemas import unpack_alert, unpack_detection
+from helpers.http import free_port, get
+from helpers.kafka import detector_config
+from helpers.worker import alert_record
 
 REPORTS: list[dict] = []  # printed at the end of the session (conftest's pytest_terminal_summary)
 

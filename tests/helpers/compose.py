@@ -28,7 +28,7 @@ import yaml
 from facestream import kafka_clients
 from facestream.schemas import unpack_alert, unpack_detection
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 SECURE_FILE = ROOT / "docker-compose.secure.yml"  # an overlay: -f docker-compose.yml -f docker-compose.secure.yml
 CONTAINERS_CONF = ROOT / "deploy" / "podman" / "containers.conf"

@@ -9,7 +9,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from http_helpers import free_port
+from helpers.http import free_port
 
 
 class Webhook:

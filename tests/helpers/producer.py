@@ -6,9 +6,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from http_helpers import scrape
-
 from facestream.producers.config import producer_command
+from helpers.http import scrape
 
 
 def start_producer(cameras: list[tuple[str, str]], log: Path, **changes) -> subprocess.Popen:

@@ -12,7 +12,7 @@ import numpy as np
 from bench.stamp import read_stamp
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, with python3-gi and gir1.2-gst-rtsp-server-1.0
-SERVER = Path(__file__).resolve().parents[1] / "bench" / "rtsp_camera.py"
+SERVER = Path(__file__).resolve().parents[2] / "bench" / "rtsp_camera.py"
 
 
 class RtspCamera:

@@ -12,12 +12,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 from click.testing import CliRunner
-from kafka_helpers import read_topic
 
 from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.schemas import Alert, unpack_alert
 from facestream.tools.cli import cli
+from helpers.kafka import read_topic
 
 
 def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
