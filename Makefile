@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/pip install --disable-pip-version-check
 
-.PHONY: setup demo test lint bench soak kafka-stop clean
+.PHONY: setup demo test test-fast lint bench soak kafka-stop clean
 
 # The services alone: what the demo needs.
 $(VENV)/.base: pyproject.toml
@@ -31,6 +31,12 @@ test: $(VENV)/.test
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
 	$(BIN)/python -m pytest
+
+## test-fast: only the tests that need no broker, browser, containers, database server, RTSP camera or GPU
+test-fast: $(VENV)/.test
+	$(BIN)/facestream models fetch
+	$(BIN)/facestream samples fetch
+	$(BIN)/python -m pytest -m "not (kafka or e2e or browser or compose or postgres or rtsp or gpu)"
 
 ## lint: the formatter and the linter (ruff, configured in pyproject.toml), as CI runs them
 lint: $(VENV)/.test

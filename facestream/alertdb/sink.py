@@ -35,10 +35,16 @@ def consume_into(
     every: tuple[Every, ...] = (),
 ) -> None:
     """Consume ``topic`` as a member of ``group`` until SIGINT/SIGTERM (or ``stop_after_idle`` seconds
-    without records), ``write``-ing each batch of messages (none with an error)."""
+    without records, counted from the latest assignment: a member that joins while a killed one still
+    holds the partitions waits out its session before it gets any), ``write``-ing each batch of
+    messages (none with an error)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer
 
+    assigned_at: float | None = None  # when partitions last came; None while this member has none
+
     def assigned(consumer, partitions) -> None:
+        nonlocal assigned_at
+        assigned_at = time.monotonic() if partitions else None
         stored = positions(topic)
         for tp in partitions:
             tp.offset = stored.get(tp.partition, OFFSET_BEGINNING)
@@ -65,9 +71,11 @@ def consume_into(
                     write(messages)
                     consumer.commit(asynchronous=True)  # for the lag others show; the rows are the truth
                     last_record = now
-                elif stop_after_idle is not None and now - last_record > stop_after_idle:
-                    log.info("no records for %g s: stopping", stop_after_idle)
-                    break
+                elif stop_after_idle is not None and assigned_at is not None:
+                    idle = now - max(last_record, assigned_at)
+                    if idle > stop_after_idle:
+                        log.info("no records for %g s: stopping", stop_after_idle)
+                        break
                 for task in every:
                     if now >= task.due:
                         task.due = now + task.interval_s
