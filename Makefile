@@ -32,11 +32,11 @@ test: $(VENV)/.test
 	$(BIN)/facestream kafka start
 	$(BIN)/python -m pytest
 
-## test-fast: only the tests that need no broker, browser, containers, database server, RTSP camera or GPU
+## test-fast: the quick unit tests: no broker, browser, containers, database server, camera, GPU or PyTorch
 test-fast: $(VENV)/.test
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
-	$(BIN)/python -m pytest -m "not (kafka or e2e or browser or compose or postgres or rtsp or gpu)"
+	$(BIN)/python -m pytest -m "not (kafka or e2e or browser or compose or postgres or rtsp or gpu or torch or slow)"
 
 ## lint: the formatter and the linter (ruff, configured in pyproject.toml), as CI runs them
 lint: $(VENV)/.test

@@ -20,7 +20,7 @@ NEEDS_BY_HELPER = {"browser": browser.chromium, "compose": compose.Stack}
 
 def pytest_collection_modifyitems(items: list) -> None:
     """Mark every test by what it needs (pyproject.toml registers the markers): the end-to-end
-    folder, its fixtures, the helpers its module uses, a GPU module's name."""
+    folder, its fixtures, the helpers its module uses, a GPU module's name, PyTorch imported."""
     for item in items:
         parts = item.path.relative_to(TESTS).parts
         needs = {mark for fixture, mark in NEEDS_BY_FIXTURE.items() if fixture in item.fixturenames}
@@ -28,8 +28,12 @@ def pytest_collection_modifyitems(items: list) -> None:
         needs |= {mark for mark, helper in NEEDS_BY_HELPER.items() if any(v is helper for v in module.values())}
         if parts[0] == "e2e":
             needs.add("e2e")
+        if getattr(item, "callspec", None) and item.callspec.params.get("database_url") == "postgresql":
+            needs.add("postgres")  # database_url starts the server only for this parameter
         if item.path.stem.endswith("_gpu"):
             needs.add("gpu")
+        if getattr(module.get("torch"), "__name__", None) == "torch":
+            needs.add("torch")
         for mark in sorted(needs):
             item.add_marker(getattr(pytest.mark, mark))
 

@@ -120,6 +120,7 @@ def test_every_player_is_found_upright_and_lying_once_the_photo_is_turned(movene
             assert torso(person, settings.min_keypoint_score).angle_deg > settings.down_deg, (name, person)
 
 
+@pytest.mark.slow
 def test_converting_says_how_close_it_came_in_the_log_not_on_stdout(
     movenet_path: Path, tmp_path: Path, capsys, caplog
 ) -> None:

@@ -42,6 +42,7 @@ def events_of(processor, batches: list[list[Frame]]) -> list[bytes]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("owner_batch", [4, 8], ids=["apart", "merged"])
 def test_fronts_get_the_events_one_process_makes(sample_dir: Path, owner_batch: int) -> None:
     # With room for 8 frames the owner merges the fronts' batches (3 and 4 frames) waiting together.

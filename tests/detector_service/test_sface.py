@@ -87,6 +87,7 @@ def test_box_crops_for_a_detector_without_landmarks(faces) -> None:
     assert "box crops" in embedder.describe()
 
 
+@pytest.mark.slow
 def test_the_float16_copy_embeds_as_float32_does(embedder: Embedder, faces) -> None:
     """The copy a GPU embedder runs: the same identities, so a gallery enrolled on a CPU still matches."""
     from facestream.detector_service.inference.engine import Engine
