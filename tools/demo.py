@@ -36,6 +36,7 @@ CAMERAS = {
     "corridor": {"rules": "fall"},
 }
 FALL_FPS = 3.0  # the corridor's own rate: its player topples within a second
+LIVE_S = 5.0  # the demo's services skip frames older than this: it shows the present
 # The corridor streams to a topic of its own that only the pose service reads: on a small machine one
 # detector with embeddings and the pose service cannot both take every camera's frames.
 CORRIDOR_TOPIC = "frames.corridor"
@@ -75,14 +76,20 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
     _ensure_broker()
     click.echo("fetching the models and the sample photos (first time only) ...", err=True)
     cameras = {"portraits": samples.portraits_dir(), "annotated": samples.annotated_dir()}
-    detector = DetectorConfig(group="facestream-demo", batch=batch, max_wait_ms=100.0, embedder="sface")
+    # Live: frames older than LIVE_S are skipped (counted), so a detector that starts behind, or
+    # cannot keep up on a small machine, shows the present rather than working through the past.
+    detector = DetectorConfig(
+        group="facestream-demo", batch=batch, max_wait_ms=100.0, embedder="sface", max_frame_age_s=LIVE_S
+    )
     name, photo = KNOWN
     enrol(name, [samples.fetch() / photo], GALLERY_TOPIC, detector, watch=True)
     click.echo(f"enrolled {name} from {photo}, watched: the other people in the photos are strangers", err=True)
     log_dir = paths.home() / "demo"
     log_dir.mkdir(parents=True, exist_ok=True)
     corridor = samples.fall_footage(log_dir / "corridor", FALL_FPS)
-    pose = PoseConfig(group="facestream-demo-pose", frames_topic=CORRIDOR_TOPIC, max_wait_ms=100.0)
+    pose = PoseConfig(
+        group="facestream-demo-pose", frames_topic=CORRIDOR_TOPIC, max_wait_ms=100.0, max_frame_age_s=LIVE_S
+    )
     started_ns = time.time_ns()
     commands = {
         "detector": detector_command(detector),
