@@ -73,13 +73,12 @@ _checked_refs: dict[tuple, ModelRef] = {}
 def model_ref_from(value: Any, where: str = "model", message_type: str = _TYPE) -> ModelRef:
     """The ModelRef ``value`` holds. Fields equal to a ref checked before give that ref without
     checking again (readers see the same few models in every event)."""
-    if isinstance(value, dict):
-        try:
-            return _checked_refs[value.get("name"), value.get("version"), value.get("weights_sha256")]
-        except (KeyError, TypeError):  # not seen yet, or not even hashable (the checks below say what is wrong)
-            pass
     if not isinstance(value, dict):
         raise f.SchemaError(message_type, where, f"expected a map, got {type(value).__name__}")
+    try:
+        return _checked_refs[value.get("name"), value.get("version"), value.get("weights_sha256")]
+    except (KeyError, TypeError):  # not seen yet, or not even hashable (the checks below say what is wrong)
+        pass
     ref = ModelRef(
         name=f.text(message_type, value, "name", prefix=f"{where}."),
         version=f.text(message_type, value, "version", prefix=f"{where}."),

@@ -28,7 +28,7 @@ def on_event(
     settings: CameraSettings,
     match: Match | None = None,
 ) -> list[Alert] | None:
-    """Update ``camera`` (its JSON-able state, changed in place) with ``event``; return the alerts, or
+    """Update ``camera`` (its state, changed in place) with ``event``; return the alerts, or
     None for a duplicate or replayed event, which changes nothing. ``match`` says who the event's faces
     are (the worker's ``Recognition`` of the whole batch); by default the gallery is asked about this event."""
     if not is_new(camera, event):

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from facestream.gallery import Gallery
+from facestream.gallery import Gallery, as_vector
 from facestream.schemas import DetectionEvent, ModelRef
 
 
@@ -35,8 +35,7 @@ class Recognition:
                         asked.setdefault((event.embedder, len(face.embedding)), {})[face.embedding] = None
         self._found: dict[ModelRef, dict[bytes, Recognised]] = {}
         for (embedder, size), embeddings in asked.items():
-            vectors = np.frombuffer(b"".join(embeddings), "<f2").reshape(len(embeddings), size // 2)
-            vectors = vectors.astype(np.float32)
+            vectors = as_vector(b"".join(embeddings)).reshape(len(embeddings), size // 2)
             found = self._found.setdefault(embedder, {})
             answers = gallery.best_matches(vectors, embedder)
             for embedding, vector, (person_id, similarity) in zip(embeddings, vectors, answers, strict=True):

@@ -61,8 +61,9 @@ class StrangerSettings:
 def step(
     state: dict, event: DetectionEvent, match: Match, settings: StrangerSettings, where: Where = nowhere
 ) -> list[Alert]:
-    """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
-    new event; return the alerts it causes. ``where`` names the zone of a face (its alert's)."""
+    """Update ``state`` (this rule's part of a camera's state, changed in place; JSON-able but for the
+    face vectors, which the table packs: ``state.written``) with one new event; return the alerts it
+    causes. ``where`` names the zone of a face (its alert's)."""
     now = seconds(event)
     strangers: list[dict] = state.setdefault("strangers", [])
     cooldown: list[dict] = [c for c in state.get("cooldown", []) if c["until"] > now]
