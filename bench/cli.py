@@ -523,12 +523,19 @@ def threshold(out: Path, provider: str) -> None:
 Examples:
   python -m bench pose --provider cpu --batch 1,8 --frames 200
   python -m bench pose --provider cuda --batch 1,16,64 --frames 795   # on the GPU machine
+  python -m bench pose --provider cuda --batch 32,64,256 --precision fp16
 """,
     context_settings={"show_default": True},
 )
 @click.option("--batch", "batches", default="1,8", callback=_batches, help="Frames per batch, comma-separated.")
 @click.option("--frames", type=click.IntRange(1, 795), default=795, help="Frames of vtest.avi, from its start.")
 @click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
+@click.option(
+    "--precision",
+    type=click.Choice(["fp16", "fp32"]),
+    default="fp32",
+    help="fp16: a float16 copy made as `facestream export fp16` makes it (MoveNet's decoding stays float32).",
+)
 @click.option("--decode-threads", type=int, default=2)
 @click.option("--repeats", type=int, default=3, help="Timed repeats; the median is reported.")
 @click.option("--out", type=click.Path(path_type=Path), default=None)
@@ -536,7 +543,8 @@ def pose(out: Path | None, **options) -> None:
     """Body-pose frames/s (MoveNet through the service's processor) on OpenCV's pedestrian video."""
     from bench.pose import PoseBenchConfig, run
 
-    name = f"pose-movenet-{options['provider']}.json"
+    precision = "" if options["precision"] == "fp32" else f"{options['precision']}-"
+    name = f"pose-movenet-{precision}{options['provider']}.json"
     run(PoseBenchConfig(out=out or RESULTS / name, **options), _command("pose"))
 
 

@@ -137,20 +137,20 @@ def _model_file(cfg: ModelChoice, merge_heads: bool = True):
         return model, path, flops
     path = models.resolve(cfg.model)
     if cfg.model == "yunet" and cfg.precision == "fp16":
-        return None, _fp16_copy(path), None
+        return None, fp16_copy(path), None
     return None, path, None
 
 
-def _fp16_copy(path: Path) -> Path:
+def fp16_copy(path: Path) -> Path:
     """The model's float16 copy (made once, with ``facestream export fp16``'s converter)."""
     import onnx
 
-    from facestream.detector_service.models.base import float16
+    from facestream.detector_service.models import float16_copy
 
     target = paths.home() / "bench" / f"{path.stem}-fp16.onnx"
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        onnx.save(float16(onnx.load(str(path))), str(target))
+        onnx.save(float16_copy(path), str(target))
     return target
 
 

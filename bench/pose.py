@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from bench import save, settings_of
-from bench.engine import _progress
+from bench.engine import _progress, fp16_copy
 from bench.machine import describe
 from bench.pipeline import drive, full_batches
 from facestream import samples
@@ -32,6 +32,7 @@ class PoseBenchConfig:
     batches: tuple[int, ...]
     frames: int  # of the video, from its start (at most its 795)
     provider: str
+    precision: str
     decode_threads: int
     repeats: int
     out: Path
@@ -53,6 +54,8 @@ def video_frames(count: int) -> list[Frame]:
 
 def run(cfg: PoseBenchConfig, command: str) -> dict:
     path = models.resolve("movenet")
+    if cfg.precision == "fp16":
+        path = fp16_copy(path)
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     frames = video_frames(cfg.frames)
     rows, people = [], None

@@ -17,6 +17,7 @@ from facestream.detector_service.models.base import (
     FaceModel,
     InputSpec,
     Thresholds,
+    float16,
 )
 from facestream.errors import ModelError
 from facestream.schemas import ModelRef
@@ -36,6 +37,7 @@ __all__ = [
     "Detections",
     "FaceModel",
     "InputSpec",
+    "float16_copy",
     "has_random_weights",
     "plugin_for",
     "read_metadata",
@@ -86,3 +88,14 @@ def plugin_for(metadata: dict[str, str], source: str) -> FaceModel:
 def has_random_weights(metadata: dict[str, str]) -> bool:
     """Whether the file says it was exported with ``--random-init`` (benchmarks only)."""
     return metadata.get(META_RANDOM) == "true"
+
+
+def float16_copy(path: Path):
+    """The model file as a float16 ONNX ModelProto, made as its plugin needs (``float16_adapted``)."""
+    import onnx
+
+    model = onnx.load(str(path))
+    plugin = plugin_for(read_metadata(path), str(path))
+    if plugin.float16_adapted:
+        plugin.adapt_graph(model)
+    return float16(model, keep_tail=plugin.float16_adapted)

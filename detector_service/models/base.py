@@ -110,6 +110,10 @@ class FaceModel(Protocol):
     # device by score): a GPU engine then copies to the host only as many candidates as some image has
     # over the score threshold. None: every output comes to the host whole.
     ranked_by: ClassVar[str | None]
+    # True: a float16 copy is made of the adapted graph, with what follows the last convolutions kept
+    # in float32 (the file's own tail may not convert, and the plugin's decoding needs float32's
+    # precision); ``adapt_graph`` then accepts a graph it has already adapted.
+    float16_adapted: ClassVar[bool]
 
     ref: ModelRef
     input_spec: InputSpec
@@ -156,16 +160,19 @@ def save_checked(model, target: Path) -> None:
     partial.replace(target)
 
 
-def float16(model):
+def float16(model, keep_tail: bool = False):
     """A float16 copy of an ONNX ModelProto: weights and arithmetic in float16, its inputs and outputs
-    still float32 (nothing that feeds or reads it changes), its metadata kept and marked fp16."""
+    still float32 (nothing that feeds or reads it changes), its metadata kept and marked fp16. An
+    integer image input is scaled in float32 as before; with ``keep_tail``, so is everything after the
+    last convolutions (decoding of coordinates)."""
     import warnings
 
     from onnxconverter_common import float16 as converter
 
     with warnings.catch_warnings():  # one warning per weight rounded to float16's range: callers check outputs
         warnings.filterwarnings("ignore", message="the float32 number", category=UserWarning)
-        converted = converter.convert_float_to_float16(model, keep_io_types=True)
+        kept = _input_arithmetic(model) + (_after_convolutions(model) if keep_tail else [])
+        converted = converter.convert_float_to_float16(model, keep_io_types=True, node_block_list=kept)
     del converted.metadata_props[:]
     for prop in model.metadata_props:
         if prop.key != META_PRECISION:
@@ -174,3 +181,34 @@ def float16(model):
     entry = converted.metadata_props.add()
     entry.key, entry.value = META_PRECISION, "fp16"
     return converted
+
+
+_ELEMENTWISE = {"Cast", "Sub", "Mul", "Div", "Add"}
+
+
+def _input_arithmetic(model) -> list[str]:
+    """The nodes that scale an integer image input before the network proper (e.g. MoveNet's uint8
+    pixels cast, then ``(x - a) * b - c``): left in float32, they compute what the float32 file does."""
+    from onnx import TensorProto
+
+    floats = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE}
+    reached = {i.name for i in model.graph.input if i.type.tensor_type.elem_type not in floats}
+    names = []
+    for node in model.graph.node:  # in topological order, as ONNX requires
+        if node.op_type in _ELEMENTWISE and any(name in reached for name in node.input):
+            names.append(node.name)
+            reached.update(node.output)
+    return names
+
+
+def _after_convolutions(model) -> list[str]:
+    """The nodes no convolution depends on: the graph's tail after its heads."""
+    consumers: dict[str, list] = {}
+    for node in model.graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    feeds_conv: set[int] = set()
+    for node in reversed(model.graph.node):  # consumers come later in topological order
+        if node.op_type == "Conv" or any(id(c) in feeds_conv for out in node.output for c in consumers.get(out, ())):
+            feeds_conv.add(id(node))
+    return [node.name for node in model.graph.node if id(node) not in feeds_conv]

@@ -40,6 +40,7 @@ class MogFace:
         mean_bgr=tuple(MEAN_BGR.tolist()), scale_bgr=tuple((1.0 / (STD_BGR * 255.0)).tolist()), to_rgb=True
     )
     ranked_by: ClassVar[str | None] = "scores"
+    float16_adapted: ClassVar[bool] = False
 
     def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
         self.ref = ref

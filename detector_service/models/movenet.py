@@ -53,6 +53,7 @@ class MoveNet:
     default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.2, nms_iou=1.0)
     input_transform: ClassVar[InputTransform] = InputTransform(to_rgb=True, uint8_nhwc=True)
     ranked_by: ClassVar[str | None] = None
+    float16_adapted: ClassVar[bool] = True  # the file's one-image decoding does not convert; ours stays float32
 
     def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
         self.ref = ref

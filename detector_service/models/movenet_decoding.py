@@ -76,7 +76,8 @@ def find_heads(model) -> dict[str, str]:
 
 
 def batch_decoding(model) -> None:
-    """Replace the graph's one-image decoding with ``_decode`` for a batch; the output is ``OUTPUT``."""
+    """Replace the graph's decoding with ``_decode`` for a batch; the output is ``OUTPUT``. A graph this
+    has already rewritten is rewritten again to the same (a float16 copy carries the rewrite)."""
     from onnx import TensorProto, helper
 
     heads = find_heads(model)
@@ -84,7 +85,10 @@ def batch_decoding(model) -> None:
     _keep_only_ancestors(graph, set(heads.values()))
     del graph.value_info[:]  # shapes inferred with a batch of 1
     del graph.output[:]
-    _decode(_Builder(graph), heads)
+    builder = _Builder(graph)
+    # The decoding runs in float32 whatever the network's precision (a float16 copy's heads are float16;
+    # for float32 heads ONNX Runtime drops the cast).
+    _decode(builder, {role: builder.op("Cast", head, to=TensorProto.FLOAT) for role, head in heads.items()})
     graph.output.append(helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", PEOPLE, 56]))
 
 

@@ -46,6 +46,7 @@ class YuNet:
     default_thresholds: ClassVar[Thresholds] = Thresholds(score_threshold=0.6, nms_iou=0.3)
     input_transform: ClassVar[InputTransform] = InputTransform()  # BGR, 0-255, no normalisation
     ranked_by: ClassVar[str | None] = "scores"
+    float16_adapted: ClassVar[bool] = False
 
     def __init__(self, ref: ModelRef, metadata: dict[str, str]) -> None:
         self.ref = ref

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
@@ -78,6 +79,27 @@ def test_the_engine_decodes_a_batch_as_the_file_decodes_each_image_alone(movenet
     assert batched.shape == fixed.shape == (len(images), movenet.PEOPLE, 56)
     assert np.abs(batched - alone).max() < 1e-5 and np.abs(fixed - alone).max() < 1e-5
     assert (alone[:-1, :, 55] > plugin.default_thresholds.score_threshold).any()  # people were there to find
+
+
+def test_a_float16_copy_finds_the_same_people_within_a_pixel(movenet_path: Path, sample_dir: Path, tmp_path) -> None:
+    # As `facestream export fp16` makes it: the network in float16, the batch decoding kept float32.
+    copy = tmp_path / "movenet-fp16.onnx"
+    onnx.save(models.float16_copy(movenet_path), str(copy))
+    assert models.read_metadata(copy)["facestream.precision"] == "fp16"
+    images = np.stack([x[0] for x in video_inputs(sample_dir, 20)])[..., ::-1].copy()  # the engine takes BGR
+    outputs = []
+    for path in (movenet_path, copy):
+        plugin = models.plugin_for(models.read_metadata(path), str(path))
+        engine = Engine(path, images.shape[1:3], batch=len(images), plugin=plugin, provider="cpu", threads=2)
+        try:
+            outputs.append(next(iter(engine.run(images).values())))
+        finally:
+            engine.close()
+    full, half = outputs
+    found = full[:, :, 55] > plugin.default_thresholds.score_threshold
+    assert found.sum() > 50 and np.array_equal(found, half[:, :, 55] > plugin.default_thresholds.score_threshold)
+    difference = np.abs(full - half)[found]
+    assert difference.max() < 2e-3  # of the input's sides (0.5 px at 256) and of scores
 
 
 def test_network_input_keeps_the_aspect_and_rounds_sides_to_32() -> None:

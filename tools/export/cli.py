@@ -130,24 +130,26 @@ def export_flops(variant: str, height: int, width: int) -> None:
     "fp16",
     epilog="\b\nExamples:\n"
     "  facestream export fp16 ~/.facestream/models/yunet-2023mar-dynamic.onnx --out yunet-fp16.onnx\n"
-    "  facestream export fp16 mogface.onnx --out mogface-fp16.onnx --provider cuda",
+    "  facestream export fp16 mogface.onnx --out mogface-fp16.onnx --provider cuda\n"
+    "  facestream export fp16 ~/.facestream/models/movenet-multipose-lightning.onnx --out movenet-fp16.onnx",
 )
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--provider", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Where to run the check.")
 def export_fp16(source: Path, out: Path, provider: str) -> None:
-    """Convert a facestream model file to float16 and check it finds the same faces on real photos."""
+    """Convert a facestream model file to float16 and check it finds the same faces (or people) on real photos."""
     import onnx
 
-    from facestream.detector_service.models.base import float16
+    from facestream.detector_service.models import float16_copy, plugin_for, read_metadata
     from facestream.tools.export import fp16
 
-    onnx.save(float16(onnx.load(str(source))), str(out))
+    onnx.save(float16_copy(source), str(out))
     agreement = fp16.compare_on_photos(source, out, provider)
+    finds = plugin_for(read_metadata(source), str(source)).finds  # "faces" or "people"
     click.echo(
-        f"wrote {out}; on {agreement.images} real photos: float32 {agreement.faces_fp32} faces, float16 "
+        f"wrote {out}; on {agreement.images} real photos: float32 {agreement.faces_fp32} {finds}, float16 "
         f"{agreement.faces_fp16}, {agreement.matched} matched at IoU >= {fp16.MATCH_IOU}, "
         f"max score difference {agreement.max_score_diff:.4f}"
     )
     if not agreement.same_faces:
-        raise click.ClickException("the float16 model does not find the same faces: do not deploy it")
+        raise click.ClickException(f"the float16 model does not find the same {finds}: do not deploy it")
