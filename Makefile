@@ -38,10 +38,11 @@ test-fast: $(VENV)/.test
 	$(BIN)/facestream samples fetch
 	$(BIN)/python -m pytest -m "not (kafka or e2e or browser or compose or postgres or rtsp or gpu or torch or slow)"
 
-## lint: the formatter and the linter (ruff, configured in pyproject.toml), as CI runs them
+## lint: the formatter, the linter (ruff) and the type checker (mypy), configured in pyproject.toml, as CI runs them
 lint: $(VENV)/.test
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/python .ci/typecheck.py
 
 ## bench: the Kafka plumbing and CPU detector benchmarks on this machine (write bench/results/)
 bench: $(VENV)/.test

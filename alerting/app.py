@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig
@@ -27,6 +28,7 @@ from facestream.alerting.rules.state import written
 from facestream.alerting.table import Table, check_written
 from facestream.gallery import Gallery
 from facestream.schemas import (
+    Alert,
     CameraStatus,
     DetectionEvent,
     PoseEvent,
@@ -46,6 +48,9 @@ BATCH, BATCH_WAIT_S = 500, 0.02  # records per batch at most, and the longest a 
 SESSION_TIMEOUT_MS = 10_000  # a worker that dies without leaving the group loses its partitions after this
 COMMIT_RETRY_S = 1.0  # a failed commit is made again this much later
 REJOIN_AFTER_S = 20.0  # a worker that lost its partitions and got none back this long subscribes afresh
+# An input topic's route: its records read (None: not readable, counted), the table of their state,
+# and what a record does to its camera's state (None: a duplicate).
+Route = tuple[Callable[[bytes], Any], Table, Callable[[dict, Any], list[Alert] | None]]
 
 
 def changelog_topic(config: AlertingConfig, table: str = TABLE) -> str:
@@ -96,7 +101,7 @@ class Worker:
         self.recognition = Recognition(gallery, [])  # who the faces of the batch at hand are
         self.producer = kafka_clients.producer(f"{config.group}-alerts", bootstrap, **{"linger.ms": 2})
         # What each input topic's records are, and which table and rule they go to.
-        self.routes = {
+        self.routes: dict[str, Route] = {
             config.detections_topic: (lambda v: _readable(v, unpack_detection, stats), self.cameras, self._detection),
             config.poses_topic: (lambda v: _readable(v, unpack_pose, stats), self.cameras, self._pose),
             config.status_topic: (lambda v: _readable(v, unpack_camera_status, stats), self.offline, self._status),

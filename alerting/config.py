@@ -6,6 +6,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from facestream.alerting.rules.crowd import CrowdSettings
@@ -257,7 +258,9 @@ class AlertingConfig:
         """The camera's settings (made once per camera): each rule's, the service's with the camera's over them."""
         if camera_id not in self._resolved:
             own = (self.cameras or {}).get(camera_id, {})
-            rules = {name: kind(**{**(getattr(self, name) or {}), **own.get(name, {})}) for name, kind in RULE_SETTINGS}
+            rules: dict[str, Any] = {
+                name: kind(**{**(getattr(self, name) or {}), **own.get(name, {})}) for name, kind in RULE_SETTINGS
+            }
             schedules = {**(self.schedules or {}), **own.get("schedules", {})}
             self._resolved[camera_id] = CameraSettings(
                 rules=parse_rules(own.get("rules") or self.rules),

@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 
@@ -59,7 +60,7 @@ class RecordReader:
 
     def _run(self) -> None:
         # A topic made after the start (by the services) is found at the next metadata refresh.
-        refresh = {"topic.metadata.refresh.interval.ms": 5000}
+        refresh: dict[str, Any] = {"topic.metadata.refresh.interval.ms": 5000}
         records = kafka_clients.records(list(self.handlers), lambda: False, False, on_assign=self._assigned, **refresh)
         for msg in records:
             topic = msg.topic()

@@ -90,7 +90,7 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
                 "the faces of this alert are no longer in Kafka, or its events carry no embeddings "
                 "(the detector needs --embedder sface)"
             )
-        return [face.embedding for face in faces], embedder
+        return [face.embedding for face in faces if face.embedding is not None], embedder
 
     def handler(action: Callable[..., dict], needs_name: bool = False) -> Callable:
         async def handle(request: Request) -> Response:

@@ -66,6 +66,7 @@ def _frame_fields(frame: Frame, model: ModelRef) -> dict:
 def build_pose_events(frames: list[Frame], people: Detections, counts: np.ndarray, model: ModelRef) -> list[PoseEvent]:
     """One pose event per frame, a batch at once, as ``build_events`` does for faces: ``people`` hold
     every frame's people in frame pixels, their keypoints as scored landmarks."""
+    assert people.landmarks is not None and people.landmark_scores is not None  # pose models score keypoints
     boxes = np.round(people.boxes.astype(np.float64), 2).tolist()
     scores = np.clip(np.round(people.scores.astype(np.float64), 4), 0, 1).tolist()
     keypoints = np.concatenate(

@@ -14,6 +14,7 @@ frames two batches later). ``bench pipeline`` drives the same two calls without 
 
 import logging
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -140,10 +141,11 @@ def outcomes(answer: Answer, frames: list[Frame], tags: list, describes: Describ
     if answer.faces is None:
         return found
     good = [frames[i] for i in answer.good]
-    if describes.finds == "people":
-        events = build_pose_events(good, answer.faces, answer.counts, describes.model)
-    else:
-        events = build_events(good, answer.faces, answer.counts, describes.model, answer.embeddings, describes.embedder)
+    events: Sequence[DetectionEvent | PoseEvent] = (
+        build_pose_events(good, answer.faces, answer.counts, describes.model)
+        if describes.finds == "people"
+        else build_events(good, answer.faces, answer.counts, describes.model, answer.embeddings, describes.embedder)
+    )
     return found + [Outcome(tags[i], event=event) for i, event in zip(answer.good, events)]
 
 
@@ -178,7 +180,7 @@ class FrameProcessor:
             self.stats.decoder = "cpu"
             return Preprocessor(self.engine.input_hw, threads, keep_frames=keep)
         missing = preprocess_gpu.available() if self.engine.on_gpu else "inference does not run on a GPU"
-        if missing is None and keep and not self.embedder.engine.on_gpu:
+        if missing is None and self.embedder is not None and not self.embedder.engine.on_gpu:
             missing = "the embedder does not run on the GPU, so faces are cut on the host from host frames"
         if missing is None:
             self.stats.decoder = "gpu"

@@ -3,6 +3,7 @@
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ class Stats:
             f"decoder {decoder}" + (f" | {self.warning}" if self.warning else "")
         )
 
-    def summary(self) -> dict[str, float | int | str]:
+    def summary(self) -> dict[str, Any]:
         elapsed = time.monotonic() - self.started
         return {
             "frames": self.frames,

@@ -138,7 +138,9 @@ def _read_member(archive: Path, member: str) -> bytes:
         with tarfile.open(archive) as tf:
             for info in tf.getmembers():
                 if info.isfile() and info.name.split("/", 1)[-1] == member:
-                    return tf.extractfile(info).read()
+                    data = tf.extractfile(info)
+                    assert data is not None  # a regular file's member always has one
+                    return data.read()
     except (KeyError, OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
         raise AssetError(f"cannot read {member} from {archive.name}: {exc}") from None
     raise AssetError(f"{archive.name} holds no file {member}")

@@ -79,7 +79,7 @@ def _settings(cls: type) -> list[tuple[dataclasses.Field, Setting, type, bool]]:
 def check(config: Any) -> None:
     """Every field against its type and setting; ConfigError names the option and the value."""
     for f, meta, kind, optional in _settings(type(config)):
-        value = getattr(config, f.name)
+        value: Any = getattr(config, f.name)
         name = "--" + f.name.replace("_", "-")
         if value is None:
             if not optional:
@@ -88,7 +88,7 @@ def check(config: Any) -> None:
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
             object.__setattr__(config, f.name, value)
-        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        if not _is_a(value, kind):
             raise ConfigError(f"{name} must be {kind.__name__}, got {value!r}")
         if meta.minimum is not None and value < meta.minimum:
             raise ConfigError(f"{name} must be >= {meta.minimum:g}, got {value!r}")
@@ -101,6 +101,11 @@ def check(config: Any) -> None:
                 meta.parse(meta.show(value))
             except ValueError as exc:
                 raise ConfigError(f"{name}: {exc}") from None
+
+
+def _is_a(value: Any, kind: type) -> bool:
+    """Whether ``value`` is of the field's type (a bool is not an int here)."""
+    return isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -230,16 +235,17 @@ def _click_type(meta: Setting, kind: type) -> click.ParamType | type:
     if meta.parse is not None:  # a text field keeps its text (checked); any other gets the parsed value
         return _Parsed(meta.parse, keep_text=kind is str, metavar=meta.metavar)
     if kind is int:
-        return click.IntRange(meta.minimum, meta.maximum)
+        low, high = (None if bound is None else int(bound) for bound in (meta.minimum, meta.maximum))
+        return click.IntRange(low, high)
     if kind is float:
         return click.FloatRange(meta.minimum, meta.maximum)
     return kind
 
 
-def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[click.Command], click.Command]:
+def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A decorator adding one click option per field of ``cls`` (or of the fields named in ``only``)."""
 
-    def decorate(command: Callable) -> Callable:
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         for f, meta, kind, _optional in reversed(_settings(cls)):
             if only is not None and f.name not in only:
                 continue

@@ -6,7 +6,7 @@ snapshot) both ask it here."""
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from facestream import kafka_clients
 from facestream.schemas import (
@@ -43,12 +43,13 @@ def evidence_faces(alert: Alert, detections_topic: str) -> tuple[list[Face], Mod
     faces: list[Face] = []
     embedder = None
     for sighting in alert.evidence:
-        if sighting.box is None:
+        box = sighting.box
+        if box is None:
             continue
         event = find_event(detections_topic, alert.camera_id, sighting.frame_seq, sighting.capture_ts_ns)
         if event is None or event.embedder is None:
             continue
-        face = min(event.faces, key=lambda f: sum(abs(a - b) for a, b in zip(f.box, sighting.box)), default=None)
+        face = min(event.faces, key=lambda f: sum(abs(a - b) for a, b in zip(f.box, box)), default=None)
         if face is not None and face.embedding is not None:
             faces.append(face)
             embedder = event.embedder
@@ -62,9 +63,8 @@ def _find(
     its capture time."""
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = kafka_clients.made(
-        Consumer, kafka_clients.client_config(**{"group.id": kafka_clients.EVIDENCE_GROUP, "enable.auto.commit": False})
-    )
+    settings: dict[str, Any] = {"group.id": kafka_clients.EVIDENCE_GROUP, "enable.auto.commit": False}
+    consumer = kafka_clients.made(Consumer, kafka_clients.client_config(**settings))
     try:
         since_ms = max(0, capture_ts_ns // 1_000_000 - int(LOOK_BEFORE_S * 1000))  # Kafka takes no time before 1970
         asked = [

@@ -327,7 +327,13 @@ def dead_letter_headers(source, stage: str, error: Exception, group: str) -> lis
 
 
 def send(
-    producer, topic: str, value: bytes, key: bytes | None = None, headers=None, on_delivery=None, partition: int = -1
+    producer,
+    topic: str,
+    value: bytes | None,
+    key: bytes | None = None,
+    headers=None,
+    on_delivery=None,
+    partition: int = -1,
 ) -> None:
     """Produce one record (to ``partition``, or where its key places it), waiting while librdkafka's
     local queue is full (back-pressure): serving delivery reports frees room, so a fast sender slows

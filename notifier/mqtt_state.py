@@ -129,7 +129,7 @@ class MqttStateTarget:
             "device_class": DEVICE_CLASSES.get(alert.kind, "problem"),
             "device": device,
         }
-        found = [
+        found: list[tuple[str, bytes | str, bool]] = [
             (f"{self.discovery}/binary_sensor/{object_id(camera_id, alert.kind)}/config", json.dumps(sensor), True)
         ]
         if alert.kind in PICTURED:

@@ -3,6 +3,7 @@ with its default, type and check, in one place (``facestream.config``)."""
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from facestream import kafka_clients
 from facestream.config import check, command_line, parse_size, setting, show_size
@@ -109,7 +110,9 @@ class ProducerConfig:
         )
 
 
-def producer_command(cameras: list[tuple[str, str]], config: ProducerConfig | None = None, **changes) -> list[str]:
+def producer_command(
+    cameras: list[tuple[str, str | Path]], config: ProducerConfig | None = None, **changes
+) -> list[str]:
     """The command that streams ``cameras`` ((id, source) pairs) with ``config`` (and ``changes``) in a
     child process: the one place a producer command line is built (demo, benchmarks)."""
     pairs = [arg for camera, source in cameras for arg in ("--camera", camera, "--source", str(source))]

@@ -87,7 +87,8 @@ class LiveSource:
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"live {self.name}", daemon=True)
         self._newest: Picture | None = None
-        self._state, self._error = "connecting", None
+        self._state = "connecting"
+        self._error: str | None = None
         self._attempts = self._failures = self._decoded = self._undecodable = self._resized = self._backlog = 0
         self._size: tuple[int, int] | None = None
         self._keyframes: deque[float] = deque(maxlen=5)  # when the last keyframes came (monotonic)

@@ -106,7 +106,7 @@ def _sighting_from(index: int, value: Any) -> Sighting:
         event_id=f.text(_TYPE, value, "event_id", prefix=f"{where}."),
         frame_seq=f.integer(_TYPE, value, "frame_seq"),
         capture_ts_ns=f.integer(_TYPE, value, "capture_ts_ns"),
-        box=box,  # type: ignore[arg-type]
+        box=box,  # type: ignore[arg-type]  # four floats: f.box checked the length
         similarity=similarity,
         score=score,
         person=None if value.get("person") is None else f.text(_TYPE, value, "person", prefix=f"{where}."),

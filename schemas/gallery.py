@@ -80,7 +80,7 @@ def _texts(name: str, value: Any) -> list[str]:
     texts = f.sequence(_TYPE, name, value)
     if not all(isinstance(text, str) for text in texts):
         raise f.SchemaError(_TYPE, name, "expected a list of strings")
-    return texts
+    return list(texts)
 
 
 def _flag(fields: dict[str, Any], name: str) -> bool:

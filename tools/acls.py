@@ -9,8 +9,9 @@ kafka start``'s services would), so that no role needs to create them; run it as
 user of the cluster).
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -61,18 +62,18 @@ def _replica(config: DetectorConfig) -> list[Grant]:
     ]
 
 
-def _config(settings: dict[str, dict], command: str, kind):
+def _config(settings: Mapping[str, Any], command: str, kind):
     """A service's config as the deployment sets it: its defaults, then its table of the config file."""
     known = {name for name in kind.__dataclass_fields__ if not name.startswith("_")}
     return kind(**{key: value for key, value in settings.get(command, {}).items() if key in known})
 
 
-def _value(settings: dict[str, dict], command: str, field: str, kind) -> str:
+def _value(settings: Mapping[str, Any], command: str, field: str, kind) -> str:
     """One setting, for a config that cannot be made without more (the notifier needs its targets)."""
     return settings.get(command, {}).get(field, kind.__dataclass_fields__[field].default)
 
 
-def grants(settings: dict[str, dict]) -> dict[str, list[Grant]]:
+def grants(settings: Mapping[str, Any]) -> dict[str, list[Grant]]:
     """Every role's grants; ``settings`` holds each command's table of the config file (may be empty)."""
     camera, detector = _config(settings, "produce", ProducerConfig), _config(settings, "detect", DetectorConfig)
     pose, alerting = _config(settings, "pose", PoseConfig), _config(settings, "alerting", AlertingConfig)
@@ -118,7 +119,7 @@ def grants(settings: dict[str, dict]) -> dict[str, list[Grant]]:
     }
 
 
-def pipeline_topics(settings: dict[str, dict]) -> dict[str, int]:
+def pipeline_topics(settings: Mapping[str, Any]) -> dict[str, int]:
     """The topics the roles share, with their partition counts: the pipeline's count (keyed alike, they
     are co-partitioned), one for the gallery and the dead letters."""
     named = {g.name for role in grants(settings).values() for g in role if g.kind == "topic" and not g.prefix}

@@ -68,7 +68,7 @@ def load_config(path: Path) -> dict:
     unknown = set(data) - set(SUBCOMMANDS)
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; known: {sorted(SUBCOMMANDS)}")
-    defaults = {name: _defaults(path, name, cli.get_command(None, name), table) for name, table in data.items()}
+    defaults = {name: _defaults(path, name, _subcommand(name), table) for name, table in data.items()}
     for key in ("zones", "lines"):  # one place to write a camera's zones and lines
         drawn = _alerting_cameras(data, key)
         if drawn and key not in defaults.get("dashboard", {}):
@@ -86,6 +86,12 @@ def _alerting_cameras(data: dict, key: str) -> dict:
 def _property(value) -> str:
     """A TOML value as librdkafka spells it (true/false, numbers as text)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _subcommand(name: str) -> click.Command:
+    command = cli.get_command(click.Context(cli), name)
+    assert command is not None  # the names were checked against SUBCOMMANDS
+    return command
 
 
 def _defaults(path: Path, where: str, command: click.Command, table: dict) -> dict:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -25,7 +26,7 @@ from facestream.signals import StopOnSignals
 
 # The annotated photos hold 2, 2 and 1 faces, all in their upper 70%: a crowd of two in the zone "room".
 ROOM = [[0.02, 0.02], [0.98, 0.02], [0.98, 0.7], [0.02, 0.7]]
-CAMERAS = {
+CAMERAS: dict[str, dict[str, Any]] = {
     "annotated": {
         "rules": "crowd",
         "crowd": {"min_faces": 2},

@@ -11,7 +11,7 @@ import click
 from facestream.config import options
 from facestream.detector_service.config import DetectorConfig
 from facestream.errors import ConfigError
-from facestream.schemas import GALLERY_TOPIC, pack_gallery_entry
+from facestream.schemas import GALLERY_TOPIC, DetectionEvent, pack_gallery_entry
 
 topic_option = click.option("--topic", default=GALLERY_TOPIC, help="The gallery's compacted topic.")
 
@@ -87,14 +87,17 @@ def photo_faces(photos: list[tuple[str, bytes]], detector: DetectorConfig, large
     for outcome in outcomes:
         if outcome.error is not None:
             raise ConfigError(f"{outcome.tag}: {outcome.error}")
-        faces = outcome.event.faces
+        event = outcome.event
+        assert isinstance(event, DetectionEvent)  # a face detector's, and every frame decoded
+        faces = event.faces
         if not faces:
             raise ConfigError(f"{outcome.tag}: no face found; enrol a photo where the face is clear")
         if len(faces) > 1 and not largest:
             raise ConfigError(f"{outcome.tag}: {len(faces)} faces; pass --largest to enrol the largest one")
         face = max(faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
         embeddings.append(face.embedding)
-    return embeddings, outcomes[0].event.embedder
+        embedder = event.embedder
+    return embeddings, embedder
 
 
 @gallery.command(

@@ -9,6 +9,7 @@ each is in.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from facestream.alerting.config import CameraSettings
 from facestream.alerting.rules import crowd, fall, line, loitering, person_seen, stranger, zones
@@ -17,8 +18,10 @@ from facestream.alerting.rules.state import FrameEvent, Where, is_new, nowhere
 from facestream.gallery import Gallery
 from facestream.schemas import Alert, DetectionEvent, PoseEvent
 
-Step = Callable[[dict, FrameEvent, Where], list[Alert]]  # (rule state, what it sees, zone of a box) -> alerts
-Close = Callable[[dict, FrameEvent, str], list[Alert]]  # (rule state, event, why) -> the ends of its open alerts
+# The event a step or close takes is of the rule's own kind (DetectionEvent for face rules, PoseEvent for
+# fall, either for loitering and line); zones narrow it without changing its kind, hence Any.
+Step = Callable[[dict, Any, Where], list[Alert]]  # (rule state, what it sees, zone of a box) -> alerts
+Close = Callable[[dict, Any, str], list[Alert]]  # (rule state, event, why) -> the ends of its open alerts
 
 
 def on_event(
@@ -106,6 +109,7 @@ def _rule(
     limits = settings.where(kind)
     if limits is None:
         return step(camera.setdefault(kind, {}), event, nowhere)
+    seen: FrameEvent
     if isinstance(event, PoseEvent):
         seen, where = zones.people_in(event, limits), zones.zone_of(limits, event, zones.feet_point)
     else:

@@ -47,7 +47,8 @@ def step(state: dict, event: FrameEvent, settings: LineSettings, lines: dict[str
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
     new event; return an alert (new and end) for each crossing of one of ``lines``."""
     faces = isinstance(event, DetectionEvent)
-    things = [t for t in (event.faces if faces else event.persons) if t.score >= settings.min_score]
+    seen: tuple = event.faces if isinstance(event, DetectionEvent) else event.persons
+    things = [t for t in seen if t.score >= settings.min_score]
     tracks, _gone = tracking.step(
         state.setdefault("tracks", []),
         [t.box for t in things],

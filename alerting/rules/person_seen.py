@@ -71,15 +71,15 @@ def step(
     people: dict[str, dict] = state.setdefault("people", {})
     cooldown = {person_id: until for person_id, until in state.get("cooldown", {}).items() if until > now}
     alerts = []
-    for person_id, person in list(people.items()):  # ends first, as the stranger rule's
-        unseen = now - person["last"]
-        if person["open"] and unseen >= settings.end_after_s:
-            ended = to_ns(person["last"] + settings.end_after_s)
-            alerts.append(alert("person_seen", person, event, "end", person["count"], ended))
-            cooldown[person_id] = now + settings.cooldown_s
-            del people[person_id]
-        elif not person["open"] and unseen > settings.window_s:
-            del people[person_id]  # seen too seldom to alert: forget
+    for key, tracked in list(people.items()):  # ends first, as the stranger rule's
+        unseen = now - tracked["last"]
+        if tracked["open"] and unseen >= settings.end_after_s:
+            ended = to_ns(tracked["last"] + settings.end_after_s)
+            alerts.append(alert("person_seen", tracked, event, "end", tracked["count"], ended))
+            cooldown[key] = now + settings.cooldown_s
+            del people[key]
+        elif not tracked["open"] and unseen > settings.window_s:
+            del people[key]  # seen too seldom to alert: forget
     if event.embedder is not None:
         for index, face in enumerate(event.faces):
             if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):

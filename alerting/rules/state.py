@@ -124,6 +124,15 @@ def to_ns(t: float) -> int:
     return round(t * NS)
 
 
+def _sighting(stored: list, person: str | None) -> Sighting:
+    """A stored sighting, ``[event_id, frame_seq, capture_ts_ns, box, similarity, score, ...]``, as the
+    alert's evidence: without a box it has no score either."""
+    event_id, frame_seq, capture_ts_ns, box, similarity = stored[:5]
+    if box is None:
+        return Sighting(event_id, frame_seq, capture_ts_ns, None, similarity, None, person=person)
+    return Sighting(event_id, frame_seq, capture_ts_ns, tuple(box), similarity, stored[5], person=person)
+
+
 def alert(
     kind: str,
     tracked: dict,
@@ -145,17 +154,7 @@ def alert(
         camera_id=event.camera_id,
         started_ts_ns=tracked["started"],
         updated_ts_ns=event.capture_ts_ns,
-        # A stored sighting is [event_id, frame_seq, capture_ts_ns, box, similarity, score, ...].
-        evidence=tuple(
-            Sighting(
-                s[0],
-                s[1],
-                s[2],
-                *((None, s[4], None) if s[3] is None else (tuple(s[3]), s[4], s[5])),
-                person=tracked.get("person"),
-            )
-            for s in tracked["evidence"]
-        ),
+        evidence=tuple(_sighting(stored, tracked.get("person")) for stored in tracked["evidence"]),
         count=count,
         ended_ts_ns=ended_ns,
         reason=reason,

@@ -70,15 +70,15 @@ def step(
     alerts = []
     # Ends first: a stranger unseen for end_after_s is gone, even if this very frame shows the face
     # again (that is a new visit, subject to the cooldown).
-    for stranger in list(strangers):
-        unseen = now - stranger["last"]
-        if stranger["open"] and unseen >= settings.end_after_s:
-            ended = to_ns(stranger["last"] + settings.end_after_s)
-            alerts.append(alert("stranger", stranger, event, "end", stranger["count"], ended))
-            cooldown.append({"vector": stranger["vector"], "until": now + settings.cooldown_s})
-            strangers.remove(stranger)
-        elif not stranger["open"] and unseen > settings.window_s:
-            strangers.remove(stranger)  # seen too seldom to alert: forget
+    for tracked in list(strangers):
+        unseen = now - tracked["last"]
+        if tracked["open"] and unseen >= settings.end_after_s:
+            ended = to_ns(tracked["last"] + settings.end_after_s)
+            alerts.append(alert("stranger", tracked, event, "end", tracked["count"], ended))
+            cooldown.append({"vector": tracked["vector"], "until": now + settings.cooldown_s})
+            strangers.remove(tracked)
+        elif not tracked["open"] and unseen > settings.window_s:
+            strangers.remove(tracked)  # seen too seldom to alert: forget
     if event.embedder is not None:
         for index, face in enumerate(event.faces):
             if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):

@@ -105,7 +105,7 @@ class GpuPreprocessor:
         self.keep_frames = keep_frames
         self._cp = cp
         self._device = cp.cuda.Device(device_id)
-        options = {}  # only what differs from nvImageCodec's defaults
+        options: dict[str, object] = {}  # only what differs from nvImageCodec's defaults
         if self.settings.cpu_threads:
             options["max_num_cpu_threads"] = self.settings.cpu_threads
         if BACKENDS[self.settings.backends]:
@@ -170,7 +170,8 @@ class GpuPreprocessor:
         count = len(self._decoders)
         bounds = [len(frames) * k // count for k in range(count + 1)]
         shares = [frames[bounds[k] : bounds[k + 1]] for k in range(count)]
-        helped = [self._helpers.submit(self._decode_share, k, shares[k]) for k in range(1, count)]
+        helpers = self._helpers
+        helped = [helpers.submit(self._decode_share, k, shares[k]) for k in range(1, count) if helpers is not None]
         images = self._decode_share(0, shares[0])
         for share in helped:
             images += share.result()

@@ -17,12 +17,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from facestream.detector_service.inference import graph_rewrite, runtime
 from facestream.detector_service.inference.runtime import SessionPlan
-from facestream.detector_service.models.base import FaceModel
+from facestream.detector_service.models.base import GraphPlugin
 from facestream.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ def bucket_of(count: int, buckets: tuple[int, ...]) -> int:
     raise ValueError(f"{count} frames exceed the largest bucket {buckets[-1]}")
 
 
-def load_graph(path: Path, plugin: FaceModel, adapt: bool = True):
+def load_graph(path: Path, plugin: GraphPlugin, adapt: bool = True):
     """The model file as an ONNX ModelProto with the plugin's preprocessing built in (uint8 image
     input) and, with ``adapt``, whatever the plugin appends (e.g. keeping only the best candidates)."""
     import onnx
@@ -73,7 +74,7 @@ class Engine:
         path: Path,
         input_hw: tuple[int, int],
         batch: int,
-        plugin: FaceModel,
+        plugin: GraphPlugin,
         provider: str = "auto",
         threads: int = 0,
         buckets: tuple[int, ...] | None = None,
@@ -88,7 +89,7 @@ class Engine:
         selection = runtime.select(provider)
         self.on_gpu = selection.names[0] != "cpu"
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
-        self._runners: dict[int, object] = {}
+        self._runners: dict[int, _BoundRunner] = {}
         # The one thread this engine runs on (on a GPU it must: see CAPTURE_RUNS); callers may submit to it.
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
         self._thread_id = self.thread.submit(threading.get_ident).result()
@@ -156,20 +157,20 @@ class Engine:
 
     def _bound(self, selection, plan: SessionPlan, graph: bytes, per_image: dict) -> "_BoundRunner":
         """A bucket's bound session, run until its CUDA graph is captured; without a graph, loudly, if that fails."""
+        shape = plan.input_shape
+        assert shape is not None  # a bucket's plan has every size fixed
         try:
             session, _, _ = runtime.open_session(self.path, selection, plan, graph=graph)
-            runner = _BoundRunner(session, plan.input_shape, per_image)
+            runner = _BoundRunner(session, shape, per_image)
             for _ in range(CAPTURE_RUNS):
-                self._on_thread(runner, np.zeros(plan.input_shape, dtype=np.uint8))
+                self._on_thread(runner, np.zeros(shape, dtype=np.uint8))
             return runner
         except Exception as exc:  # ORT refuses to capture some graphs (e.g. a node left on the CPU)
             if not plan.cuda_graph:
                 raise
-            log.warning(
-                "CUDA graph capture failed for batch %d, running it without a graph: %s", plan.input_shape[0], exc
-            )
+            log.warning("CUDA graph capture failed for batch %d, running it without a graph: %s", shape[0], exc)
         session, _, _ = runtime.open_session(self.path, selection, replace(plan, cuda_graph=False), graph=graph)
-        return _BoundRunner(session, plan.input_shape, per_image)
+        return _BoundRunner(session, shape, per_image)
 
     def _rewritten(self, base, selection, plan: SessionPlan, sample: np.ndarray, reference: list):
         """A copy of ``base`` with CUDA-friendly fusions, if they apply and reproduce ``reference``; else None."""
@@ -241,7 +242,7 @@ class _BoundRunner:
             for name, (rest, out_dtype) in per_image.items()
         }
         self.dtypes = {name: np.dtype(out_dtype) for name, (_, out_dtype) in per_image.items()}
-        self._copy_stream = None  # a CUDA stream for device-to-device input copies, made on first use
+        self._copy_stream: Any = None  # a CuPy stream for device-to-device input copies, made on first use
         self.binding = session.io_binding()
         self.binding.bind_ortvalue_input(graph_rewrite.IMAGE_INPUT, self.input)
         for name, value in self.outputs.items():

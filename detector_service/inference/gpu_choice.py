@@ -8,13 +8,14 @@ lists when it is set, else all of them.
 
 import logging
 import os
+from collections.abc import MutableMapping
 
 from facestream.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
 
-def use_gpu(index: int, environ: dict[str, str] = os.environ) -> str:  # type: ignore[assignment]
+def use_gpu(index: int, environ: MutableMapping[str, str] = os.environ) -> str:
     """Narrow ``CUDA_VISIBLE_DEVICES`` to the ``index``-th GPU visible; return what it names (an id or UUID)."""
     visible = [d.strip() for d in environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
     if visible and index >= len(visible):

@@ -11,6 +11,8 @@ the tensor; MogFace's heads hold 48 of them on its largest feature maps. ONNX Ru
 a CUDA session is built, so the file itself stays portable (the CPU provider lacks that op).
 """
 
+from typing import Any
+
 import numpy as np
 
 MS_DOMAIN = "com.microsoft"
@@ -41,7 +43,7 @@ def embed_preprocessing(model, transform) -> None:
         helper.make_node("Transpose", [IMAGE_INPUT], ["pre_nchw"], perm=[0, 3, 1, 2], name="pre_nchw"),
         helper.make_node("Cast", ["pre_nchw"], ["pre_float"], to=TensorProto.FLOAT, name="pre_cast"),
     ]
-    steps = [
+    steps: list[tuple[str, np.ndarray, bool]] = [
         ("Gather", np.asarray(order, dtype=np.int64), transform.to_rgb),
         ("Sub", mean, bool(np.any(mean != 0))),
         ("Mul", scale, bool(np.any(scale != 1))),
@@ -50,7 +52,7 @@ def embed_preprocessing(model, transform) -> None:
     for op, constant, needed in steps:
         if needed:
             graph.initializer.append(numpy_helper.from_array(constant, f"pre_{op.lower()}_const"))
-            extra = {"axis": 1} if op == "Gather" else {}
+            extra: dict[str, Any] = {"axis": 1} if op == "Gather" else {}
             nodes.append(
                 helper.make_node(
                     op, [value, f"pre_{op.lower()}_const"], [f"pre_{op.lower()}"], name=f"pre_{op.lower()}", **extra

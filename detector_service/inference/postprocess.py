@@ -34,7 +34,12 @@ def select_batch(
         sizes = np.maximum(b[:, 2:4] - b[:, 0:2], 0.0)
         # Every score here is over the threshold already (>= 0): OpenCV keeps scores over 0.
         picked = np.asarray(
-            cv2.dnn.NMSBoxes(np.hstack([x0, y0, sizes]), scores[keep].astype(np.float32), 0.0, thresholds.nms_iou),
+            cv2.dnn.NMSBoxes(
+                np.hstack([x0, y0, sizes]),  # type: ignore[arg-type]  # OpenCV's stubs say sequences; it takes arrays
+                scores[keep].astype(np.float32),  # type: ignore[arg-type]
+                0.0,
+                thresholds.nms_iou,
+            ),
             dtype=np.int64,
         ).reshape(-1)
         keep = keep[picked[np.argsort(image[keep][picked], kind="stable")]]  # back to by image, best first

@@ -14,7 +14,7 @@ batches grow to full size by themselves; at a trickle no frame waits for company
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -24,10 +24,10 @@ STOP_CHECK_S = 0.001  # how often ``stop`` is asked while a batch fills
 Consume = Callable[[int, float], Sequence[T]]
 
 
-class Batcher:
+class Batcher(Generic[T]):
     def __init__(
         self,
-        consume: Consume,
+        consume: Consume[T],
         size: int,
         max_wait_s: float,
         clock: Callable[[], float] = time.monotonic,

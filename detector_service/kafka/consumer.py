@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 
 from facestream import kafka_clients
 from facestream.detector_service.kafka.offsets import OffsetTracker
@@ -82,7 +82,7 @@ class GroupMember:
         self._idle_since: float | None = None  # when the latest rebalance left this member without partitions
         self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)
 
-    def consume(self, max_messages: int, timeout_s: float) -> list:
+    def consume(self, max_messages: int, timeout_s: float) -> list[Message]:
         self._say_if_idle()
         if self._held:
             taken, self._held = self._held[:max_messages], self._held[max_messages:]
@@ -142,6 +142,7 @@ class GroupMember:
         if self._flush():
             return  # records still unacknowledged: they and their offsets wait for the next commit
         ready = {tp: off for tp, off in self.tracker.committable().items() if tp in self.assigned}
+        assert self._transactions is not None  # the exactly-once mode is what calls this
         if ready:
             self._transactions.commit(ready, self.consumer.consumer_group_metadata())
             self.tracker.mark_committed(ready)
@@ -159,7 +160,7 @@ class GroupMember:
         # still without partitions IDLE_WARN_S later is told that it idles.
         self._idle_since = None if self.assigned else (self._idle_since or time.monotonic())
         if self._start_back_s is not None and partitions:
-            consumer.incremental_assign(self._placed(consumer, partitions))
+            consumer.incremental_assign(self._placed(consumer, partitions, self._start_back_s))
 
     def _say_if_idle(self) -> None:
         """A member left without partitions idles: a topic's partitions bound how many members share it.
@@ -168,7 +169,7 @@ class GroupMember:
             return
         self._idle_since = float("inf")  # said; a later assignment resets it
         try:
-            count = len(self.consumer.list_topics(self._topic, timeout=5).topics[self._topic].partitions)
+            count = str(len(self.consumer.list_topics(self._topic, timeout=5).topics[self._topic].partitions))
         except KafkaException:
             count = "?"
         log.warning(
@@ -178,11 +179,11 @@ class GroupMember:
             count,
         )
 
-    def _placed(self, consumer, partitions) -> list[TopicPartition]:
+    def _placed(self, consumer, partitions, start_back_s: float) -> list[TopicPartition]:
         """``partitions`` with the ones this group never committed set to the first record of the last
         ``start_back_s`` seconds (or, with none that recent, the end as of now: a frame arriving in
         between is still taken); committed ones resume as usual."""
-        since_ms = int((time.time() - self._start_back_s) * 1000)
+        since_ms = int((time.time() - start_back_s) * 1000)
         committed = consumer.committed(partitions, timeout=10)
         fresh = [TopicPartition(p.topic, p.partition, since_ms) for p in committed if p.offset < 0]
         found = (

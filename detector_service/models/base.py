@@ -97,7 +97,21 @@ class InputSpec:
         return cls(height=height, width=width, multiple_of=default.multiple_of, fixed=True)
 
 
-class FaceModel(Protocol):
+class GraphPlugin(Protocol):
+    """What the engine needs of any network it runs (a detector, or the embedder)."""
+
+    input_transform: ClassVar[InputTransform]
+    # The output by which the graph sorts every output's axis 1 best first (candidates kept on the
+    # device by score): a GPU engine then copies to the host only as many candidates as some image has
+    # over the score threshold. None: every output comes to the host whole.
+    ranked_by: ClassVar[str | None]
+
+    def adapt_graph(self, model) -> None:
+        """Append model-specific nodes to the ONNX ModelProto the engine runs (or leave it as is)."""
+        ...
+
+
+class FaceModel(GraphPlugin, Protocol):
     """Built as ``Plugin(ref, metadata)`` from the ONNX file's metadata. Body-pose models implement it
     too: their detections are people, their landmarks scored keypoints (``finds``)."""
 
@@ -105,11 +119,6 @@ class FaceModel(Protocol):
     finds: ClassVar[str]  # "faces" (DetectionEvents) or "people" (PoseEvents)
     landmarks: ClassVar[bool]  # whether it finds facial landmarks (which align faces for an embedder)
     default_thresholds: ClassVar[Thresholds]
-    input_transform: ClassVar[InputTransform]
-    # The output by which the graph sorts every output's axis 1 best first (candidates kept on the
-    # device by score): a GPU engine then copies to the host only as many candidates as some image has
-    # over the score threshold. None: every output comes to the host whole.
-    ranked_by: ClassVar[str | None]
     # True: a float16 copy is made of the adapted graph, with what follows the last convolutions kept
     # in float32 (the file's own tail may not convert, and the plugin's decoding needs float32's
     # precision); ``adapt_graph`` then accepts a graph it has already adapted.
@@ -117,10 +126,6 @@ class FaceModel(Protocol):
 
     ref: ModelRef
     input_spec: InputSpec
-
-    def adapt_graph(self, model) -> None:
-        """Append model-specific nodes to the ONNX ModelProto the engine runs (or leave it as is)."""
-        ...
 
     def to_detections(
         self, outputs: dict[str, np.ndarray], input_hw: tuple[int, int], thresholds: Thresholds

@@ -141,7 +141,7 @@ def check_inputs() -> list[np.ndarray]:
 
     inputs = []
     for photo in sorted(samples.people_dir().iterdir()):
-        image = cv2.imread(str(photo))
+        image = samples.read_photo(photo)
         for turned in (image, cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)):
             inputs.append(network_input(turned))
     return inputs

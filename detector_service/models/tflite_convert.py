@@ -13,6 +13,7 @@ import sys
 import tempfile
 import venv
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,8 @@ def reference_outputs(tflite: Path, inputs: list[np.ndarray]) -> list[np.ndarray
     """The TFLite interpreter's first output for each input (each run alone, at its own shape)."""
     with tempfile.TemporaryDirectory(prefix="facestream-tflite-") as tmp:
         given, answer = Path(tmp) / "inputs.npz", Path(tmp) / "outputs.npz"
-        np.savez(given, **{f"{i:04d}": x for i, x in enumerate(inputs)})
+        named: dict[str, Any] = {f"{i:04d}": x for i, x in enumerate(inputs)}
+        np.savez(given, **named)
         cmd = [str(converter_python()), "-c", _REFERENCE, str(tflite), str(given), str(answer)]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:

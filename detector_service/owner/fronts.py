@@ -17,6 +17,7 @@ import os
 import queue
 import signal
 import threading
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 
@@ -82,7 +83,7 @@ def _front(config: DetectorConfig, end: Connection, summaries) -> None:
         raise SystemExit(exc.exit_code) from None
 
 
-def _failures(owner: BaseProcess, others: list[BaseProcess]) -> list[str]:
+def _failures(owner: BaseProcess, others: Sequence[BaseProcess]) -> list[str]:
     """The processes of the set that ended badly, each with how."""
     gone = [f"front {i} {_how(p.exitcode)}" for i, p in enumerate(others, start=1) if p.exitcode]
     if owner.exitcode:
@@ -104,9 +105,9 @@ def _watch(owner: BaseProcess, others: list[BaseProcess], done: threading.Event)
             return
 
 
-def _stop(others: list[BaseProcess]) -> None:
+def _stop(others: Sequence[BaseProcess]) -> None:
     for process in others:
-        if process.is_alive():
+        if process.is_alive() and process.pid is not None:  # started, so it has one
             os.kill(process.pid, signal.SIGTERM)
     for process in others:
         process.join(STOP_S)

@@ -12,6 +12,7 @@ import mmap
 from dataclasses import dataclass
 from multiprocessing import shared_memory
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -65,6 +66,7 @@ class Writer:
             self._release(slot)
             slot = self._slots[index] = self._new(grown)
         view = slot.buf
+        assert view is not None  # None only once the segment is closed
         start = 0
         for frame, end in zip(frames, ends.tolist()):
             view[start:end] = frame.data
@@ -104,7 +106,7 @@ class Reader:
             block = self._mapped[batch.segment] = np.frombuffer(_map(batch.segment), dtype=np.uint8)
         starts = np.concatenate(([0], batch.ends[:-1])).tolist()
         return [
-            Frame("", 0, 0, width, height, block[start:end])
+            Frame("", 0, 0, width, height, cast(bytes, block[start:end]))  # a view: nvImageCodec reads either
             for start, end, (width, height) in zip(starts, batch.ends.tolist(), batch.sizes.tolist())
         ]
 

@@ -193,7 +193,7 @@ def upsert(conn: Connection, table, row: dict, keys: tuple[str, ...]) -> None:
 def insert_statement(conn: Connection, table, row: dict):
     """An INSERT that can say what to do on a key already there, in the connection's dialect."""
     if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
+        from sqlalchemy.dialects import postgresql as dialect
     else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(table).values(**row)
+        from sqlalchemy.dialects import sqlite as dialect  # type: ignore[no-redef]  # same insert(), other dialect
+    return dialect.insert(table).values(**row)

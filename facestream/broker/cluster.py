@@ -81,7 +81,7 @@ class LocalCluster:
 
     def active_controller(self) -> int:
         """The node leading the controller quorum now: the newest election any node wrote down."""
-        states = []
+        states: list[dict] = []
         for broker in self.nodes.values():
             try:
                 states.append(json.loads((broker.data / "__cluster_metadata-0" / "quorum-state").read_text()))

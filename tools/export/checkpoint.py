@@ -8,7 +8,7 @@ from torch import nn
 
 from facestream.assets import sha256_of
 from facestream.errors import ModelError
-from facestream.tools.export.mogface_net import MogFace
+from facestream.tools.export.mogface_net import Bottleneck, MogFace
 
 
 def load_official(model: MogFace, path: Path) -> str:
@@ -75,6 +75,7 @@ def randomise(model: MogFace, seed: int = 0) -> str:
                     module.bias.zero_()
         for stage in (model.backbone.layer1, model.backbone.layer2, model.backbone.layer3, model.backbone.layer4):
             for block in stage:
+                assert isinstance(block, Bottleneck)
                 block.bn3.weight.fill_(len(stage) ** -0.5)
         for conv in (model.pred_net.pred_cls, model.pred_net.pred_loc):
             conv.weight.normal_(0.0, 0.01, generator=generator)

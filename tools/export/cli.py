@@ -81,7 +81,7 @@ def export_mogface(
     from facestream.tools.export.onnx_export import ExportSpec, export, self_check
 
     model = MogFace(variant)
-    if random_init:
+    if checkpoint is None:  # --random-init (checked above: exactly one of the two)
         digest = weights.randomise(model, seed)
         click.echo("WARNING: random weights: this file is for benchmarks only and detects nothing", err=True)
     else:

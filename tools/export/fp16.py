@@ -8,7 +8,6 @@ float16 face over it (IoU >= 0.9), and the scores must agree closely.
 from dataclasses import dataclass
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from facestream import samples
@@ -36,7 +35,7 @@ class Agreement:
 def compare_on_photos(fp32: Path, fp16: Path, provider: str = "cpu") -> Agreement:
     """Run both files over the real sample photos with the detector's own engine and decoder."""
     folder = samples.fetch()
-    photos = [cv2.imread(str(folder / f.filename)) for f in samples.PORTRAITS + samples.ANNOTATED]
+    photos = [samples.read_photo(folder / f.filename) for f in samples.PORTRAITS + samples.ANNOTATED]
     detections = [_detect(path, photos, provider) for path in (fp32, fp16)]
     matched, worst = 0, 0.0
     for a, b in zip(*detections):

@@ -25,6 +25,7 @@ class MergedHeads(nn.Module):
         self.ch = ch
         # DeepHead's quirk: conv1 serves all four stages, so one weight tensor serves both convolutions here.
         weight = torch.cat([cls_head.conv1.weight, loc_head.conv1.weight]).detach().clone()
+        assert cls_head.conv1.bias is not None and loc_head.conv1.bias is not None  # made with biases
         bias = torch.cat([cls_head.conv1.bias, loc_head.conv1.bias]).detach().clone()
         self.first = nn.Conv2d(ch, 2 * ch, 3, padding=1)
         self.later = nn.Conv2d(2 * ch, 2 * ch, 3, padding=1, groups=2)

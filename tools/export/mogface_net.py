@@ -62,6 +62,12 @@ class Bottleneck(nn.Module):
 
 
 class ResNet(nn.Module):
+    # Made by name in __init__ (the checkpoint's keys); declared here for type checkers.
+    layer1: nn.Sequential
+    layer2: nn.Sequential
+    layer3: nn.Sequential
+    layer4: nn.Sequential
+
     def __init__(self, blocks: tuple[int, int, int, int]) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
@@ -199,6 +205,13 @@ class CPM(nn.Module):
 
 class DeepHead(nn.Module):
     """Four 3x3 conv + GroupNorm(16) + ReLU stages, all through ``conv1`` (the official quirk)."""
+
+    # Made by name in __init__ (the checkpoint's keys); declared here for type checkers.
+    conv1: nn.Conv2d
+    gn1: nn.GroupNorm
+    gn2: nn.GroupNorm
+    gn3: nn.GroupNorm
+    gn4: nn.GroupNorm
 
     def __init__(self, ch: int) -> None:
         super().__init__()
