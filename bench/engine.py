@@ -25,6 +25,7 @@ from facestream.detector_service import models
 from facestream.detector_service.inference import runtime
 from facestream.detector_service.inference.engine import Engine, load_graph
 from facestream.detector_service.inference.graph_rewrite import IMAGE_INPUT
+from facestream.detector_service.models.base import META_PRECISION
 
 H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of the H100/H200 SXM
 # The PyTorch baselines, by name: how ``torch.compile`` runs the model (None: eager). ``autotune``
@@ -136,7 +137,7 @@ def _model_file(cfg: ModelChoice, merge_heads: bool = True):
             export(exported, path, spec, digest, random_weights=True)
         return model, path, flops
     path = models.resolve(cfg.model)
-    if cfg.model == "yunet" and cfg.precision == "fp16":
+    if cfg.precision == "fp16" and models.read_metadata(path).get(META_PRECISION) != "fp16":
         return None, fp16_copy(path), None
     return None, path, None
 
