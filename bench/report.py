@@ -60,12 +60,13 @@ def pose(result: dict) -> list[str]:
     quantiles = ", ".join(f"p{q} {v:g}" for q, v in people["score_quantiles"].items())
     where = m.get("gpu") or f"{m['cores']} CPU cores"
     return [
-        f"**Body pose, MoveNet MultiPose Lightning on {result['provider']}, {where}** "
+        f"**Body pose, MoveNet MultiPose Lightning ({s.get('precision', 'fp32')}) on {result['provider']}, {where}** "
         f"(`{result['command']}`): {s['frames']} frames of OpenCV's vtest.avi (768x576 pedestrians) through the "
         f"service's processor at input {result['input_size'][1]}x{result['input_size'][0]}, pose events serialised, "
         f"median of {s['repeats']} runs: {rows}. People found: {people['per_frame_mean']:g} per frame, in "
         f"{100 * people['frames_with_people']:.0f}% of the frames; person scores {quantiles}. "
-        f"Source: `bench/results/{result['_file']}`."
+        + (f"{result['note'][0].upper()}{result['note'][1:]}. " if result.get("note") else "")
+        + f"Source: `bench/results/{result['_file']}`."
     ]
 
 
@@ -695,7 +696,7 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
     if embeddings:
         drops = [r["drop_fraction"] for r in embeddings["pipeline"]]
         add(
-            "YuNet pipeline with SFace embeddings: <= 15% fewer frames/s at 1-6 faces per frame",
+            "YuNet pipeline with SFace embeddings: <= 15% fewer frames/s at 1-4 faces per frame",
             ", ".join(f"{100 * r['drop_fraction']:.0f}% at {r['faces_per_frame']}" for r in embeddings["pipeline"])
             + " face(s) per frame (one detector process)",
             max(drops) <= 0.15,
