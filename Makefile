@@ -48,7 +48,7 @@ lint: $(VENV)/.test
 bench: $(VENV)/.test
 	$(BIN)/facestream kafka start
 	$(BIN)/python -m bench kafka
-	$(BIN)/python -m bench.detector_backlog
+	$(BIN)/python -m bench backlog
 	$(BIN)/python bench/report.py
 
 ## soak: an hour of the CPU pipeline at a steady load; memory, descriptors and lag must stay flat

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from bench import RESULTS
-from facestream.config import parse_size, parsed
+from bench.settings import BacklogBenchConfig, PoseBenchConfig
+from facestream.config import options, parse_size, parsed
 from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES, PROVIDER_CHOICES
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER
 
@@ -527,25 +528,12 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option("--batch", "batches", default="1,8", callback=_batches, help="Frames per batch, comma-separated.")
-@click.option("--frames", type=click.IntRange(1, 795), default=795, help="Frames of vtest.avi, from its start.")
-@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
-@click.option(
-    "--precision",
-    type=click.Choice(["fp16", "fp32"]),
-    default="fp32",
-    help="fp16: a float16 copy made as `facestream export fp16` makes it (MoveNet's decoding stays float32).",
-)
-@click.option("--decode-threads", type=int, default=2)
-@click.option("--repeats", type=int, default=3, help="Timed repeats; the median is reported.")
-@click.option("--out", type=click.Path(path_type=Path), default=None)
-def pose(out: Path | None, **options) -> None:
+@options(PoseBenchConfig)
+def pose(**values) -> None:
     """Body-pose frames/s (MoveNet through the service's processor) on OpenCV's pedestrian video."""
-    from bench.pose import PoseBenchConfig, run
+    from bench.pose import run
 
-    precision = "" if options["precision"] == "fp32" else f"{options['precision']}-"
-    name = f"pose-movenet-{precision}{options['provider']}.json"
-    run(PoseBenchConfig(out=out or RESULTS / name, **options), _command("pose"))
+    run(PoseBenchConfig(**values), _command("pose"))
 
 
 @bench.command(
@@ -778,3 +766,23 @@ def e2e(
         fronts=fronts,
     )
     run(cfg, _command("e2e"))
+
+
+@bench.command(
+    epilog="""\b
+Examples (a broker running: `facestream kafka start`):
+  python -m bench backlog --frames 600 --runs 3
+  python -m bench backlog --batch 16 --ort-threads 2 --out /tmp/backlog.json
+""",
+    context_settings={"show_default": True},
+)
+@options(BacklogBenchConfig)
+def backlog(**values) -> None:
+    """One CPU detector draining a backlog of frames on a real broker: frames/s from the events' own times.
+
+    The producer first fills a fresh topic with the sample photos, cycled and scaled to --width; then
+    the detector runs over the backlog. Throughput is (events - 1) / (last detect_ts - first
+    detect_ts), so start-up, the group join and the idle wait at the end do not count."""
+    from bench.detector_backlog import run
+
+    run(BacklogBenchConfig(**values), _command("backlog"))

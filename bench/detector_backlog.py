@@ -1,4 +1,4 @@
-"""CPU path throughput on a real broker: how fast one detector drains a backlog of frames.
+"""``python -m bench backlog``: how fast one CPU detector drains a backlog of frames on a real broker.
 
 The producer first fills a fresh topic with N frames (the sample photos cycled, scaled to
 --width); then the detector runs over the backlog. Throughput is measured from the events
@@ -6,17 +6,15 @@ themselves: (events - 1) / (last detect_ts - first detect_ts), so start-up, grou
 idle wait at the end do not count. Repeated --runs times; the median is reported.
 """
 
-import argparse
 import json
 import statistics
 import subprocess
-import sys
 import uuid
-from pathlib import Path
 
-from bench import RESULTS, save
+from bench import save, settings_of
 from bench.events import events_per_second, read_events
 from bench.machine import describe
+from bench.settings import BacklogBenchConfig
 from facestream import kafka_clients, samples
 from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.producers.config import ProducerConfig, producer_command
@@ -63,32 +61,20 @@ def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threa
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--frames", type=int, default=600)
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--width", type=int, default=640, help="frames are scaled to this width by the producer")
-    parser.add_argument("--decode-threads", type=int, default=2)
-    parser.add_argument("--ort-threads", type=int, default=0)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "cpu_detector_backlog.json")
-    args = parser.parse_args()
+def run(cfg: BacklogBenchConfig, command: str) -> dict:
     kafka_clients.check_reachable()
     runs = []
-    for i in range(args.runs):
-        runs.append(run_once(args.frames, args.batch, args.width, args.decode_threads, args.ort_threads))
-        print(f"run {i + 1}/{args.runs}: {runs[-1]['frames_per_s']} frames/s  {runs[-1]['ms_per_frame']}", flush=True)
+    for i in range(cfg.runs):
+        runs.append(run_once(cfg.frames, cfg.batch, cfg.width, cfg.decode_threads, cfg.ort_threads))
+        print(f"run {i + 1}/{cfg.runs}: {runs[-1]['frames_per_s']} frames/s  {runs[-1]['ms_per_frame']}", flush=True)
     result = {
         "benchmark": "detector_backlog",
-        "command": " ".join(["python", "-m", "bench.detector_backlog", *sys.argv[1:]]),
+        "command": command,
         "machine": describe(),
-        "settings": {k: v for k, v in vars(args).items() if k != "out"},
+        "settings": {k: v for k, v in settings_of(cfg).items() if k != "out"},
         "runs": runs,
         "median_frames_per_s": statistics.median(r["frames_per_s"] for r in runs),
     }
-    save(result, args.out)
-    print(f"median {result['median_frames_per_s']} frames/s over {args.runs} runs -> {args.out}")
-
-
-if __name__ == "__main__":
-    main()
+    save(result, cfg.out)
+    print(f"median {result['median_frames_per_s']} frames/s over {cfg.runs} runs -> {cfg.out}")
+    return result

@@ -9,8 +9,6 @@ their scores, which is what the fall rule's thresholds have to work with.
 
 import statistics
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -19,23 +17,13 @@ from bench import save, settings_of
 from bench.engine import _progress, fp16_copy
 from bench.machine import describe
 from bench.pipeline import drive, full_batches
+from bench.settings import PoseBenchConfig
 from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
 from facestream.schemas import Frame, pack_pose
-
-
-@dataclass(frozen=True)
-class PoseBenchConfig:
-    batches: tuple[int, ...]
-    frames: int  # of the video, from its start (at most its 795)
-    provider: str
-    precision: str
-    decode_threads: int
-    repeats: int
-    out: Path
 
 
 def video_frames(count: int) -> list[Frame]:
@@ -59,7 +47,7 @@ def run(cfg: PoseBenchConfig, command: str) -> dict:
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     frames = video_frames(cfg.frames)
     rows, people = [], None
-    for batch in cfg.batches:
+    for batch in cfg.batch:
         engine = Engine(path, plugin.input_spec.resolve(None), batch, plugin, cfg.provider)
         processor = FrameProcessor(
             engine,
@@ -99,7 +87,7 @@ def run(cfg: PoseBenchConfig, command: str) -> dict:
             else {},
         },
     }
-    save(result, cfg.out)
+    save(result, cfg.result_file)
     print(
         f"movenet on {engine.provider}: "
         + ", ".join(f"batch {r['batch']} {r['frames_per_s']:.0f} frames/s" for r in rows)

@@ -252,8 +252,10 @@ def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[Callabl
             name = "--" + f.name.replace("_", "-")
             if meta.flag:
                 command = click.option(name, is_flag=True, default=f.default, help=meta.help)(command)
-            else:
-                command = click.option(name, type=_click_type(meta, kind), default=f.default, help=meta.help)(command)
+                continue
+            # A parsed value's default is given as its text: --help shows it as typed, and it parses back.
+            default = meta.show(f.default) if meta.parse is not None and f.default is not None else f.default
+            command = click.option(name, type=_click_type(meta, kind), default=default, help=meta.help)(command)
         return command
 
     return decorate
