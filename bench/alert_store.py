@@ -10,8 +10,6 @@ are reported, in milliseconds. PostgreSQL is a server of its own (``postgres.py`
 
 import random
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import numpy as np
@@ -21,6 +19,7 @@ from bench import save, settings_of
 from bench.engine import _progress
 from bench.machine import describe
 from bench.postgres import PostgresServer
+from bench.settings import AlertStoreBenchConfig
 from facestream.alertdb import open_database
 from facestream.alertdb.queries import AlertFilter, lifecycles, page
 from facestream.alertdb.schema import alerts, records
@@ -30,15 +29,6 @@ DAY = 86_400 * S
 CAMERAS = 300
 KINDS = ("stranger", "crowd", "fall", "camera_offline")
 CHUNK = 20_000
-
-
-@dataclass(frozen=True)
-class AlertStoreBenchConfig:
-    alerts: int
-    repeats: int
-    limit: int
-    engines: tuple[str, ...]
-    out: Path
 
 
 def run(cfg: AlertStoreBenchConfig, command: str) -> dict:

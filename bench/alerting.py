@@ -14,11 +14,10 @@ import select
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass
-from pathlib import Path
 
 from bench import save, settings_of
 from bench.machine import cpu_seconds, describe
+from bench.settings import AlertingBenchConfig
 from facestream import kafka_clients, paths, samples
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.broker.local import LocalBroker
@@ -35,17 +34,6 @@ from facestream.schemas import (
 
 STATS = re.compile(r"events (\d+) \(")
 DETECTOR = ModelRef("yunet", "2023mar", "bench")
-
-
-@dataclass(frozen=True)
-class AlertingBenchConfig:
-    events: int
-    cameras: int
-    faces: int
-    partitions: int  # of the detections topic: the most workers that can share it
-    workers: tuple[int, ...]
-    runs: int
-    out: Path
 
 
 def run(cfg: AlertingBenchConfig, command: str) -> dict:

@@ -7,12 +7,20 @@ from pathlib import Path
 import click
 
 from bench import RESULTS
-from bench.settings import BacklogBenchConfig, PoseBenchConfig
+from bench.settings import (
+    AlertingBenchConfig,
+    AlertStoreBenchConfig,
+    BacklogBenchConfig,
+    FallBenchConfig,
+    LineBenchConfig,
+    LiveBenchConfig,
+    PoseBenchConfig,
+    SoakConfig,
+    ThresholdBenchConfig,
+)
 from facestream.config import options, parse_size, parsed
 from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES, PROVIDER_CHOICES
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER
-
-LIVE_MODES = ("pyav-all", "pyav-keyframes", "opencv-grab", "opencv-read")  # bench.live's, without importing it
 
 
 def _name(model: str) -> str:
@@ -452,34 +460,12 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option(
-    "--sizes",
-    default="1280x720,1920x1080",
-    callback=_each(parse_size),
-    help="Stream sizes of the decoding part, comma-separated ('' skips it).",
-)
-@click.option("--modes", default=",".join(LIVE_MODES), callback=_each(str), help="Decoding modes to compare.")
-@click.option("--fps", type=click.FloatRange(min=0.1), default=5.0, help="Frames taken (sent) per second per camera.")
-@click.option("--seconds", type=click.FloatRange(min=1), default=20.0, help="Measured seconds of each run or step.")
-@click.option("--warm-up-s", type=click.FloatRange(min=0), default=3.0, help="Streaming before measuring.")
-@click.option("--repeats", type=click.IntRange(min=1), default=3, help="Runs of each mode; the median is reported.")
-@click.option(
-    "--cameras",
-    default="4,8,12,16,20,24,28,32",
-    callback=_each(int),
-    help="Camera counts for one producer core, in order, until one does not hold ('' skips it).",
-)
-@click.option(
-    "--camera-repeats", type=click.IntRange(min=1), default=1, help="Runs of each camera count; all must hold."
-)
-@click.option("--camera-size", type=parsed(parse_size, "WxH"), default="1280x720", help="Stream size of that part.")
-@click.option("--producer-core", type=int, default=1, help="The core the measured process is pinned to.")
-@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "live-cpu.json")
-def live(out: Path, **options) -> None:
+@options(LiveBenchConfig)
+def live(**values) -> None:
     """Live RTSP cameras: decoding CPU per camera by library and mode; cameras one producer core holds."""
-    from bench.live import LiveBenchConfig, run
+    from bench.live import run
 
-    run(LiveBenchConfig(out=out, **options), _command("live"))
+    run(LiveBenchConfig(**values), _command("live"))
 
 
 @bench.command(
@@ -490,16 +476,12 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option("--alerts", type=click.IntRange(min=1000), default=1_000_000, help="Alerts in the database.")
-@click.option("--repeats", type=click.IntRange(min=1), default=20, help="Times each question is asked.")
-@click.option("--limit", type=click.IntRange(1, 200), default=50, help="Alerts per page.")
-@click.option("--engines", default="sqlite,postgresql", callback=_each(str), help="Databases to measure.")
-@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "alert-store-cpu.json")
-def alert_store(out: Path, **options) -> None:
+@options(AlertStoreBenchConfig)
+def alert_store(**values) -> None:
     """The history's speed: a page of alerts out of a million, under filters, on SQLite and PostgreSQL."""
-    from bench.alert_store import AlertStoreBenchConfig, run
+    from bench.alert_store import run
 
-    run(AlertStoreBenchConfig(out=out, **options), _command("alert-store"))
+    run(AlertStoreBenchConfig(**values), _command("alert-store"))
 
 
 @bench.command(
@@ -509,14 +491,13 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
-@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "threshold-sface.json")
-def threshold(out: Path, provider: str) -> None:
+@options(ThresholdBenchConfig)
+def threshold(**values) -> None:
     """The stranger threshold: SFace similarities of one person and of two people, false match and
     false stranger rates per threshold, on the sample photos and their variants."""
-    from bench.threshold import ThresholdBenchConfig, run
+    from bench.threshold import run
 
-    run(ThresholdBenchConfig(provider=provider, out=out), _command("threshold"))
+    run(ThresholdBenchConfig(**values), _command("threshold"))
 
 
 @bench.command(
@@ -544,21 +525,12 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option("--every", default="1,2,4", callback=_batches, help="Camera rates: every n-th frame of the video.")
-@click.option(
-    "--input-sizes",
-    default="256x192,512x384,768x576",
-    callback=_each(parse_size),
-    help="MoveNet's inputs, WxH (multiples of 32), comma-separated.",
-)
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.2, help="The line rule's min-score.")
-@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
-@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "line-vtest.json")
-def line(out: Path, **options) -> None:
+@options(LineBenchConfig)
+def line(**values) -> None:
     """The line rule's crossings on OpenCV's pedestrian video against crossings counted by eye."""
-    from bench.line import LineBenchConfig, run
+    from bench.line import run
 
-    run(LineBenchConfig(out=out, **options), _command("line"))
+    run(LineBenchConfig(**values), _command("line"))
 
 
 @bench.command(
@@ -568,16 +540,12 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option("--falls", type=click.IntRange(min=1), default=5, help="Falls streamed, one after another.")
-@click.option("--fps", type=click.FloatRange(min=1), default=5.0, help="The camera's frame rate.")
-@click.option("--provider", type=click.Choice(PROVIDER_CHOICES), default="cpu")
-@click.option("--out", type=click.Path(path_type=Path), default=None)
-def fall(out: Path | None, **options) -> None:
+@options(FallBenchConfig)
+def fall(**values) -> None:
     """Time from the first frame of a fall to its alert on the broker, live (pose service + alerting)."""
-    from bench.fall import FallBenchConfig, run
+    from bench.fall import run
 
-    name = f"fall-latency-{options['provider']}.json"
-    run(FallBenchConfig(out=out or RESULTS / name, **options), _command("fall"))
+    run(FallBenchConfig(**values), _command("fall"))
 
 
 @bench.command(
@@ -588,24 +556,12 @@ Examples (this machine, local broker running):
 """,
     context_settings={"show_default": True},
 )
-@click.option("--cameras", type=click.IntRange(min=1), default=10, help="Cameras streaming the sample photos.")
-@click.option(
-    "--fps",
-    type=click.FloatRange(min=0.1),
-    default=2.0,
-    help="Frames per second per camera (this 2-core machine's detector, SFace on every face, manages ~30 in all).",
-)
-@click.option("--minutes", type=click.FloatRange(min=1), default=60.0, help="How long the load runs.")
-@click.option("--warm-up-s", type=click.FloatRange(min=0), default=600.0, help="Seconds before the checks start.")
-@click.option("--interval-s", type=click.FloatRange(min=1), default=10.0, help="Seconds between samples.")
-@click.option("--rss-band", type=click.FloatRange(min=0), default=0.10, help="Most memory may move after warm-up.")
-@click.option("--frame-size", type=parsed(parse_size, "WxH"), default="320x240", help="What every camera sends.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "soak-cpu.json")
-def soak(out: Path, **options) -> None:
+@options(SoakConfig)
+def soak(**values) -> None:
     """The CPU pipeline at a steady load for an hour: memory, descriptors and lag must stay flat."""
-    from bench.soak import SoakConfig, run
+    from bench.soak import run
 
-    found = run(SoakConfig(out=out, **options), _command("soak"))
+    found = run(SoakConfig(**values), _command("soak"))
     if not found["verdict"]["holds"]:
         raise click.exceptions.Exit(1)
 
@@ -618,20 +574,12 @@ Examples (this machine, local broker running):
 """,
     context_settings={"show_default": True},
 )
-@click.option("--events", type=click.IntRange(min=100), default=60000, help="Detection events in the backlog.")
-@click.option("--cameras", type=click.IntRange(min=1), default=100, help="Cameras they come from, at 30 fps each.")
-@click.option("--faces", type=click.IntRange(min=0), default=2, help="Faces per event: one enrolled, the rest not.")
-@click.option("--partitions", type=click.IntRange(min=1), default=4, help="Partitions of the detections topic.")
-@click.option("--workers", default="1,2", callback=_batches, help="Alerting workers in the group, one run each.")
-@click.option("--runs", type=click.IntRange(min=1), default=3, help="Runs per worker count; the median is reported.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "alerting-cpu.json")
-def alerting(
-    events: int, cameras: int, faces: int, partitions: int, workers: tuple[int, ...], runs: int, out: Path
-) -> None:
+@options(AlertingBenchConfig)
+def alerting(**values) -> None:
     """Events per second alerting workers drain from a backlog, with real embeddings and a gallery."""
-    from bench.alerting import AlertingBenchConfig, run
+    from bench.alerting import run
 
-    run(AlertingBenchConfig(events, cameras, faces, partitions, workers, runs, out), _command("alerting"))
+    run(AlertingBenchConfig(**values), _command("alerting"))
 
 
 @bench.command(

@@ -11,12 +11,11 @@ minus that capture time. The rule waits ``hold-s`` on purpose, so the goal is un
 import statistics
 import time
 import uuid
-from dataclasses import dataclass
-from pathlib import Path
 
 from bench import save, settings_of, spawn
 from bench.engine import _progress
 from bench.machine import describe
+from bench.settings import FallBenchConfig
 from facestream import kafka_clients, paths, samples
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.alerting.rules.fall import FallSettings
@@ -25,18 +24,11 @@ from facestream.producers.config import producer_command
 from facestream.schemas import unpack_alert
 
 
-@dataclass(frozen=True)
-class FallBenchConfig:
-    falls: int
-    fps: float
-    provider: str
-    out: Path
-
-
 def run(cfg: FallBenchConfig, command: str) -> dict:
     tag = f"fall-bench-{uuid.uuid4().hex[:8]}"
     topics = {part: f"{tag}.{part}" for part in ("frames", "poses", "dlq", "alerts", "detections", "gallery")}
-    kafka_clients.ensure_topics({topics["frames"]: 1, topics["poses"]: 1, topics["dlq"]: 1, topics["alerts"]: 1})
+    # One partition each: the alerting worker reads detections and poses together, co-partitioned.
+    kafka_clients.ensure_topics({topics[part]: 1 for part in ("frames", "poses", "dlq", "alerts", "detections")})
     footage = samples.fall_footage(paths.home() / "bench" / "fall-footage", cfg.fps)
     loop_s = len(list(footage.iterdir())) / cfg.fps
     logs = paths.home() / "bench" / tag
@@ -104,7 +96,7 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
         "max_s": round(max(latencies), 3) if latencies else None,
         "complete": len(latencies) == cfg.falls,
     }
-    save(result, cfg.out)
+    save(result, cfg.result_file)
     print(
         f"{len(latencies)} of {cfg.falls} falls alerted; latency median {result['median_s']} s, max {result['max_s']} s"
     )

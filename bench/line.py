@@ -13,14 +13,13 @@ there, and a slit-scan cannot tell their steps apart. A counted crossing matches
 """
 
 import statistics
-from dataclasses import dataclass
-from pathlib import Path
 
 from bench import save, settings_of
 from bench.engine import _progress
 from bench.machine import describe
 from bench.pipeline import drive, full_batches
 from bench.pose import video_frames
+from bench.settings import LineBenchConfig
 from facestream.alerting.rules import line
 from facestream.detector_service import models
 from facestream.detector_service.inference.engine import Engine
@@ -37,15 +36,6 @@ CROSSINGS = (
     563, 592, 613, 627, 640, 678, 688, 700, 706, 745, 750, 773, 783, 790,
 )  # fmt: skip
 TOLERANCE_S = 1.0
-
-
-@dataclass(frozen=True)
-class LineBenchConfig:
-    every: tuple[int, ...]  # camera rates as every n-th frame of the video
-    input_sizes: tuple[tuple[int, int], ...]  # MoveNet's (width, height), each measured
-    min_score: float  # the line rule's
-    provider: str
-    out: Path
 
 
 def run(cfg: LineBenchConfig, command: str) -> dict:

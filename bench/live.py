@@ -32,7 +32,6 @@ import subprocess
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -42,6 +41,7 @@ from bench import free_port, save, settings_of
 from bench.e2e import _Cpus
 from bench.engine import _progress
 from bench.machine import cpu_seconds, describe
+from bench.settings import LiveBenchConfig
 from bench.stamp import read_stamp
 from facestream import kafka_clients, samples
 from facestream.broker import LocalBroker
@@ -54,21 +54,6 @@ SERVER = Path(__file__).resolve().parent / "rtsp_camera.py"
 STREAM_FPS = 25
 HOLDS_SHARE = 0.95
 STALE_LIMIT_MS = 500.0
-
-
-@dataclass(frozen=True)
-class LiveBenchConfig:
-    sizes: tuple[tuple[int, int], ...]
-    modes: tuple[str, ...]
-    fps: float
-    seconds: float
-    warm_up_s: float
-    repeats: int
-    cameras: tuple[int, ...]
-    camera_repeats: int
-    camera_size: tuple[int, int]
-    producer_core: int
-    out: Path
 
 
 def run(cfg: LiveBenchConfig, command: str) -> dict:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bench import free_port, save, settings_of, spawn
 from bench.machine import cpu_seconds, describe
+from bench.settings import SoakConfig
 from facestream import kafka_clients, paths, samples
 from facestream.alert_store.config import AlertStoreConfig, alert_store_command
 from facestream.alerting.config import AlertingConfig, alerting_command
@@ -26,18 +27,6 @@ from facestream.dashboard.config import DashboardConfig, dashboard_command
 from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.producers.config import ProducerConfig, producer_command
 from facestream.signals import StopOnSignals
-
-
-@dataclass(frozen=True)
-class SoakConfig:
-    cameras: int
-    fps: float
-    minutes: float
-    warm_up_s: float
-    interval_s: float
-    frame_size: tuple[int, int] | None
-    rss_band: float  # the most resident memory may move after warm-up, as a fraction of its lowest
-    out: Path
 
 
 @dataclass(frozen=True)

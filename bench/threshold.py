@@ -16,7 +16,6 @@ one-person pairs that would not (a false stranger).
 import itertools
 import statistics
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -24,6 +23,7 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.machine import describe
+from bench.settings import ThresholdBenchConfig
 from facestream import assets, paths, samples
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.assets import PackagedFile
@@ -80,12 +80,6 @@ PEOPLE = {
     "lenna.png": "Lena Forsen",
 }
 THRESHOLDS = (0.3, 0.363, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)  # 0.363: OpenCV's FaceRecognizerSF default
-
-
-@dataclass(frozen=True)
-class ThresholdBenchConfig:
-    provider: str
-    out: Path
 
 
 def variants(image: np.ndarray) -> dict[str, tuple[np.ndarray, int]]:
