@@ -12,6 +12,8 @@ from bench.settings import (
     AlertStoreBenchConfig,
     BacklogBenchConfig,
     FallBenchConfig,
+    GateBenchConfig,
+    KafkaBenchConfig,
     LineBenchConfig,
     LiveBenchConfig,
     PoseBenchConfig,
@@ -433,22 +435,12 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option(
-    "--min-area",
-    "min_areas",
-    default="0.0005,0.001,0.002,0.005,0.01,0.02,0.05",
-    callback=lambda _c, _p, v: tuple(float(x) for x in v.split(",")),
-    help="--motion-min-area values to try, comma-separated.",
-)
-@click.option("--keyframe-s", type=click.FloatRange(min=0.1), default=5.0, help="As for produce --keyframe-s.")
-@click.option("--quiet-s", type=click.FloatRange(min=1), default=60.0, help="Length of the quiet scene.")
-@click.option("--batch", type=int, default=16, help="Frames per inference of the detector (YuNet, CPU).")
-@click.option("--out", type=click.Path(path_type=Path), default=RESULTS / "gate-vtest-yunet-cpu.json")
-def gate(out: Path, **options) -> None:
+@options(GateBenchConfig)
+def gate(**values) -> None:
     """The motion gate: share of frames sent and recall of faces against sending every frame."""
-    from bench.gate import GateBenchConfig, run
+    from bench.gate import run
 
-    run(GateBenchConfig(out=out, **options), _command("gate"))
+    run(GateBenchConfig(**values), _command("gate"))
 
 
 @bench.command(
@@ -586,15 +578,12 @@ def alerting(**values) -> None:
     epilog="\b\nExample (this machine, local broker running):\n  python -m bench kafka --frames 5000 --runs 3",
     context_settings={"show_default": True},
 )
-@click.option("--frames", type=int, default=5000, help="JPEG frames (640 px wide sample photos) per run.")
-@click.option("--batch", type=int, default=64, help="The detector's poll batch.")
-@click.option("--runs", type=int, default=3)
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS / "kafka-plumbing-cpu.json")
-def kafka(frames: int, batch: int, runs: int, out: Path) -> None:
+@options(KafkaBenchConfig)
+def kafka(**values) -> None:
     """The detector's Kafka plumbing (no-op model) against Kafka's own kafka-consumer-perf-test."""
     from bench.kafka import run
 
-    run(frames, batch, runs, out, _command("kafka"))
+    run(KafkaBenchConfig(**values), _command("kafka"))
 
 
 @bench.command(

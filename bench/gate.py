@@ -13,8 +13,6 @@ share of frames sent, that recall, and the gate's own cost per frame on this mac
 """
 
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -23,6 +21,7 @@ from bench import save, settings_of
 from bench.engine import _progress
 from bench.machine import describe
 from bench.pipeline import drive
+from bench.settings import GateBenchConfig
 from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.inference.engine import Engine
@@ -35,15 +34,6 @@ from facestream.schemas import Frame
 FPS = 10.0  # vtest.avi's own rate, kept for the quiet scene too
 MATCH_IOU = 0.5
 NOISE = 4.0  # grey levels of sensor noise in the quiet scene (Gaussian)
-
-
-@dataclass(frozen=True)
-class GateBenchConfig:
-    min_areas: tuple[float, ...]
-    keyframe_s: float
-    quiet_s: float
-    batch: int
-    out: Path
 
 
 def run(cfg: GateBenchConfig, command: str) -> dict:
@@ -60,7 +50,7 @@ def run(cfg: GateBenchConfig, command: str) -> dict:
     ):
         faces = faces or detect(images)
         rows = []
-        for area in cfg.min_areas:
+        for area in cfg.min_area:
             sent, gate_ms = _gate(images, area, cfg.keyframe_s)
             found, total = _recall(faces, sent)
             rows.append(

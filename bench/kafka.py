@@ -13,7 +13,6 @@ import statistics
 import subprocess
 import uuid
 from concurrent.futures import Future
-from pathlib import Path
 
 import numpy as np
 from confluent_kafka import Producer
@@ -22,6 +21,7 @@ from bench import save
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from bench.pipeline import jpeg_corpus
+from bench.settings import KafkaBenchConfig
 from facestream import kafka_clients
 from facestream.broker.local import LocalBroker, find_java
 from facestream.detector_service.events import build_events
@@ -64,7 +64,8 @@ class NoOpProcessor:
         pass
 
 
-def run(frames: int, batch: int, runs: int, out: Path, command: str) -> dict:
+def run(cfg: KafkaBenchConfig, command: str) -> dict:
+    frames, batch, runs, out = cfg.frames, cfg.batch, cfg.runs, cfg.out
     bootstrap = kafka_clients.bootstrap_servers()
     kafka_clients.check_reachable(bootstrap)
     broker = LocalBroker()

@@ -225,3 +225,36 @@ class LiveBenchConfig:
 
     def __post_init__(self) -> None:
         check(self)
+
+
+@dataclass(frozen=True)
+class GateBenchConfig:
+    """``bench gate``: the motion gate's share of frames sent and recall of faces."""
+
+    min_area: tuple[float, ...] = listed(
+        "0.0005,0.001,0.002,0.005,0.01,0.02,0.05",
+        "--motion-min-area values to try, comma-separated.",
+        item=float,
+        show_item=lambda area: f"{area:g}",
+        metavar="X,X,...",
+    )
+    keyframe_s: float = setting(5.0, "As for produce --keyframe-s.", minimum=0.1)
+    quiet_s: float = setting(60.0, "Length of the quiet scene.", minimum=1)
+    batch: int = setting(16, "Frames per inference of the detector (YuNet, CPU).", minimum=1)
+    out: Path = setting(RESULTS / "gate-vtest-yunet-cpu.json", "Result file.", metavar="FILE")
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True)
+class KafkaBenchConfig:
+    """``bench kafka``: the detector's Kafka plumbing against Kafka's own kafka-consumer-perf-test."""
+
+    frames: int = setting(5000, "JPEG frames (640 px wide sample photos) per run.", minimum=1)
+    batch: int = setting(64, "The detector's poll batch.", minimum=1)
+    runs: int = setting(3, "Runs; the median ratio is reported.", minimum=1)
+    out: Path = setting(RESULTS / "kafka-plumbing-cpu.json", "Result file.", metavar="FILE")
+
+    def __post_init__(self) -> None:
+        check(self)
