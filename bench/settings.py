@@ -18,6 +18,13 @@ from facestream.detector_service.config import PROVIDER_CHOICES
 LIVE_MODES = ("pyav-all", "pyav-keyframes", "opencv-grab", "opencv-read")  # bench.live's decoding modes
 
 
+class Checked:
+    """A benchmark's settings, each checked against its declaration when made (a ConfigError names it)."""
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
 def _positive(text: str) -> int:
     number = int(text)
     if number < 1:
@@ -57,7 +64,7 @@ def size(default: str, help: str) -> Any:
 
 
 @dataclass(frozen=True)
-class BacklogBenchConfig:
+class BacklogBenchConfig(Checked):
     """``bench backlog``: one CPU detector draining a backlog of frames on a real broker."""
 
     frames: int = setting(600, "Frames in the backlog (the sample photos, cycled).", minimum=2)
@@ -68,12 +75,9 @@ class BacklogBenchConfig:
     runs: int = setting(3, "Timed runs; the median is reported.", minimum=1)
     out: Path = setting(RESULTS / "cpu_detector_backlog.json", "Result file.", metavar="FILE")
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class PoseBenchConfig:
+class PoseBenchConfig(Checked):
     """``bench pose``: MoveNet through the service's processor on OpenCV's pedestrian video."""
 
     batch: tuple[int, ...] = listed("1,8", "Frames per batch, comma-separated.")
@@ -88,9 +92,6 @@ class PoseBenchConfig:
     repeats: int = setting(3, "Timed repeats; the median is reported.", minimum=1)
     out: Path | None = setting(None, "Result file (default: bench/results/pose-movenet-[PRECISION-]PROVIDER.json).")
 
-    def __post_init__(self) -> None:
-        check(self)
-
     @property
     def result_file(self) -> Path:
         precision = "" if self.precision == "fp32" else f"{self.precision}-"
@@ -98,7 +99,7 @@ class PoseBenchConfig:
 
 
 @dataclass(frozen=True)
-class AlertStoreBenchConfig:
+class AlertStoreBenchConfig(Checked):
     """``bench alert-store``: a page of alerts out of a million, under filters, on SQLite and PostgreSQL."""
 
     alerts: int = setting(1_000_000, "Alerts in the database.", minimum=1000)
@@ -107,23 +108,17 @@ class AlertStoreBenchConfig:
     engines: tuple[str, ...] = listed("sqlite,postgresql", "Databases to measure.", item=str, metavar="NAME,...")
     out: Path = setting(RESULTS / "alert-store-cpu.json", "Result file.", metavar="FILE")
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class ThresholdBenchConfig:
+class ThresholdBenchConfig(Checked):
     """``bench threshold``: SFace similarities of one person and of two people on the sample photos."""
 
     provider: str = setting("cpu", "Where YuNet and SFace run.", choices=PROVIDER_CHOICES)
     out: Path = setting(RESULTS / "threshold-sface.json", "Result file.", metavar="FILE")
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class FallBenchConfig:
+class FallBenchConfig(Checked):
     """``bench fall``: from the first frame of a fall to its alert on the broker, live."""
 
     falls: int = setting(5, "Falls streamed, one after another.", minimum=1)
@@ -131,16 +126,13 @@ class FallBenchConfig:
     provider: str = setting("cpu", "Where MoveNet runs.", choices=PROVIDER_CHOICES)
     out: Path | None = setting(None, "Result file (default: bench/results/fall-latency-PROVIDER.json).")
 
-    def __post_init__(self) -> None:
-        check(self)
-
     @property
     def result_file(self) -> Path:
         return self.out or RESULTS / f"fall-latency-{self.provider}.json"
 
 
 @dataclass(frozen=True)
-class SoakConfig:
+class SoakConfig(Checked):
     """``bench soak``: the CPU pipeline at a steady load; memory, descriptors and lag must stay flat."""
 
     cameras: int = setting(10, "Cameras streaming the sample photos.", minimum=1)
@@ -156,12 +148,9 @@ class SoakConfig:
     frame_size: tuple[int, int] | None = size("320x240", "What every camera sends.")
     out: Path = setting(RESULTS / "soak-cpu.json", "Result file.", metavar="FILE")
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class AlertingBenchConfig:
+class AlertingBenchConfig(Checked):
     """``bench alerting``: events per second alerting workers drain from a backlog."""
 
     events: int = setting(60000, "Detection events in the backlog.", minimum=100)
@@ -172,12 +161,9 @@ class AlertingBenchConfig:
     runs: int = setting(3, "Runs per worker count; the median is reported.", minimum=1)
     out: Path = setting(RESULTS / "alerting-cpu.json", "Result file.", metavar="FILE")
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class LineBenchConfig:
+class LineBenchConfig(Checked):
     """``bench line``: the line rule's crossings on the pedestrian video against crossings counted by eye."""
 
     every: tuple[int, ...] = listed("1,2,4", "Camera rates: every n-th frame of the video.")
@@ -192,12 +178,9 @@ class LineBenchConfig:
     provider: str = setting("cpu", "Where MoveNet runs.", choices=PROVIDER_CHOICES)
     out: Path = setting(RESULTS / "line-vtest.json", "Result file.", metavar="FILE")
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class LiveBenchConfig:
+class LiveBenchConfig(Checked):
     """``bench live``: decoding CPU per live camera by library and mode; cameras one producer core holds."""
 
     sizes: tuple[tuple[int, int], ...] = listed(
@@ -223,12 +206,9 @@ class LiveBenchConfig:
     producer_core: int = setting(1, "The core the measured process is pinned to.", minimum=0)
     out: Path = setting(RESULTS / "live-cpu.json", "Result file.", metavar="FILE")
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class GateBenchConfig:
+class GateBenchConfig(Checked):
     """``bench gate``: the motion gate's share of frames sent and recall of faces."""
 
     min_area: tuple[float, ...] = listed(
@@ -243,18 +223,12 @@ class GateBenchConfig:
     batch: int = setting(16, "Frames per inference of the detector (YuNet, CPU).", minimum=1)
     out: Path = setting(RESULTS / "gate-vtest-yunet-cpu.json", "Result file.", metavar="FILE")
 
-    def __post_init__(self) -> None:
-        check(self)
-
 
 @dataclass(frozen=True)
-class KafkaBenchConfig:
+class KafkaBenchConfig(Checked):
     """``bench kafka``: the detector's Kafka plumbing against Kafka's own kafka-consumer-perf-test."""
 
     frames: int = setting(5000, "JPEG frames (640 px wide sample photos) per run.", minimum=1)
     batch: int = setting(64, "The detector's poll batch.", minimum=1)
     runs: int = setting(3, "Runs; the median ratio is reported.", minimum=1)
     out: Path = setting(RESULTS / "kafka-plumbing-cpu.json", "Result file.", metavar="FILE")
-
-    def __post_init__(self) -> None:
-        check(self)
