@@ -607,12 +607,49 @@ class Target:
         return "not measured yet" if self.met is None else ("met" if self.met else "**not met**")
 
 
+def runs_of(results: dict[str, dict], benchmark: str, **wanted) -> list[dict]:
+    """Every run of ``benchmark`` whose recorded settings have each of ``wanted`` (a setting a run did
+    not record, older than the option, matches only None). Runs are picked by what they measured,
+    never by their file names."""
+    return [
+        r
+        for r in results.values()
+        if r["benchmark"] == benchmark and all(r["settings"].get(k) == v for k, v in wanted.items())
+    ]
+
+
+def _mogface_engine(results: dict[str, dict]) -> dict | None:
+    """The engine run of MogFace-large as exported (heads merged, the provider's default options) over
+    the most batch sizes."""
+    runs = runs_of(
+        results, "engine", model="mogface", precision="fp16", provider="cuda", merge_heads=True, cuda_options=[]
+    )
+    return max(runs, key=lambda r: len(r["settings"]["batches"]), default=None)
+
+
+def _mogface_pipeline(results: dict[str, dict]) -> dict | None:
+    runs = runs_of(results, "pipeline", model="mogface", precision="fp16", provider="cuda")
+    return max(runs, key=lambda r: r["settings"]["frames"], default=None)
+
+
+def _kafka_plumbing(results: dict[str, dict]) -> dict | None:
+    return max(runs_of(results, "kafka"), key=lambda r: r["settings"]["frames"], default=None)
+
+
+def _yunet_gpu_pipelines(results: dict[str, dict]) -> list[dict]:
+    """YuNet FP16 pipelines on the GPU decoding there, without embeddings."""
+    return [
+        r
+        for r in runs_of(results, "pipeline", model="yunet", precision="fp16", provider="cuda")
+        if r["settings"].get("decode") != "cpu" and r["settings"].get("embedder", "none") == "none"
+    ]
+
+
 def target_rows(results: dict[str, dict]) -> list[Target]:
     """The GPU issue's targets against the measured figures; a target with no result says so."""
-    engine = results.get("engine-mogface-fp16-cuda.json")
-    pipe_mog = results.get("pipeline-mogface-fp16-cuda.json")
-    pipe_yunet = results.get("pipeline-yunet-fp16-cuda.json")
-    kafka_result = results.get("kafka-plumbing-cpu.json")
+    engine = _mogface_engine(results)
+    pipe_mog = _mogface_pipeline(results)
+    kafka_result = _kafka_plumbing(results)
     rows: list[Target] = []
 
     def add(target: str, measured: str | None, met: bool | None, source: str | None, short: str | None = None) -> None:
@@ -663,13 +700,7 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             pipe_mog["_file"],
         )
     # One detector process, or several sharing the GPU as replicas would: the best of them.
-    yunet_runs = [
-        r
-        for name, r in results.items()
-        if name.startswith("pipeline-yunet-fp16-cuda")
-        and "cpu-decode" not in name
-        and r["settings"].get("embedder", "none") == "none"
-    ]
+    yunet_runs = _yunet_gpu_pipelines(results)
     if yunet_runs:
         best = max(yunet_runs, key=lambda r: r["pipeline_frames_per_s"])
         # "One" is the one-process run on the same frames as the best (640x480 or the photos as they are).
@@ -680,7 +711,7 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             and not r["settings"].get("fronts")
             and r["settings"].get("frame_size") == best["settings"].get("frame_size")
         ]
-        one = max(alone, key=lambda r: r["pipeline_frames_per_s"]) if alone else pipe_yunet
+        one = max(alone, key=lambda r: r["pipeline_frames_per_s"], default=None)
         add(
             "YuNet pipeline >= 10,000 frames/s",
             f"{best['pipeline_frames_per_s']:.0f} frames/s with {_processes(best['settings'])} "
@@ -692,7 +723,9 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             f"{best['pipeline_frames_per_s']:.0f} frames/s"
             + (f", GPU owner + {best['settings']['fronts']} fronts" if best["settings"].get("fronts") else ""),
         )
-    embeddings = results.get("embedding-sface-yunet-fp16-cuda.json")
+    embeddings = next(
+        iter(runs_of(results, "embedding", model="yunet", embedder="sface", precision="fp16", provider="cuda")), None
+    )
     if embeddings:
         drops = [r["drop_fraction"] for r in embeddings["pipeline"]]
         add(
@@ -742,8 +775,8 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
     held = [(r, row) for r in yunet for row in r["rows"] if _within(row) and r["settings"].get("frame_size")]
     engine_only = [
         r["engine_only_frames_per_s"]
-        for name, r in results.items()
-        if name.startswith("pipeline-yunet-fp16-cuda") and r["settings"].get("frame_size") == [640, 480]
+        for r in _yunet_gpu_pipelines(results)
+        if r["settings"].get("frame_size") == [640, 480]
     ]
     if held and engine_only:
         run, row = max(held, key=lambda pair: pair[1]["events_per_s"])
@@ -778,8 +811,8 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             gates[-1]["_file"],
             f"{100 * default['recall']:.0f}%, {100 * default['sent_fraction']:.1f}% of frames sent",
         )
-    # The current worker's runs: a file with a note was made by one it no longer runs (faust).
-    alerting_runs = [r for r in results.values() if r["benchmark"] == "alerting" and not r.get("command_note")]
+    # The current worker's runs: a baseline was made by code the service no longer runs (for comparison).
+    alerting_runs = [r for r in runs_of(results, "alerting") if not r.get("baseline")]
     # One worker's medians of 3 or more runs, per machine: the goal holds where it holds on all of them.
     singles = [(row, r) for r in alerting_runs for row in r["rows"] if row["workers"] == 1 and len(row["runs"]) >= 3]
     if singles:
@@ -859,7 +892,7 @@ def render_summary() -> str:
     """The README's short table: each target, its headline figure and whether it is met."""
     results = load()
     gpus = sorted({r["machine"]["gpu"].split(",")[0] for r in results.values() if r["machine"].get("gpu")})
-    kafka_result = results.get("kafka-plumbing-cpu.json")
+    kafka_result = _kafka_plumbing(results)
     machines = f"GPU rows on {', '.join(gpus) or 'no GPU yet'}, FP16, 640x480" + (
         f"; Kafka plumbing on {kafka_result['machine']['cores']} CPU cores" if kafka_result else ""
     )
@@ -921,7 +954,7 @@ def render() -> str:
 def render_mogface_speed() -> str:
     """One paragraph for the MogFace section: what a user can expect per GPU."""
     results = load()
-    engine, pipe = results.get("engine-mogface-fp16-cuda.json"), results.get("pipeline-mogface-fp16-cuda.json")
+    engine, pipe = _mogface_engine(results), _mogface_pipeline(results)
     if engine is None or pipe is None:
         return "Not measured yet: run `python -m bench engine` and `python -m bench pipeline` on a GPU."
     one = engine["rows"][0]
@@ -947,14 +980,9 @@ def _model_name(result: dict) -> str:
 def gated_mogface(results: dict[str, dict]) -> list[str]:
     """Cameras per GPU for MogFace-large with the motion gate, from the e2e runs on vtest.avi (every frame
     and gated, side by side) and the gate's measured share of frames sent on a quiet scene."""
-    every = results.get("e2e-mogface-cuda-r1-vtest-every-frame.json")
-    gated = [
-        r
-        for r in results.values()
-        if r["benchmark"] == "e2e"
-        and _model_name(r) == "mogface"
-        and "--motion-gate" in r["settings"].get("extra_produce_args", ())
-    ]
+    on_video = [r for r in runs_of(results, "e2e") if _model_name(r) == "mogface" and r["settings"].get("source")]
+    every = next((r for r in on_video if "--motion-gate" not in r["settings"]["extra_produce_args"]), None)
+    gated = [r for r in on_video if "--motion-gate" in r["settings"]["extra_produce_args"]]
     gates = [r for r in results.values() if r["benchmark"] == "gate"]
     if not (every and gated and gates):
         return []
