@@ -97,7 +97,7 @@ class Worker:
         self.lost_at: float | None = None  # when partitions were lost, until some come back
         self.cameras = Table(changelog_topic(config), bootstrap, written)
         self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
-        self.warned: set[str] = set()  # cameras said to lack embeddings
+        self.warned: set[str] = set()  # cameras already warned about for lacking embeddings
         self.recognition = Recognition(gallery, [])  # who the faces of the batch at hand are
         self.producer = kafka_clients.producer(f"{config.group}-alerts", bootstrap, **{"linger.ms": 2})
         # What each input topic's records are, and which table and rule they go to.
@@ -184,7 +184,7 @@ class Worker:
 
     def _lost(self, consumer, partitions) -> None:
         """Partitions taken away without a hand-over (the group's coordinator did not hear from this
-        worker in time): as revoked, said as a warning."""
+        worker in time): as revoked, with a warning."""
         log.warning("lost the partitions without a hand-over (their last batch may be processed again)")
         self._revoked(consumer, partitions)
         self.lost_at = time.monotonic()
@@ -231,7 +231,7 @@ class Worker:
         self._send(found)
 
     def _read(self, msg) -> DetectionEvent | PoseEvent | CameraStatus | None:
-        """The record's event, or None (an error said, an unreadable record counted)."""
+        """The record's event, or None (an error logged, an unreadable record counted)."""
         if msg.error():
             kafka_clients.check_allowed(msg.error(), f"read {msg.topic()} in group {self.config.group}")
             log.warning("consumer: %s", msg.error())
@@ -292,7 +292,7 @@ def _last_commit(consumer) -> None:
 
 
 def _readable(value: bytes, unpack, stats: AlertingStats):
-    """The event ``unpack`` makes of ``value``, or None (counted, said) when it cannot."""
+    """The event ``unpack`` makes of ``value``, or None (counted and logged) when it cannot."""
     try:
         event = unpack(value)
     except SchemaError as exc:

@@ -194,8 +194,8 @@ class FrameProcessor:
         return Preprocessor(self.engine.input_hw, threads, keep_frames=keep)
 
     def _gpu_preprocessor(self, settings: GpuDecodeSettings, keep_frames: bool):
-        """nvImageCodec as asked; if the default set-up (the hardware decoder) cannot be made on this
-        GPU, every backend instead, loudly. A set-up asked for by name never falls back."""
+        """nvImageCodec as configured; if the default set-up (the hardware decoder) cannot be made on this
+        GPU, every backend instead, with a warning. A set-up given by name never falls back."""
         try:
             return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=settings, keep_frames=keep_frames)
         except ConfigError as exc:

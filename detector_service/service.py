@@ -60,7 +60,7 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
     if random_weights:
         log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
     embedder = None
-    if config.embedder != "none":  # on the device the detector got, with its fallbacks already said
+    if config.embedder != "none":  # on the device the detector got, its fallbacks already logged
         embedder = Embedder(config.embedder, engine.provider, config.ort_threads, landmarks=model.landmarks)
     processor = FrameProcessor(
         engine,
@@ -285,8 +285,8 @@ class DetectorService:
     def _skip(self, msg, frame, reason: str) -> None:
         """A frame too old to matter, over the camera's rate or passed over by ``--every-nth`` (``reason``
         old, rate, nth): no event, its offset done, counted and remembered for the camera's next event. A
-        too-old one is said for the camera's first skip and every 100th (the other two are what was asked
-        for: said once, at start)."""
+        too-old frame is logged at the camera's first skip and every 100th; the other two reasons follow
+        from the settings, which are logged once, at start."""
         count = self.stats.count_skipped(frame.camera_id, reason)
         self._skipped.skipped(frame.camera_id, frame.frame_seq)
         self.member.tracker.done((msg.topic(), msg.partition()), msg.offset())

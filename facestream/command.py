@@ -43,7 +43,7 @@ def run(command: click.Command, env_prefix: str, setup_logging: bool = True) -> 
         code = exc.exit_code
     except KeyboardInterrupt:
         code = 130
-    except Exception as exc:  # a Kafka client's own exception: said plainly when the ACLs are the reason
+    except Exception as exc:  # a Kafka client's own exception: explained plainly when the ACLs are the reason
         refused = kafka_clients.refusal_in(exc)
         if refused is None:
             raise

@@ -68,7 +68,7 @@ class Sender:
                 for item in owed:
                     if self._stop.is_set() or not self._send(item):
                         break  # a failing target: its next due message waits for the pause too
-            except Exception:  # the database away, a bug: said, and tried again; the sender never dies
+            except Exception:  # the database away, a bug: logged, and tried again; the sender never dies
                 log.exception("target %s: sending stopped; trying again in %.0f s", self.name, self.retry_max_s)
                 owed = []
                 self._stop.wait(self.retry_max_s)

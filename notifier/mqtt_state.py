@@ -79,7 +79,7 @@ class MqttStateTarget:
         if not reason.is_failure:
             client.publish(self.available, "online", qos=1, retain=True)
             with self._lock:
-                self._announced.clear()  # a broker without persistence forgot them: said again
+                self._announced.clear()  # a broker without persistence forgot them: announced again
 
     def send(self, item: Owed, picture: Callable[[], bytes | None]) -> str | None:
         """None once the broker acknowledged every message of the record, else what went wrong."""
@@ -145,7 +145,7 @@ class MqttStateTarget:
         return found
 
     def close(self) -> None:
-        """Said offline, then disconnected (a notifier that dies is said offline by the broker, its will)."""
+        """Marked offline, then disconnected (a notifier that dies is marked offline by the broker: its will)."""
         if self.client.is_connected():
             self.client.publish(self.available, "offline", qos=1, retain=True).wait_for_publish(3)
         self.client.disconnect()

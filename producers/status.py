@@ -1,4 +1,4 @@
-"""Each camera's state, said on the ``camera-status`` topic: at once when it changes, and every
+"""Each camera's state, published on the ``camera-status`` topic: at once when it changes, and every
 ``interval_s`` while the camera is served, so a reader (the offline rule, the dashboard) learns that a
 camera is down from its producer, and that the producer itself is gone when its statuses stop."""
 
@@ -25,7 +25,7 @@ class StatusReporter:
         self.interval_s = interval_s
         self.sent = 0
         self._entered: dict[str, tuple[str, int]] = {}  # camera id -> (its state, frames it had sent then)
-        self._said: dict[str, tuple[tuple[str, bool], float]] = {}  # camera id -> (what was said, when)
+        self._said: dict[str, tuple[tuple[str, bool], float]] = {}  # camera id -> (what was published, when)
 
     def tick(self, producer: Producer, cameras: list[Camera], force: bool = False) -> None:
         """Send the status of every camera whose state changed or whose last status is ``interval_s`` old."""

@@ -90,7 +90,7 @@ class Streamer:
     ) -> None:
         # Sequence numbers start from the clock (µs) so a restarted producer never reuses one.
         first = time.time_ns() // 1000 if config.start_seq is None else config.start_seq
-        # One source object per distinct source (a file or image named nothing usable fails loudly now,
+        # One source object per distinct source (a file or image name that reads as nothing fails now,
         # before anything is sent; a live one may be down now and come up later): still images are then
         # read and kept once for all cameras, a live stream is read once for all.
         sources = {spec: open_source(spec, config.live()) for _, spec in cameras}
@@ -151,7 +151,7 @@ class Streamer:
             closing = time.monotonic() + CLOSE_S
             for source in live:  # streams closed properly when they close at once, never waited on long
                 source.join(max(0.0, closing - time.monotonic()))
-            self.status.tick(producer, self.cameras, force=True)  # stopped, ended or failed: said once more
+            self.status.tick(producer, self.cameras, force=True)  # stopped, ended or failed: published once more
             left = kafka_clients.flush(producer, self.config.topic, 30.0)
             if left:
                 self.stats.errors += left
@@ -202,7 +202,7 @@ class Streamer:
         return 0.0 if live is None else live.slack_s
 
     def _tick(self, producer: Producer) -> None:
-        """Cameras whose source gave up are done (all done: finished); states said; ready while a camera
+        """Cameras whose source gave up are done (all done: finished); states published; ready while a camera
         streams."""
         for camera in self.cameras:
             if camera.live is not None and camera.live.finished:

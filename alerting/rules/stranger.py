@@ -6,7 +6,7 @@ alerts. Otherwise it joins the camera's stranger whose face it resembles most (`
 more), or starts a new one: one stranger is one alert, two strangers are two. A stranger seen in
 ``sightings`` frames within ``window_s`` seconds opens an alert (``new``), which repeats as ``update``
 at most every ``update_every_s`` seconds while seen, and ends (``end``) after ``end_after_s`` seconds
-unseen (its end time: the last sighting plus ``end_after_s``, said by the camera's next event). For
+unseen (its end time: the last sighting plus ``end_after_s``, reported with the camera's next event). For
 ``cooldown_s`` after that, the same face does not open a new alert.
 All times are the frames' capture times.
 """

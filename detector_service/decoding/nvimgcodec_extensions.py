@@ -6,7 +6,7 @@ optional packages; without them each start printed a dozen ``[ERROR]`` lines abo
 pipeline never needs, which an operator reads as failures. nvImageCodec reads its extensions from
 ``NVIMGCODEC_EXTENSIONS_PATH`` instead of its own folder when that is set, so before it is first
 imported this points it at a folder of links to the JPEG extensions alone. A missing JPEG extension
-is reported, so GPU decoding falls back (or fails, when asked for by name) loudly.
+is reported, so GPU decoding falls back with a warning (or fails, when it was requested by name).
 """
 
 import hashlib

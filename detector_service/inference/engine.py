@@ -156,7 +156,8 @@ class Engine:
         log.info("engine: %s, buckets %s, CUDA graphs %s", self.provider, list(self.buckets), "on" if graphs else "off")
 
     def _bound(self, selection, plan: SessionPlan, graph: bytes, per_image: dict) -> "_BoundRunner":
-        """A bucket's bound session, run until its CUDA graph is captured; without a graph, loudly, if that fails."""
+        """A bucket's bound session, run until its CUDA graph is captured; if that fails, without a graph
+        and with a warning."""
         shape = plan.input_shape
         assert shape is not None  # a bucket's plan has every size fixed
         try:
@@ -182,7 +183,7 @@ class Engine:
         try:
             session, _, _ = runtime.open_session(self.path, selection, plan, graph=model.SerializeToString())
             got = session.run(None, {graph_rewrite.IMAGE_INPUT: sample})
-        except Exception as exc:  # an op this ORT build cannot run: keep the exported graph, loudly
+        except Exception as exc:  # an op this ORT build cannot run: keep the exported graph, with a warning
             log.warning("graph rewrite (fused GroupNorm x%d) unusable here, running the exported graph: %s", fused, exc)
             return None
         diff = max(float(np.abs(g.astype(np.float32) - r.astype(np.float32)).max()) for g, r in zip(got, reference))

@@ -167,7 +167,7 @@ class GroupMember:
         Said once per spell without partitions."""
         if self._idle_since is None or time.monotonic() - self._idle_since < IDLE_WARN_S:
             return
-        self._idle_since = float("inf")  # said; a later assignment resets it
+        self._idle_since = float("inf")  # warned once; a later assignment resets it
         try:
             count = str(len(self.consumer.list_topics(self._topic, timeout=5).topics[self._topic].partitions))
         except KafkaException:

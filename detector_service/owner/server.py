@@ -67,7 +67,7 @@ def serve(build, connections: list[Connection]) -> None:
         signal.signal(stop, signal.SIG_IGN)
     try:
         processor: FrameProcessor = build()
-    except Exception as exc:  # said to every front, which stops with it
+    except Exception as exc:  # sent to every front, which stops with it
         _fail(connections, exc)
         raise
     stats = processor.stats

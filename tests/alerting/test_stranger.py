@@ -29,7 +29,7 @@ def test_a_stranger_seen_three_times_opens_one_alert_that_updates_then_ends(gall
     alerts, _ = run(seen + gone, gallery)
     assert [a.state for a in alerts] == ["new", "update", "update", "end"]
     assert len({a.alert_id for a in alerts}) == 1 and alerts[0].updated_ts_ns == int(1.0e9)  # third sighting
-    end = alerts[-1]  # said by the frame at 11 s; ended 5 s after the last sighting (5.5 s)
+    end = alerts[-1]  # reported with the frame at 11 s; ended 5 s after the last sighting (5.5 s)
     assert end.count == 12 and (end.updated_ts_ns, end.ended_ts_ns) == (int(11e9), int(10.5e9))
     assert len(end.evidence) == 5
     assert all(s.similarity is not None and s.similarity < 0.5 for s in end.evidence)

@@ -1,6 +1,7 @@
-"""nvImageCodec is pointed at its JPEG extensions alone, so a GPU start does not try (and loudly fail)
-to load the JPEG 2000 and TIFF ones. The selection is tested here on a package folder laid out as the
-nvidia-nvimgcodec wheel lays it out; tests/detector_service/test_preprocess_gpu.py runs the real one."""
+"""nvImageCodec is pointed at its JPEG extensions alone, so a GPU start does not try (and fail, with
+errors in the log) to load the JPEG 2000 and TIFF ones. The selection is tested here on a package
+folder laid out as the nvidia-nvimgcodec wheel lays it out; tests/detector_service/test_preprocess_gpu.py
+runs the real one."""
 
 from pathlib import Path
 

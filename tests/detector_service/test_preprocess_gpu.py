@@ -126,7 +126,7 @@ def test_a_gpu_start_prints_nothing_about_codecs_it_does_not_use() -> None:
     assert not re.search(r"nvjpeg2k|nvtiff|nvcomp|could not load", output, re.IGNORECASE), output
 
 
-def test_a_missing_jpeg_decoder_fails_the_start_loudly(tmp_path) -> None:
+def test_a_missing_jpeg_decoder_fails_the_start_with_a_clear_error(tmp_path) -> None:
     # nvImageCodec pointed at a folder without its JPEG extension: no frame may be dead-lettered for it.
     done = start_on_the_gpu({**os.environ, nvimgcodec_extensions.ENV: str(tmp_path)})
     assert done.returncode != 0

@@ -25,7 +25,7 @@ def gpu_build() -> bool:
 
 
 @pytest.mark.skipif(gpu_build(), reason="a GPU build of onnxruntime cannot fall back to the CPU here")
-def test_auto_says_loudly_what_it_fell_back_from(yunet_path: Path, caplog) -> None:
+def test_auto_warns_what_it_fell_back_from(yunet_path: Path, caplog) -> None:
     caplog.set_level(logging.INFO, logger="facestream.detector_service.inference.runtime")
     engine = Engine(yunet_path, (480, 640), batch=4, plugin=PLUGIN, provider="auto", threads=1)
     assert engine.provider == "cpu" and engine.buckets == (4,)

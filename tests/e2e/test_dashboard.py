@@ -1,5 +1,5 @@
 """The dashboard on a test's own topics of the real broker: its access token, an alert's evidence
-frame read back from Kafka, unreadable records counted and said, and the page in Chromium."""
+frame read back from Kafka, unreadable records counted and logged, and the page in Chromium."""
 
 import dataclasses
 import json

@@ -1,6 +1,6 @@
 """``facestream detect --fronts N`` on a real broker (on the CPU here): a GPU owner process answers N
 front processes, each a member of the group; every frame gets its one event, and a dead owner stops
-the command loudly."""
+the command with an error naming it."""
 
 import json
 import os

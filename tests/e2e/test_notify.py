@@ -142,7 +142,7 @@ def test_a_target_that_is_down_gets_everything_once_back_across_a_killed_notifie
         notifier.wait(timeout=60)
         hook.stop()
     said = log.read_text()
-    assert "target ops (json://***)" in said and "trying again" in said  # failures said by name, URL masked
+    assert "target ops (json://***)" in said and "trying again" in said  # failures logged by target name, URL masked
     ids = [post["message"].rsplit("alert=", 1)[1] for post in hook.posts]
     assert len(ids) == 30 == len(set(ids))
 

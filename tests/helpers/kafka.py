@@ -14,8 +14,8 @@ from facestream.producers.config import ProducerConfig, producer_command
 
 
 def run_service(cmd: list[str], timeout_s: float = 180.0, env: dict | None = None) -> str:
-    """Run a command (e.g. ``detector_command(...)``) to completion; return its combined output, fail
-    loudly on error."""
+    """Run a command (e.g. ``detector_command(...)``) to completion; return its combined output. A
+    non-zero exit fails the test with the command's output."""
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env={**os.environ, **(env or {})})
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"{' '.join(cmd[:3])} exited with {done.returncode}:\n{output[-4000:]}"

@@ -26,7 +26,7 @@ def test_folder_glob_and_file(tmp_path: Path) -> None:
     assert len(list(open_source(str(tmp_path / "img1.png")).frames())) == 1
 
 
-def test_unreadable_images_are_skipped_loudly(tmp_path: Path, caplog) -> None:
+def test_unreadable_images_are_skipped_with_a_warning(tmp_path: Path, caplog) -> None:
     write_images(tmp_path, 1)
     (tmp_path / "broken.jpg").write_bytes(b"\xff\xd8 truncated")
     assert len(list(ImageSource(sorted(tmp_path.iterdir())).frames())) == 1
