@@ -1,4 +1,4 @@
-"""Type-check the package with mypy as the wheel lays it out.
+"""Type-check the package, and the benchmarks beside it, with mypy as the wheel lays the package out.
 
 The repository keeps its packages at the top (schemas/, detector_service/, ...) and pyproject.toml's
 package-dir installs them under the one name ``facestream``; an editable install finds them through an
@@ -28,12 +28,24 @@ def build_tree() -> None:
     for name, folder in package_dir.items():
         if name != "facestream":
             (top / name.removeprefix("facestream.")).symlink_to(ROOT / folder)
+    (TREE / "bench").symlink_to(ROOT / "bench")  # run from a checkout, not installed; checked all the same
 
 
 def main() -> int:
     build_tree()
     config = ROOT / "pyproject.toml"
-    command = [sys.executable, "-m", "mypy", "--config-file", str(config), "-p", "facestream", *sys.argv[1:]]
+    command = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--config-file",
+        str(config),
+        "-p",
+        "facestream",
+        "-p",
+        "bench",
+        *sys.argv[1:],
+    ]
     return subprocess.call(command, cwd=TREE)
 
 

@@ -11,6 +11,7 @@ are reported, in milliseconds. PostgreSQL is a server of its own (``postgres.py`
 import random
 import time
 from tempfile import TemporaryDirectory
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Engine, insert, text
@@ -33,7 +34,7 @@ CHUNK = 20_000
 
 def run(cfg: AlertStoreBenchConfig, command: str) -> dict:
     now = time.time_ns()
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "alert_store",
         "command": command,
         "machine": describe(),

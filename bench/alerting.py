@@ -14,6 +14,8 @@ import select
 import subprocess
 import time
 import uuid
+from pathlib import Path
+from typing import IO, Any
 
 from bench import save, settings_of
 from bench.machine import cpu_seconds, describe
@@ -55,7 +57,7 @@ def run(cfg: AlertingBenchConfig, command: str) -> dict:
     producer.flush(60)
     print(f"{cfg.events} events written in {time.perf_counter() - started:.1f} s", flush=True)
     rows: list[dict] = []
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "alerting",
         "command": command,
         "machine": describe(),
@@ -102,8 +104,12 @@ def _detected_embeddings() -> tuple[bytes, list[bytes], ModelRef]:
         outcomes = processor.finish(processor.begin([photo_frame(i, p) for i, p in enumerate(photos)], photos))
     finally:
         processor.close()
-    vectors = {outcome.tag.name: outcome.event.faces[0].embedding for outcome in outcomes}
-    return vectors["obama.jpg"], [vectors["biden.jpg"]], outcomes[0].event.embedder
+    vectors: dict[str, bytes] = {}
+    for outcome in outcomes:  # each photo's one face, embedded
+        event = outcome.event
+        assert isinstance(event, DetectionEvent) and event.embedder is not None and event.faces[0].embedding
+        vectors[Path(str(outcome.tag)).name], embedder = event.faces[0].embedding, event.embedder
+    return vectors["obama.jpg"], [vectors["biden.jpg"]], embedder
 
 
 def _events(cfg: AlertingBenchConfig, known: bytes, strangers: list[bytes], embedder: ModelRef):
@@ -159,9 +165,10 @@ def _drain(cfg: AlertingBenchConfig, topic: str, gallery: str, workers: int, gro
         while sum(counts) < total and time.monotonic() < deadline:
             if any(p.poll() is not None for p in procs):
                 raise RuntimeError("an alerting worker exited during the benchmark")
-            ready, _, _ = select.select([p.stdout for p in procs], [], [], 1.0)
-            for i, proc in enumerate(procs):
-                match = STATS.search(proc.stdout.readline()) if proc.stdout in ready else None
+            outputs = [_output(p) for p in procs]
+            ready, _, _ = select.select(outputs, [], [], 1.0)
+            for i, output in enumerate(outputs):
+                match = STATS.search(output.readline()) if output in ready else None
                 if match:
                     counts[i] = int(match.group(1))
                     if all(counts):  # every worker has its partitions: the group is settled
@@ -172,10 +179,16 @@ def _drain(cfg: AlertingBenchConfig, topic: str, gallery: str, workers: int, gro
             proc.terminate()
         for proc in procs:
             proc.wait(timeout=60)
-    if sum(counts) < total or first is None or last is first:
+    if sum(counts) < total or first is None or last is None or last is first:
         raise RuntimeError(f"the workers processed {sum(counts)} of {total} events")
     elapsed = last[0] - first[0]
     return {
         "events_per_s": round((last[1] - first[1]) / elapsed, 1),
         "cores_busy": {name: round((last[2][name] - first[2][name]) / elapsed, 2) for name in pids},
     }
+
+
+def _output(proc: subprocess.Popen) -> IO[str]:
+    """A worker's standard output (its stats lines), which it was started with."""
+    assert proc.stdout is not None
+    return proc.stdout

@@ -13,8 +13,10 @@ costs. Each figure is the median of the repeats.
 import statistics
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench import save, settings_of
 from bench.engine import EngineBenchConfig, _model_file, _progress
@@ -53,7 +55,7 @@ def run(cfg: DecodeBenchConfig, command: str) -> dict:
     missing = preprocess_gpu.available()
     load = _Load(cfg) if cfg.load and missing is None else None
     rows: list[dict] = []
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "decode",
         "command": command,
         "machine": describe(),
@@ -160,7 +162,7 @@ class _Load:
         plugin = models.plugin_for(models.read_metadata(path), str(path))
         self.engine = Engine(path, (cfg.height, cfg.width), cfg.batch, plugin, "cuda", buckets=(cfg.batch,))
         self._stop = threading.Event()
-        self._done = None
+        self._done: Future | None = None
 
     def __enter__(self) -> None:
         self._stop.clear()
@@ -168,7 +170,8 @@ class _Load:
 
     def __exit__(self, *_exc) -> None:
         self._stop.set()
-        self._done.result()
+        if self._done is not None:
+            self._done.result()
 
     def _loop(self) -> None:
         batch = self.engine.buckets[-1]

@@ -10,6 +10,7 @@ import json
 import statistics
 import subprocess
 import uuid
+from typing import Any
 
 from bench import save, settings_of
 from bench.events import events_per_second, read_events
@@ -67,7 +68,7 @@ def run(cfg: BacklogBenchConfig, command: str) -> dict:
     for i in range(cfg.runs):
         runs.append(run_once(cfg.frames, cfg.batch, cfg.width, cfg.decode_threads, cfg.ort_threads))
         print(f"run {i + 1}/{cfg.runs}: {runs[-1]['frames_per_s']} frames/s  {runs[-1]['ms_per_frame']}", flush=True)
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "detector_backlog",
         "command": command,
         "machine": describe(),

@@ -26,6 +26,7 @@ import uuid
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +130,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     model_name = models.read_metadata(models.resolve(cfg.model)).get(models.META_MODEL, cfg.model)
     fronts = f"-f{cfg.fronts}" if cfg.fronts > 1 else ""
     out = cfg.out or RESULTS / f"e2e-{model_name}-{cfg.provider}-r{cfg.replicas}{fronts}.json"
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "e2e",
         "command": command,
         "machine": describe(),

@@ -14,6 +14,7 @@ import statistics
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -59,7 +60,7 @@ def tiled_frame(faces: int, width: int, height: int, first: int) -> np.ndarray:
     folder = samples.fetch()
     frame = np.zeros((height, width, 3), np.uint8)
     for k in range(faces):
-        photo = cv2.imread(str(folder / TILES[(first + k) % len(TILES)].filename))
+        photo = samples.read_photo(folder / TILES[(first + k) % len(TILES)].filename)
         scale = min(cell_w / photo.shape[1], cell_h / photo.shape[0])
         tile = cv2.resize(
             photo, (int(photo.shape[1] * scale), int(photo.shape[0] * scale)), interpolation=cv2.INTER_AREA
@@ -97,14 +98,14 @@ def run(cfg: EmbeddingBenchConfig, command: str) -> dict:
         out=cfg.out,
     )
     plain, embedding = _processor(base, path), _processor(replace(base, embedder=cfg.embedder), path)
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "embedding",
         "command": command,
         "machine": describe(),
         "settings": settings_of(cfg),
         "model_file": path.name,
         "provider": plain.engine.provider,
-        "embedder": embedding.embedder.describe(),
+        "embedder": embedding.embedder.describe() if embedding.embedder else None,
         "decoder": {"none": plain.stats.decoder, cfg.embedder: embedding.stats.decoder},
         "embedder_alone": _embedder_alone(embedding, cfg),
         "pipeline": [],

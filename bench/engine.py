@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -60,7 +60,7 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
         "gflops_per_image": None if flops is None else round(flops / 1e9, 1),
         "rows": [],
     }
-    rows = {b: {"batch": b} for b in cfg.batches}
+    rows: dict[int, dict[str, Any]] = {b: {"batch": b} for b in cfg.batches}
     memcpy = _memcpy_nodes(path, cfg)
     result["memcpy_nodes"] = memcpy
     _progress(f"Memcpy nodes in the optimised graph (static batch {max(cfg.batches)}): {memcpy}")
@@ -99,12 +99,16 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
 
 
 class ModelChoice(Protocol):
-    """What picks a model file, in every benchmark's config."""
+    """What picks a model file, in every benchmark's config (read-only: the configs are frozen)."""
 
-    model: str
-    precision: str
-    height: int
-    width: int
+    @property
+    def model(self) -> str: ...
+    @property
+    def precision(self) -> str: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def width(self) -> int: ...
 
 
 def _model_file(cfg: ModelChoice, merge_heads: bool = True):
@@ -130,10 +134,10 @@ def _model_file(cfg: ModelChoice, merge_heads: bool = True):
             spec = ExportSpec(height=cfg.height, width=cfg.width, fp16=cfg.precision == "fp16")
             exported = model
             if merge_heads:  # the PyTorch baselines keep the two heads a user's model has
-                from facestream.tools.export.merge_heads import merge_heads
+                from facestream.tools.export import merge_heads as merging
 
                 exported = copy.deepcopy(model)
-                merge_heads(exported)
+                merging.merge_heads(exported)
             export(exported, path, spec, digest, random_weights=True)
         return model, path, flops
     path = models.resolve(cfg.model)

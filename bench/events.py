@@ -8,7 +8,8 @@ from facestream.schemas import DetectionEvent, unpack_detection
 
 def read_events(bootstrap: str, topic: str, expected: int, timeout_s: float = 120.0) -> list[DetectionEvent]:
     """Every event of ``topic`` from the start; RuntimeError if fewer than ``expected`` arrive in time."""
-    events, deadline = [], time.monotonic() + timeout_s
+    events: list = []
+    deadline = time.monotonic() + timeout_s
 
     def done() -> bool:
         return len(events) >= expected or time.monotonic() >= deadline

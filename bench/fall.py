@@ -11,6 +11,7 @@ minus that capture time. The rule waits ``hold-s`` on purpose, so the goal is un
 import statistics
 import time
 import uuid
+from typing import Any
 
 from bench import save, settings_of, spawn
 from bench.engine import _progress
@@ -85,7 +86,7 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
             child.terminate()
             child.wait(timeout=60)
     hold_s = FallSettings().hold_s
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "fall",
         "command": command,
         "machine": describe(),

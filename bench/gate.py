@@ -13,6 +13,7 @@ share of frames sent, that recall, and the gate's own cost per frame on this mac
 """
 
 import time
+from typing import Any
 
 import cv2
 import numpy as np
@@ -66,7 +67,7 @@ def run(cfg: GateBenchConfig, command: str) -> dict:
             )
             _progress(f"{name}, min area {area:g}: {rows[-1]}")
         scenes.append({"scene": name, "frames": len(images), "rows": rows})
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "gate",
         "command": command,
         "machine": describe(),
@@ -77,7 +78,7 @@ def run(cfg: GateBenchConfig, command: str) -> dict:
         "scenes": scenes,
     }
     save(result, cfg.out)
-    for scene in scenes:
+    for scene in result["scenes"]:
         print(scene["scene"])
         for r in scene["rows"]:
             print(f"  min area {r['min_area']:<8g} sent {r['sent_fraction']:>7.1%}  recall {r['recall']}")

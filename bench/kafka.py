@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import uuid
 from concurrent.futures import Future
+from typing import Any
 
 import numpy as np
 from confluent_kafka import Producer
@@ -98,7 +99,7 @@ def run(cfg: KafkaBenchConfig, command: str) -> dict:
             f"msg/s, ratio {ours / theirs:.2f}; with --exactly-once {once:.0f} msg/s ({once / ours:.2f}x)",
             flush=True,
         )
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "kafka",
         "command": command,
         "machine": describe(),

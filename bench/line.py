@@ -13,6 +13,7 @@ there, and a slit-scan cannot tell their steps apart. A counted crossing matches
 """
 
 import statistics
+from typing import Any
 
 from bench import save, settings_of
 from bench.engine import _progress
@@ -61,7 +62,7 @@ def run(cfg: LineBenchConfig, command: str) -> dict:
                 f"{width}x{height} at {row['fps']:g} fps: {row['matched']} of {row['truth']} crossings found, "
                 f"{row['extra']} extra ({row['tracks']} tracks)"
             )
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "line",
         "command": command,
         "machine": describe(),

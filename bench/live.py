@@ -33,6 +33,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -58,7 +59,7 @@ STALE_LIMIT_MS = 500.0
 
 def run(cfg: LiveBenchConfig, command: str) -> dict:
     cpus = _Cpus((cfg.producer_core,))
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "live",
         "command": command,
         "machine": describe(),
@@ -106,6 +107,7 @@ class _Server:
 
     def __enter__(self) -> "_Server":
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True, preexec_fn=self._pin)
+        assert self.process.stdout is not None  # a pipe, as asked
         if not self.process.stdout.readline().startswith("serving"):
             raise RuntimeError("the RTSP camera did not start (see rtsp_camera.py for the packages it needs)")
         return self
@@ -217,6 +219,7 @@ class _OpenCv:
         """Nothing to skip: each picture is taken as it is grabbed."""
 
     def step(self, wanted: bool) -> np.ndarray | None:
+        image: np.ndarray | None
         if self.read_all:
             ok, image = self.capture.read()
         else:

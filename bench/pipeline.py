@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -63,7 +64,7 @@ def jpeg_corpus(width: int, count: int, frame_size: tuple[int, int] | None = Non
     folder = samples.fetch()
     encoded = []
     for f in samples.PORTRAITS + samples.ANNOTATED:
-        image = cv2.imread(str(folder / f.filename))
+        image = samples.read_photo(folder / f.filename)
         h, w = image.shape[:2]
         if frame_size is not None:
             image = cover_crop(image, *frame_size)
@@ -91,7 +92,7 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
     processor.close()
     stats = workers.close() if workers else processor.stats
     engine_median, pipeline_median = statistics.median(engine_fps), statistics.median(pipeline_fps)
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "pipeline",
         "command": command,
         "machine": describe(),
@@ -261,7 +262,7 @@ def run_batches(processor: FrameProcessor, batches: list[list[Frame]]) -> tuple[
     return drive(processor, batches, seen), found
 
 
-def drive(processor: FrameProcessor, batches: list[list[Frame]], seen: Callable[[object], None]) -> float:
+def drive(processor: FrameProcessor, batches: list[list[Frame]], seen: Callable[[Any], None]) -> float:
     """Frames/s for ``batches`` through ``processor`` as the service drives it (batch N+1 begun before
     batch N is finished); ``seen`` gets every event."""
     start = time.perf_counter()

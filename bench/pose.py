@@ -9,6 +9,7 @@ their scores, which is what the fall rule's thresholds have to work with.
 
 import statistics
 import time
+from typing import Any
 
 import cv2
 import numpy as np
@@ -30,7 +31,7 @@ def video_frames(count: int) -> list[Frame]:
     """The first ``count`` frames of vtest.avi as JPEG frames (quality 90), captured at its 10 fps."""
     video = cv2.VideoCapture(str(samples.fetch() / samples.FOOTAGE.filename))
     start, step_ns = time.time_ns(), round(1e9 / video.get(cv2.CAP_PROP_FPS))
-    frames = []
+    frames: list[Frame] = []
     while len(frames) < count:
         ok, image = video.read()
         if not ok:
@@ -67,9 +68,10 @@ def run(cfg: PoseBenchConfig, command: str) -> dict:
             {"batch": batch, "frames_per_s": round(statistics.median(runs), 1), "runs": [round(r, 1) for r in runs]}
         )
         _progress(f"batch {batch}: {rows[-1]['frames_per_s']:.1f} frames/s on {engine.provider}")
+    assert people is not None  # every batch size ran at least one repeat
     counts = [len(event_people) for event_people in people]
     scores = [score for event_people in people for score in event_people]
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "pose",
         "command": command,
         "machine": describe(),

@@ -14,6 +14,7 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
         f"fused_groupnorm_x{fused}_conv_bias": (model.SerializeToString(), plan),
     }
     x = np.random.default_rng(1).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "profile",
         "command": command,
         "machine": describe(),

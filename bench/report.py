@@ -852,17 +852,17 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
     lives = [r for r in results.values() if r["benchmark"] == "live" and r["cameras"]]
     if lives:
         run = max(lives, key=lambda r: r["settings"].get("camera_repeats", 1))  # the most repeated sweep
-        held = [r for r in run["cameras"] if r["holds"]]
-        worst = max((r["stale_p99_ms"] for r in held), default=None)
+        kept = [count for count in run["cameras"] if count["holds"]]
+        worst = max((count["stale_p99_ms"] for count in kept), default=0.0)
         size = "x".join(map(str, run["settings"]["camera_size"]))
         add(
             f"Live RTSP camera ({size}, 25 fps in, 5 out): frames < 0.5 s old at p99",
             f"{worst:.0f} ms at most; one producer core holds {cameras_per_core(run)} cameras"
-            if held
+            if kept
             else "no step held",
-            bool(held) and worst < 500,
+            bool(kept) and worst < 500,
             run["_file"],
-            f"{worst:.0f} ms; {cameras_per_core(run)} per core" if held else None,
+            f"{worst:.0f} ms; {cameras_per_core(run)} per core" if kept else None,
         )
     if kafka_result:
         add(

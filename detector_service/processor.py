@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -70,7 +71,7 @@ class _Found:
 
 @dataclass(frozen=True)
 class Outcome:
-    tag: object
+    tag: Any  # the caller's handle for the frame, as it was given
     event: DetectionEvent | PoseEvent | None = None
     error: DecodeError | None = None
 

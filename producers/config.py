@@ -2,6 +2,7 @@
 with its default, type and check, in one place (``facestream.config``)."""
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,7 +112,7 @@ class ProducerConfig:
 
 
 def producer_command(
-    cameras: list[tuple[str, str | Path]], config: ProducerConfig | None = None, **changes
+    cameras: Sequence[tuple[str, str | Path]], config: ProducerConfig | None = None, **changes
 ) -> list[str]:
     """The command that streams ``cameras`` ((id, source) pairs) with ``config`` (and ``changes``) in a
     child process: the one place a producer command line is built (demo, benchmarks)."""
