@@ -207,7 +207,7 @@ def _input_arithmetic(model) -> list[str]:
 
 
 def _after_convolutions(model) -> list[str]:
-    """The nodes no convolution depends on: the graph's tail after its heads."""
+    """The nodes that feed no convolution, directly or through others: the graph's tail after its heads."""
     consumers: dict[str, list] = {}
     for node in model.graph.node:
         for name in node.input:
