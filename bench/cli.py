@@ -54,11 +54,6 @@ def _cpu_list(_ctx, _param, value: str) -> tuple[int, ...]:
     return tuple(cores)
 
 
-def _each(parse):
-    """A callback for a comma-separated option: ``parse`` of each item (none for '')."""
-    return lambda _ctx, _param, value: tuple(parse(item) for item in value.split(",") if item)
-
-
 def _key_values(_ctx, _param, values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     pairs = tuple(tuple(v.split("=", 1)) for v in values)
     bad = [v for v, pair in zip(values, pairs) if len(pair) != 2 or not all(pair)]
