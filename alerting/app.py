@@ -48,6 +48,9 @@ BATCH, BATCH_WAIT_S = 500, 0.02  # records per batch at most, and the longest a 
 SESSION_TIMEOUT_MS = 10_000  # a worker that dies without leaving the group loses its partitions after this
 COMMIT_RETRY_S = 1.0  # a failed commit is made again this much later
 REJOIN_AFTER_S = 20.0  # a worker that lost its partitions and got none back this long subscribes afresh
+# A turn of the worker's loop this long means it was not listening (its process paused, the machine
+# stalled, a batch that took that long): silence before it does not count against producers.
+STOOD_STILL_S = 5.0
 # An input topic's route: its records read (None: not readable, counted), the table of their state,
 # and what a record does to its camera's state (None: a duplicate).
 Route = tuple[Callable[[bytes], Any], Table, Callable[[dict, Any], list[Alert] | None]]
@@ -95,6 +98,7 @@ class Worker:
         self.on_ownership = on_ownership
         self.commit_failed, self.commit_retry_at = False, 0.0  # a commit to make again, and when
         self.lost_at: float | None = None  # when partitions were lost, until some come back
+        self.listening_since_ns = 0  # wall clock; set when the loop comes back from standing still
         self.cameras = Table(changelog_topic(config), bootstrap, written)
         self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
         self.warned: set[str] = set()  # cameras already warned about for lacking embeddings
@@ -109,7 +113,7 @@ class Worker:
 
     def run(self) -> None:
         consumer = self._join()
-        next_silence = next_stats = time.monotonic()
+        next_silence = next_stats = last_turn = time.monotonic()
         failed = True
         try:
             with StopOnSignals("finishing the batch, then stopping") as stop:
@@ -119,6 +123,9 @@ class Worker:
                         self._batch(messages)
                         consumer.commit(asynchronous=True)  # after the writes it covers were acknowledged
                     now = time.monotonic()
+                    if now - last_turn >= STOOD_STILL_S:
+                        self._stood_still(now - last_turn)
+                    last_turn = now
                     if self.commit_failed and now >= self.commit_retry_at:
                         self._commit_again(consumer)
                     if self.lost_at is not None and now - self.lost_at >= REJOIN_AFTER_S:
@@ -261,13 +268,23 @@ class Worker:
             return []
         return offline_rule.on_status(camera, status, time.time_ns(), settings.camera_offline)
 
+    def _stood_still(self, seconds: float) -> None:
+        self.listening_since_ns = time.time_ns()
+        log.warning(
+            "the worker's loop stood still for %.0f s (a long restore or batch, a paused process, a stalled "
+            "machine): producers' silence counts from now",
+            seconds,
+        )
+
     def _silence(self) -> None:
         """Cameras whose producer went quiet, among this worker's."""
         now, found = time.time_ns(), []
         for camera_id, camera in self.offline.items():
             settings = self.config.for_camera(camera_id)
             if not settings.off("camera_offline", now):
-                alerts = offline_rule.on_silence(camera, camera_id, now, settings.camera_offline)
+                alerts = offline_rule.on_silence(
+                    camera, camera_id, now, settings.camera_offline, self.listening_since_ns
+                )
                 if alerts:
                     self.offline.changed(camera_id)
                     found += alerts

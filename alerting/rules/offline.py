@@ -11,6 +11,8 @@ its producer first spoke of it. Two ways to go silent:
   last error;
 - its producer goes quiet: no status for ``offline_after_s`` (and at least two status intervals) by
   the worker's own clock (``on_silence``, from a timer): the producer died, or its network did.
+  Only silence the worker was there to hear counts: after the worker itself stood still (a paused
+  process, a stalled machine), quiet is measured from when it listened again.
 
 The alert opens (``new``) once, and ends (``end``) with the first status that reports a frame sent
 after the silence began, or when the producer stops serving the camera on purpose (``stopped``,
@@ -63,12 +65,15 @@ def on_status(state: dict, status: CameraStatus, received_ns: int, settings: Off
     return [_open(state, status.camera_id, silent_since, status.ts_ns, status.attempts, reason)]
 
 
-def on_silence(state: dict, camera_id: str, now_ns: int, settings: OfflineSettings) -> list[Alert]:
-    """A camera whose producer has said nothing for ``offline_after_s`` (by the worker's clock, ``now_ns``)
-    is offline; return the alert, if it opens now."""
+def on_silence(
+    state: dict, camera_id: str, now_ns: int, settings: OfflineSettings, listening_since_ns: int = 0
+) -> list[Alert]:
+    """A camera whose producer has said nothing for ``offline_after_s`` (by the worker's clock, ``now_ns``;
+    counted from ``listening_since_ns`` at the earliest, when the worker last came back from standing
+    still) is offline; return the alert, if it opens now."""
     if state.get("open") is not None or state.get("retired", True):
         return []
-    quiet_ns = now_ns - state["received"]
+    quiet_ns = now_ns - max(state["received"], listening_since_ns)
     if quiet_ns < max(settings.offline_after_s * NS, 2 * state["interval"]):
         return []
     silent_since = state["last_frame"] or state["known"]

@@ -78,6 +78,16 @@ def test_a_producer_gone_quiet_makes_its_cameras_offline_by_the_workers_clock() 
     assert [a.state for a in restarted] == ["end"] and restarted[0].alert_id == opened.alert_id
 
 
+def test_silence_the_worker_was_not_there_to_hear_does_not_count() -> None:
+    # The whole machine stood still for 46 s (seen in CI): the worker's clock jumped, and the producer's
+    # next status, due a second later, had not arrived yet. Quiet counts from when the worker listened again.
+    state: dict = {}
+    feed(state, status(0, last_frame=0), status(5, last_frame=4.9))
+    assert on_silence(state, "door", 51 * S, SETTINGS, listening_since_ns=50 * S) == []
+    (opened,) = on_silence(state, "door", 81 * S, SETTINGS, listening_since_ns=50 * S)
+    assert opened.reason == "no word from its producer for 31 s"
+
+
 def test_a_camera_stopped_on_purpose_is_not_offline_and_its_outage_ends() -> None:
     state: dict = {}
     feed(state, status(0, last_frame=0), status(1, "stopped", last_frame=0))
