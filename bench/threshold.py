@@ -129,7 +129,7 @@ def embed(provider: str) -> tuple[list[dict], list[dict]]:
             chunk = slice(start, start + config.batch)
             for outcome in processor.finish(processor.begin(frames[chunk], tags[chunk])):
                 event = outcome.event
-                found = [f for f in event.faces if f.embedding] if isinstance(event, DetectionEvent) else []
+                found = [f for f in event.faces if f.embedding is not None] if isinstance(event, DetectionEvent) else []
                 if not found:
                     missed.append(outcome.tag)
                     continue
