@@ -5,14 +5,18 @@
 # profile (docker compose --profile gpu build).
 ARG CUDA_IMAGE=nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04
 
-FROM ${CUDA_IMAGE} AS build
+# Stages as the CPU Dockerfile's: `deps` (CUDA, Python, the pinned packages) changes only with
+# deploy/requirements-gpu.txt, so a change of code rebuilds only the wheel and the layers after it.
+FROM ${CUDA_IMAGE} AS deps
 RUN apt-get update -q && apt-get install -y -q --no-install-recommends python3 python3-venv ca-certificates \
  && rm -rf /var/lib/apt/lists/*
-ENV VIRTUAL_ENV=/opt/facestream FACESTREAM_HOME=/var/lib/facestream PYTHONUNBUFFERED=1
-ENV PATH=/opt/facestream/bin:$PATH
+ENV VIRTUAL_ENV=/opt/facestream PYTHONUNBUFFERED=1 PATH=/opt/facestream/bin:$PATH
 RUN python3 -m venv /opt/facestream
 COPY deploy/requirements-gpu.txt /tmp/requirements.txt
 RUN --mount=type=cache,target=/root/.cache/pip pip install -q -r /tmp/requirements.txt
+
+FROM deps AS build
+ENV FACESTREAM_HOME=/var/lib/facestream
 COPY pyproject.toml README.md /src/
 COPY schemas /src/schemas
 COPY facestream /src/facestream
@@ -23,18 +27,19 @@ COPY alert_store /src/alert_store
 COPY notifier /src/notifier
 COPY dashboard /src/dashboard
 COPY tools /src/tools
-RUN pip install -q --no-deps /src
+RUN --mount=type=cache,target=/root/.cache/pip pip wheel -q --no-deps -w /wheels /src \
+ && pip install -q --no-deps /wheels/*.whl
 ARG MODELS="yunet sface"
-RUN facestream models fetch ${MODELS}
+RUN --mount=type=cache,target=/var/cache/facestream FACESTREAM_HOME=/var/cache/facestream facestream models fetch ${MODELS} \
+ && mkdir -p /var/lib/facestream && cp -a /var/cache/facestream/models /var/lib/facestream/
 
-FROM ${CUDA_IMAGE}
-RUN apt-get update -q && apt-get install -y -q --no-install-recommends python3 \
- && rm -rf /var/lib/apt/lists/* \
- && useradd --uid 10001 --create-home facestream \
+FROM deps
+RUN useradd --uid 10001 --create-home facestream \
  && mkdir -p /var/lib/facestream/engines && chown facestream /var/lib/facestream /var/lib/facestream/engines
-COPY --from=build /opt/facestream /opt/facestream
+COPY --from=build /wheels /tmp/wheels
+RUN pip install -q --no-deps /tmp/wheels/*.whl && rm -rf /tmp/wheels
 COPY --from=build --chown=facestream /var/lib/facestream /var/lib/facestream
-ENV FACESTREAM_HOME=/var/lib/facestream PYTHONUNBUFFERED=1 PATH=/opt/facestream/bin:$PATH \
+ENV FACESTREAM_HOME=/var/lib/facestream \
     LD_LIBRARY_PATH=/opt/facestream/lib/python3.12/site-packages/tensorrt_libs
 USER facestream
 ENTRYPOINT ["facestream"]

@@ -84,7 +84,12 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
             page.find_element("css selector", f"{stranger} input.name").send_keys("Joe Biden")
             page.find_element("css selector", f"{stranger} button.enrol").click()
             page.find_element("css selector", f"{seen} button.not-person").click()
-            wait_until("what both taught", lambda: count(page, ".alert .taught") == 2, 60)
+            wait_until(
+                "what both taught",
+                lambda: count(page, ".alert .taught") == 2,
+                60,
+                lambda: f"{teach_boxes(page)}\n{page_log.read_text(errors='replace')[-3000:]}",
+            )
             assert "enrolled as Joe Biden" in page.find_element("css selector", f"{stranger} .taught").text
             assert "not Barack Obama" in page.find_element("css selector", f"{seen} .taught").text
             known = gallery.load(bootstrap, names["gallery"])
@@ -117,3 +122,12 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
         page_proc.terminate()
         detector.wait(30)
         page_proc.wait(30)
+
+
+def teach_boxes(page) -> str:
+    """Each alert's teaching box as the page shows it: what was taught, or what the dashboard answered."""
+    return "\n".join(
+        f"{item.get_attribute('data-kind')}@{item.get_attribute('data-camera')}: "
+        f"{item.find_element('css selector', '.teach').text!r}"
+        for item in page.find_elements("css selector", ".alert")
+    )

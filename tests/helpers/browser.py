@@ -29,11 +29,13 @@ def chromium(width: int = 1500, height: int = 1000) -> Iterator:
         driver.quit()
 
 
-def wait_until(what: str, check: Callable[[], bool], timeout_s: float) -> None:
-    """Poll ``check`` until it holds; fail naming ``what`` after ``timeout_s``."""
+def wait_until(what: str, check: Callable[[], bool], timeout_s: float, detail: Callable[[], str] | None = None) -> None:
+    """Poll ``check`` until it holds; fail naming ``what`` after ``timeout_s``, and saying ``detail()``."""
     deadline = time.monotonic() + timeout_s
     while not check():
-        assert time.monotonic() < deadline, f"the page did not show {what} within {timeout_s:.0f} s"
+        if time.monotonic() >= deadline:
+            said = f"\n{detail()}" if detail else ""
+            raise AssertionError(f"the page did not show {what} within {timeout_s:.0f} s{said}")
         time.sleep(0.5)
 
 

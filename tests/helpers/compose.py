@@ -93,9 +93,10 @@ class Stack:
         return self._run(["podman", *args], timeout_s, check)
 
     def _run(self, cmd: list[str], timeout_s: float, check: bool = True) -> str:
+        started = time.strftime("%T")
         done = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=timeout_s, cwd=ROOT)
-        with open(self.log, "a") as log:
-            log.write(f"$ {' '.join(cmd)}\n{done.stdout}{done.stderr}\n")
+        with open(self.log, "a") as log:  # when each began and ended: where a slow run spent its time
+            log.write(f"[{started}-{time.strftime('%T')}] $ {' '.join(cmd)}\n{done.stdout}{done.stderr}\n")
         if check and done.returncode != 0:
             raise AssertionError(f"{' '.join(cmd[:6])} ... failed ({done.returncode}):\n{done.stderr[-3000:]}")
         return done.stdout

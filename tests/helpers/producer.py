@@ -4,6 +4,7 @@ in pyproject)."""
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from facestream.producers.config import producer_command
@@ -34,10 +35,12 @@ def sent(port: int, camera: str) -> float:
     return next((float(x.split()[-1]) for x in metrics.splitlines() if x.startswith(line)), 0.0)
 
 
-def wait_until(check, timeout_s: float, what: str) -> float:
-    """Poll ``check()`` until true; return when (time.time())."""
+def wait_until(check, timeout_s: float, what: str, detail: Callable[[], str] | None = None) -> float:
+    """Poll ``check()`` until true; return when (time.time()). On a timeout the failure says ``detail()``
+    too: what the waited-on parts said, read only then."""
     deadline = time.monotonic() + timeout_s
     while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out waiting for {what}" + (f"\n{detail()}" if detail else ""))
         time.sleep(0.2)
     return time.time()

@@ -137,7 +137,12 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
         stats_interval=1.0,
     )
     try:
-        wait_until(lambda: sent(port, "resized") >= 40 and sent(port, "locked") >= 10, 60, "the cameras to stream")
+        wait_until(
+            lambda: sent(port, "resized") >= 40 and sent(port, "locked") >= 10,
+            60,
+            "the cameras to stream",
+            lambda: f"sent: { ({c: sent(port, c) for c, _ in cameras}) }\n{log.read_text(errors='replace')[-3000:]}",
+        )
         metrics = scrape(port)
         assert producer.poll() is None
     finally:
