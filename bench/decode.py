@@ -14,14 +14,13 @@ import statistics
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bench import save, settings_of
-from bench.engine import EngineBenchConfig, _model_file, _progress
+from bench.engine import _model_file, _progress
 from bench.machine import describe
 from bench.pipeline import full_batches, jpeg_corpus
+from bench.settings import DecodeBenchConfig, EngineBenchConfig
 from facestream.detector_service import models
 from facestream.detector_service.decoding import preprocess_gpu
 from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
@@ -30,21 +29,6 @@ from facestream.detector_service.decoding.preprocess_gpu import GpuPreprocessor
 from facestream.detector_service.inference.engine import Engine
 
 CPU = "cpu"  # the thread-pool decoder, always measured first
-
-
-@dataclass(frozen=True)
-class DecodeBenchConfig:
-    frames: int
-    batch: int
-    height: int
-    width: int
-    frame_size: tuple[int, int] | None  # (width, height) of every frame; None: the photos at 640 px wide
-    variants: tuple[str, ...]  # e.g. "all", "hw/keep", "all/t4": GpuDecodeSettings.parse
-    cpu_threads: int
-    repeats: int
-    load: bool  # also time each variant while an engine keeps the GPU busy
-    out: Path
-    python_load: float = 0.0  # also time each variant while a thread runs Python this share of the time
 
 
 def run(cfg: DecodeBenchConfig, command: str) -> dict:
@@ -153,8 +137,6 @@ class _Load:
             provider="cuda",
             height=cfg.height,
             width=cfg.width,
-            iters=0,
-            repeats=0,
             baselines=(),
             out=cfg.out,
         )

@@ -24,7 +24,6 @@ import time
 import urllib.request
 import uuid
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ import numpy as np
 
 from bench import RESULTS, free_port, save, settings_of
 from bench.machine import cpu_seconds, describe
+from bench.settings import E2EConfig
 from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
 from facestream.detector_service import models
@@ -39,30 +39,6 @@ from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.detector_service.stats import STAGES
 from facestream.producers.config import ProducerConfig, producer_command
 from facestream.schemas import unpack_detection
-
-
-@dataclass(frozen=True)
-class E2EConfig:
-    model: str
-    cameras: tuple[int, ...]
-    fps: float
-    duration_s: float
-    replicas: int
-    batch: int
-    max_wait_ms: float
-    provider: str
-    latency_limit_ms: float
-    out: Path | None  # None: bench/results/e2e-MODEL-PROVIDER-rREPLICAS.json, MODEL from the file's metadata
-    extra_detect_args: tuple[str, ...] = ()
-    cameras_per_producer: int = 50  # one producer process paces at most this many cameras
-    frame_size: tuple[int, int] | None = None  # (width, height) of every frame; None: the photos at 640 px wide
-    producer_cpus: tuple[int, ...] = ()  # cores the producers are pinned to, the rest to the others; (): no pinning
-    source: str | None = None  # every camera's source (e.g. a video); None: the photo folders, alternately
-    extra_produce_args: tuple[str, ...] = ()  # e.g. ("--motion-gate",)
-    warm_up_s: float = 0.0  # stream the first count this long, unmeasured, before the measured steps
-    every_count: bool = False  # measure every count, also past the first over the limit
-    profile_s: float = 0.0  # py-spy each replica this long in the middle of each step (0: never)
-    fronts: int = 1  # Kafka-facing processes per replica around one GPU owner (detect --fronts)
 
 
 def run(cfg: E2EConfig, command: str) -> dict:
@@ -232,7 +208,7 @@ def _start_detector(
         detections_topic=events,
         dead_letter_topic=dlq,
     )
-    cmd = [*detector_command(config), *cfg.extra_detect_args]
+    cmd = [*detector_command(config), *cfg.detect_args]
     with open(log, "wb") as out:  # the child keeps its own handle
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 

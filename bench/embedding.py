@@ -12,8 +12,7 @@
 import math
 import statistics
 import time
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import cv2
@@ -22,7 +21,8 @@ import numpy as np
 from bench import save, settings_of
 from bench.engine import _model_file, _progress
 from bench.machine import describe
-from bench.pipeline import PipelineBenchConfig, _processor, full_batches, run_batches
+from bench.pipeline import _processor, full_batches, run_batches
+from bench.settings import EmbeddingBenchConfig, PipelineBenchConfig
 from facestream import samples
 from facestream.detector_service.decoding import align
 from facestream.detector_service.inference.embedder import FACES_PER_INFERENCE, Embedder
@@ -31,24 +31,6 @@ from facestream.schemas import Frame
 
 # One face each, found by YuNet at every tile size used here: the tiles of the multi-face frames.
 TILES = samples.PORTRAITS
-
-
-@dataclass(frozen=True)
-class EmbeddingBenchConfig:
-    model: str  # the detector
-    embedder: str
-    batch: int  # frames per detector batch
-    frames: int  # frames per pipeline repeat
-    faces: tuple[int, ...]  # faces per frame, one pipeline comparison each
-    precision: str
-    provider: str
-    height: int
-    width: int
-    decode: str
-    decode_threads: int
-    gpu_decoder: str
-    repeats: int
-    out: Path
 
 
 def tiled_frame(faces: int, width: int, height: int, first: int) -> np.ndarray:
@@ -92,8 +74,6 @@ def run(cfg: EmbeddingBenchConfig, command: str) -> dict:
         decode_threads=cfg.decode_threads,
         decode=cfg.decode,
         gpu_decoder=cfg.gpu_decoder,
-        switch_interval_ms=None,
-        workers=1,
         repeats=cfg.repeats,
         out=cfg.out,
     )
@@ -111,14 +91,14 @@ def run(cfg: EmbeddingBenchConfig, command: str) -> dict:
         "pipeline": [],
         "complete": False,
     }
-    save(result, cfg.out)
+    save(result, cfg.result_file)
     for faces in cfg.faces:
         result["pipeline"].append(_compare(plain, embedding, faces, cfg))
-        save(result, cfg.out)
+        save(result, cfg.result_file)
     plain.close()
     embedding.close()
     result["complete"] = True
-    save(result, cfg.out)
+    save(result, cfg.result_file)
     _print(result)
     return result
 

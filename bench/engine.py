@@ -12,7 +12,6 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.machine import describe
+from bench.settings import BASELINES, EngineBenchConfig
 from facestream import paths
 from facestream.detector_service import models
 from facestream.detector_service.inference import runtime
@@ -31,22 +31,7 @@ H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of 
 # The PyTorch baselines, by name: how ``torch.compile`` runs the model (None: eager). ``autotune``
 # times Inductor's own kernel choices and captures CUDA graphs (minutes of compiling per batch size).
 TORCH_MODES: dict[str, str | None] = {"eager": None, "compile": "default", "autotune": "max-autotune"}
-
-
-@dataclass(frozen=True)
-class EngineBenchConfig:
-    model: str  # "mogface", "mogface_e", "yunet" or a path
-    batches: tuple[int, ...]
-    precision: str  # "fp16" or "fp32"
-    provider: str
-    height: int
-    width: int
-    iters: int
-    repeats: int
-    baselines: tuple[str, ...]  # names of TORCH_MODES
-    out: Path
-    cuda_options: tuple[tuple[str, str], ...] = ()  # CUDA provider options over the engine's defaults
-    merge_heads: bool = True  # MogFace exported with its two prediction heads as one (baselines keep two)
+assert tuple(TORCH_MODES) == BASELINES  # the names --baselines accepts
 
 
 def run(cfg: EngineBenchConfig, command: str) -> dict:
@@ -69,13 +54,13 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
         timing, memory, check = _time_engine(path, cfg, b)
         rows[b].update(project_ms_per_img=timing, project_gpu_mb=memory, max_abs_diff_vs_plain_session=check)
         _progress(f"project engine  batch {b:>3}: {rows[b]['project_ms_per_img']:.3f} ms/img")
-        save({**result, "complete": False}, cfg.out)
+        save({**result, "complete": False}, cfg.result_file)
     if torch_model is not None:
         for name in cfg.baselines:
             for b in cfg.batches:
                 rows[b][f"torch_{name}_ms_per_img"] = _time_torch(torch_model, cfg, b, TORCH_MODES[name])
                 _progress(f"torch {name:<8} batch {b:>3}: {rows[b][f'torch_{name}_ms_per_img']:.3f} ms/img")
-                save({**result, "complete": False}, cfg.out)
+                save({**result, "complete": False}, cfg.result_file)
     for row in rows.values():
         row["project_img_per_s"] = round(1000.0 / row["project_ms_per_img"], 1)
         for name in cfg.baselines:
@@ -93,7 +78,7 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
     for name in cfg.baselines:
         if f"speedup_vs_torch_{name}" in best:
             result[f"speedup_vs_torch_{name}"] = best[f"speedup_vs_torch_{name}"]
-    save(result, cfg.out)
+    save(result, cfg.result_file)
     _print_table(result, cfg)
     return result
 
@@ -291,4 +276,4 @@ def _print_table(result: dict, cfg: EngineBenchConfig) -> None:
         cells += [f"{row.get(f'speedup_vs_torch_{b}', float('nan')):.2f}" for b in cfg.baselines]
         cells += [f"{row.get('fraction_of_floor', float('nan')):.2f}"]
         print(" | ".join(cells))
-    print(f"Memcpy nodes: {result['memcpy_nodes']}; results: {cfg.out}")
+    print(f"Memcpy nodes: {result['memcpy_nodes']}; results: {cfg.result_file}")

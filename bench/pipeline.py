@@ -13,7 +13,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import numpy as np
 from bench import save, settings_of
 from bench.engine import _model_file, _progress
 from bench.machine import describe
+from bench.settings import PipelineBenchConfig
 from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
@@ -34,28 +34,6 @@ from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import STAGES, Stats
 from facestream.producers.encoder import cover_crop
 from facestream.schemas import Frame, PoseEvent, pack_detection, pack_pose
-
-
-@dataclass(frozen=True)
-class PipelineBenchConfig:
-    model: str
-    batch: int
-    frames: int
-    precision: str
-    provider: str
-    height: int
-    width: int
-    decode_threads: int
-    decode: str  # auto, gpu or cpu
-    gpu_decoder: str  # nvImageCodec's set-up, as detect --gpu-decoder takes it
-    switch_interval_ms: float | None  # Python's thread switch interval in each detector process; None: its own
-    workers: int  # detector processes sharing the device
-    repeats: int
-    out: Path
-    embedder: str = "none"  # as detect --embedder takes it
-    fronts: int = 0  # front processes answered by one GPU owner process (0: no owner)
-    owner_batch: int = 0  # the largest run of the owner, merging the fronts' batches (0: batch)
-    frame_size: tuple[int, int] | None = None  # (width, height) of every frame; None: the photos at ``width``
 
 
 def jpeg_corpus(width: int, count: int, frame_size: tuple[int, int] | None = None) -> list[Frame]:
@@ -106,11 +84,11 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
         "runs": {"engine_only": [round(v, 1) for v in engine_fps], "pipeline": [round(v, 1) for v in pipeline_fps]},
         "ms_per_frame": stats.ms_per_frame(frames=stats.batches * cfg.batch, digits=4),
     }
-    save(result, cfg.out)
+    save(result, cfg.result_file)
     print(
         f"{cfg.model} batch {cfg.batch} on {engine.provider}: engine only {engine_median:.0f} frames/s, "
         f"pipeline (JPEG -> serialised events) {pipeline_median:.0f} frames/s, "
-        f"overhead {100 * result['overhead_fraction']:.1f}%; results: {cfg.out}"
+        f"overhead {100 * result['overhead_fraction']:.1f}%; results: {cfg.result_file}"
     )
     return result
 

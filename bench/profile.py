@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from bench import save
-from bench.engine import EngineBenchConfig, _model_file, _progress, torch_baseline
+from bench.engine import _model_file, _progress, torch_baseline
 from bench.machine import describe
+from bench.settings import EngineBenchConfig
 from facestream.detector_service import models
 from facestream.detector_service.inference import graph_rewrite, runtime
 from facestream.detector_service.inference.engine import load_graph
@@ -85,7 +86,7 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
     if flops is not None:
         result["gflops_per_image"] = round(flops / 1e9, 1)
     _progress(f"max |exported - rewritten| = {result['max_abs_diff_between_variants']:.3g}")
-    save(result, cfg.out)
+    save(result, cfg.result_file)
     return result
 
 

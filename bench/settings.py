@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import RESULTS
-from facestream.config import check, parse_size, setting, show_size
-from facestream.detector_service.config import PROVIDER_CHOICES
+from facestream.config import check, parse_size, repeated, setting, show_size
+from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES, PROVIDER_CHOICES
+from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER
+from facestream.errors import ConfigError
 
 LIVE_MODES = ("pyav-all", "pyav-keyframes", "opencv-grab", "opencv-read")  # bench.live's decoding modes
 
@@ -39,6 +41,7 @@ def listed(
     show_item: Callable[[Any], str] = str,
     empty: bool = False,
     metavar: str = "N,N,...",
+    option: str | None = None,
 ) -> Any:
     """A comma-separated list (batches, sizes, names), given as text and kept as a tuple of ``item``s;
     with ``empty``, '' is a list of none (that part of the benchmark skipped)."""
@@ -55,7 +58,7 @@ def listed(
     def show(values: tuple) -> str:
         return ",".join(show_item(value) for value in values)
 
-    return setting(parse(default), help, parse=parse, show=show, metavar=metavar)
+    return setting(parse(default), help, parse=parse, show=show, metavar=metavar, option=option)
 
 
 def size(default: str, help: str) -> Any:
@@ -232,3 +235,303 @@ class KafkaBenchConfig(Checked):
     batch: int = setting(64, "The detector's poll batch.", minimum=1)
     runs: int = setting(3, "Runs; the median ratio is reported.", minimum=1)
     out: Path = setting(RESULTS / "kafka-plumbing-cpu.json", "Result file.", metavar="FILE")
+
+
+PRECISIONS = ("fp16", "fp32")
+BASELINES = ("eager", "compile", "autotune")  # bench.engine.TORCH_MODES: PyTorch eager, torch.compile's modes
+
+
+def _baselines(text: str) -> tuple[str, ...]:
+    """``eager,compile`` -> the PyTorch baselines named; ``none`` -> none."""
+    chosen = tuple(b.strip() for b in text.split(",") if b.strip() and b.strip() != "none")
+    unknown = sorted(set(chosen) - set(BASELINES))
+    if unknown:
+        raise ValueError(f"unknown baselines {', '.join(unknown)}; known: {', '.join(BASELINES)} or none")
+    return chosen
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, equals, value = text.partition("=")
+    if not (key and equals and value):
+        raise ValueError(f"expected KEY=VALUE, got {text!r}")
+    return key, value
+
+
+def _cores(text: str) -> tuple[int, ...]:
+    """``12-15`` or ``0,2,4`` (or both, comma-separated) -> the core numbers; '' -> ()."""
+    cores: list[int] = []
+    try:
+        for part in filter(None, text.split(",")):
+            first, _, last = part.partition("-")
+            cores += range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise ValueError(f"expected cores like 12-15 or 0,2,4, got {text!r}") from None
+    return tuple(cores)
+
+
+def _model_name(model: str) -> str:
+    """How a model appears in result file names: its name, or the stem of its file."""
+    return Path(model).stem if model.endswith(".onnx") else model
+
+
+def _frame_size(help: str) -> Any:
+    """An optional frame size, ``WIDTHxHEIGHT``; None: the sample photos at their own aspect."""
+    return setting(None, help, parse=parse_size, show=show_size, metavar="WxH")
+
+
+FRAME_SIZE_HELP = (
+    "Frames of exactly WIDTHxHEIGHT (the photos scaled to cover it, centre-cropped), as a camera of that "
+    "resolution sends; default: the photos at 640 px wide, their own aspect."
+)
+MERGE_HEADS_HELP = (
+    "MogFace: export its two prediction heads as one (exact; what `facestream export` does), "
+    "or as two (the official layout; the PyTorch baselines keep it either way)."
+)
+
+
+@dataclass(frozen=True)
+class EngineBenchConfig(Checked):
+    """``bench engine``: the engine's ms/image per batch, with PyTorch eager and torch.compile beside it."""
+
+    model: str = setting("mogface", "mogface, mogface_e (random weights, exported here), yunet or a path.")
+    batches: tuple[int, ...] = listed("1,8,16,32", "Batch sizes, comma-separated.", option="--batch")
+    precision: str = setting("fp16", "Precision of the exported model.", choices=PRECISIONS)
+    provider: str = setting("cuda", "Where the engine runs.", choices=PROVIDER_CHOICES)
+    height: int = setting(480, "Input height.", minimum=16)
+    width: int = setting(640, "Input width.", minimum=16)
+    iters: int = setting(20, "Inferences per timed repeat.", minimum=1)
+    repeats: int = setting(5, "Timed repeats; the median is reported.", minimum=1)
+    baselines: tuple[str, ...] = setting(
+        ("eager", "compile"),
+        "PyTorch baselines: eager, compile (default mode), autotune (max-autotune, slow to build), or none.",
+        parse=_baselines,
+        show=lambda names: ",".join(names) or "none",
+        metavar="NAME,...",
+    )
+    cuda_options: tuple[tuple[str, str], ...] = repeated(
+        "A CUDA provider option over the engine's defaults, KEY=VALUE (repeatable).",
+        parse=_key_value,
+        show="=".join,
+        metavar="KEY=VALUE",
+        option="--cuda-option",
+    )
+    merge_heads: bool = setting(True, MERGE_HEADS_HELP, off="separate-heads")
+    out: Path | None = setting(
+        None, "Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER[-OPTIONS].json).", metavar="FILE"
+    )
+
+    @property
+    def result_file(self) -> Path:
+        # A variant never overwrites the main file.
+        variant = "-separate-heads" * (not self.merge_heads) + "".join(f"-{k}-{v}" for k, v in self.cuda_options)
+        return self.out or RESULTS / f"engine-{_model_name(self.model)}-{self.precision}-{self.provider}{variant}.json"
+
+
+@dataclass(frozen=True)
+class ProfileBenchConfig(Checked):
+    """``bench profile``: per-operator time of the exported and the rewritten graph at one batch."""
+
+    model: str = setting("mogface", "mogface, mogface_e, yunet or a path.")
+    batch: int = setting(16, "Images per run.", minimum=1)
+    precision: str = setting("fp16", "Precision of the exported model.", choices=PRECISIONS)
+    provider: str = setting("cuda", "Where the graphs run.", choices=("cuda", "cpu"))
+    height: int = setting(480, "Input height.", minimum=16)
+    width: int = setting(640, "Input width.", minimum=16)
+    merge_heads: bool = setting(True, MERGE_HEADS_HELP, off="separate-heads")
+    out: Path | None = setting(
+        None,
+        "Result file (default: bench/results/profile-MODEL-PRECISION-PROVIDER[-separate-heads][-bN].json, "
+        "-bN unless the batch is 16).",
+        metavar="FILE",
+    )
+
+    def as_engine(self) -> EngineBenchConfig:
+        """The engine benchmark's settings for this one batch (the profile shares its model export)."""
+        variant = "-separate-heads" * (not self.merge_heads) + ("" if self.batch == 16 else f"-b{self.batch}")
+        name = f"profile-{_model_name(self.model)}-{self.precision}-{self.provider}{variant}.json"
+        return EngineBenchConfig(
+            model=self.model,
+            batches=(self.batch,),
+            precision=self.precision,
+            provider=self.provider,
+            height=self.height,
+            width=self.width,
+            baselines=(),
+            merge_heads=self.merge_heads,
+            out=self.out or RESULTS / name,
+        )
+
+
+@dataclass(frozen=True)
+class PipelineBenchConfig(Checked):
+    """``bench pipeline``: JPEG bytes in memory to serialised events, against the engine alone."""
+
+    model: str = setting("mogface", "mogface, mogface_e, yunet or a path.")
+    batch: int = setting(16, "Frames per batch.", minimum=1)
+    frames: int = setting(512, "JPEG frames per repeat (the sample photos, cycled).", minimum=1)
+    precision: str = setting("fp16", "Precision of the exported model.", choices=PRECISIONS)
+    provider: str = setting("cuda", "Where the engine runs.", choices=PROVIDER_CHOICES)
+    height: int = setting(480, "Input height.", minimum=16)
+    width: int = setting(640, "Input width.", minimum=16)
+    decode: str = setting("auto", "Where JPEGs are decoded, as for detect.", choices=DECODE_CHOICES)
+    decode_threads: int = setting(8, "JPEG decoding threads (when decoding on the CPU).", minimum=1)
+    gpu_decoder: str = setting(DEFAULT_GPU_DECODER, "nvImageCodec's set-up, as for detect (e.g. all/t4).")
+    workers: int = setting(
+        1, "Detector processes sharing the device (replicas), each taking every n-th batch.", minimum=1
+    )
+    fronts: int = setting(
+        0,
+        "One GPU owner process (decoder, engine, embedder) answering this many front processes, each "
+        "taking every n-th batch and building its events (0: the processor in one process, or --workers).",
+        minimum=0,
+    )
+    owner_batch: int = setting(
+        0, "With --fronts: the owner's largest run, merging the fronts' batches of --batch (0: --batch).", minimum=0
+    )
+    switch_interval_ms: float | None = setting(
+        None,
+        "Python's thread switch interval in each detector process (default: Python's, 5 ms). nvImageCodec "
+        "gives the interpreter up and takes it back twice per image; a shorter interval bounds its wait "
+        "while the event-building thread holds it.",
+        minimum=0.01,
+    )
+    embedder: str = setting("none", "As for detect.", choices=EMBEDDER_CHOICES)
+    frame_size: tuple[int, int] | None = _frame_size(FRAME_SIZE_HELP)
+    repeats: int = setting(3, "Timed repeats; the median is reported.", minimum=1)
+    out: Path | None = setting(None, "Result file (default: named after the settings).", metavar="FILE")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.fronts and self.workers > 1:
+            raise ConfigError("--fronts and --workers are two designs: pick one")
+
+    @property
+    def result_file(self) -> Path:
+        parts = [
+            f"pipeline-{_model_name(self.model)}-{self.precision}-{self.provider}",
+            f"-{self.workers}-workers" if self.workers > 1 else "",
+            f"-owner-{self.fronts}-fronts" if self.fronts else "",
+            f"-owner-batch-{self.owner_batch}" if self.owner_batch else "",
+            "" if self.gpu_decoder == DEFAULT_GPU_DECODER else "-" + self.gpu_decoder.replace("/", "-"),
+            "" if self.switch_interval_ms is None else f"-switch-{self.switch_interval_ms:g}ms",
+            "" if self.embedder == "none" else f"-{self.embedder}",
+            "" if self.frame_size is None else "-" + show_size(self.frame_size),
+        ]
+        return self.out or RESULTS / ("".join(parts) + ".json")
+
+
+@dataclass(frozen=True)
+class DecodeBenchConfig(Checked):
+    """``bench decode``: JPEG decoding alone, the CPU pool and nvImageCodec set-ups side by side."""
+
+    frames: int = setting(4096, "JPEG frames per repeat (the sample photos, 640 px wide).", minimum=1)
+    batch: int = setting(256, "Frames per decoding call.", minimum=1)
+    height: int = setting(480, "Output height.", minimum=16)
+    width: int = setting(640, "Output width.", minimum=16)
+    frame_size: tuple[int, int] | None = _frame_size(FRAME_SIZE_HELP)
+    variants: tuple[str, ...] = listed(
+        "all,hw,gpu,all/keep,hw/keep,all/t4",
+        "GPU decoder set-ups: backends all|hw|gpu|hybrid, then /keep (reuse Images), /tN (N host threads), "
+        "/cN (N images per nvImageCodec call); '' measures the CPU pool alone.",
+        item=str,
+        empty=True,
+        metavar="SETUP,...",
+    )
+    cpu_threads: int = setting(16, "Threads of the CPU decoder, measured first.", minimum=1)
+    repeats: int = setting(3, "Timed repeats; the median is reported.", minimum=1)
+    load: bool = setting(True, "Also time each decoder while YuNet keeps the GPU busy.", off="no-load")
+    python_load: float = setting(
+        0.0,
+        "Also time each decoder while a thread of its process runs Python this share of the time (0: not).",
+        minimum=0,
+        maximum=0.95,
+    )
+    out: Path = setting(RESULTS / "decode-jpeg.json", "Result file.", metavar="FILE")
+
+
+@dataclass(frozen=True)
+class EmbeddingBenchConfig(Checked):
+    """``bench embedding``: the embedder alone, and the pipeline's frames/s with and without it."""
+
+    model: str = setting("yunet", "The detector: yunet, mogface (random weights, exported here) or a path.")
+    embedder: str = setting("sface", "The embedder.", choices=tuple(e for e in EMBEDDER_CHOICES if e != "none"))
+    batch: int = setting(256, "Frames per detector batch.", minimum=1)
+    frames: int = setting(4096, "Frames per pipeline repeat.", minimum=1)
+    faces: tuple[int, ...] = listed("1,2,4,6", "Faces per frame, one comparison each.")
+    precision: str = setting("fp16", "Precision of the exported models.", choices=PRECISIONS)
+    provider: str = setting("cuda", "Where the models run.", choices=PROVIDER_CHOICES)
+    height: int = setting(480, "Input height.", minimum=16)
+    width: int = setting(640, "Input width.", minimum=16)
+    decode: str = setting("auto", "Where JPEGs are decoded, as for detect.", choices=DECODE_CHOICES)
+    decode_threads: int = setting(8, "JPEG decoding threads (when decoding on the CPU).", minimum=1)
+    gpu_decoder: str = setting(DEFAULT_GPU_DECODER, "nvImageCodec's set-up, as for detect.")
+    repeats: int = setting(3, "Timed repeats; the median is reported.", minimum=1)
+    out: Path | None = setting(
+        None, "Result file (default: bench/results/embedding-EMBEDDER-MODEL-PRECISION-PROVIDER.json).", metavar="FILE"
+    )
+
+    @property
+    def result_file(self) -> Path:
+        name = f"embedding-{self.embedder}-{_model_name(self.model)}-{self.precision}-{self.provider}.json"
+        return self.out or RESULTS / name
+
+
+@dataclass(frozen=True)
+class E2EConfig(Checked):
+    """``bench e2e``: producers, Kafka, detector replicas, events: how many cameras stay under the limit."""
+
+    model: str = setting("yunet", "A model name or .onnx file, as for detect.")
+    cameras: tuple[int, ...] = listed("1,2,4,8", "Camera counts to try, in order.")
+    fps: float = setting(30.0, "Frames per second per camera.", minimum=0.1)
+    duration_s: float = setting(20.0, "Seconds of streaming per camera count.", minimum=1, option="--duration")
+    replicas: int = setting(1, "Detector processes in the consumer group.", minimum=1)
+    fronts: int = setting(
+        1,
+        "Kafka-facing processes per replica around one GPU owner (detect --fronts); members: replicas x fronts.",
+        minimum=1,
+    )
+    batch: int = setting(8, "Frames per inference (poll size).", minimum=1)
+    max_wait_ms: float = setting(20.0, "The detector's longest wait to fill a batch.", minimum=0)
+    provider: str = setting("auto", "Where the detector runs.", choices=PROVIDER_CHOICES)
+    latency_limit_ms: float = setting(200.0, "Stop once p99 capture-to-event passes this.", minimum=1)
+    allow_random_weights: bool = setting(False, "Pass through to detect (random-init benchmark files).")
+    cameras_per_producer: int = setting(
+        50, "Cameras paced by one producer process (more cameras, more processes).", minimum=1
+    )
+    frame_size: tuple[int, int] | None = _frame_size(FRAME_SIZE_HELP)
+    producer_cpus: tuple[int, ...] = setting(
+        (),
+        "Pin the producer processes to these cores (e.g. 12-15) and the broker, detectors and reader to the "
+        "others; default: no pinning.",
+        parse=_cores,
+        show=lambda cores: ",".join(map(str, cores)),
+        metavar="CORES",
+    )
+    source: str | None = setting(
+        None, "Every camera streams this source (e.g. a video file; as for produce); default: the photo folders."
+    )
+    extra_produce_args: tuple[str, ...] = repeated(
+        "More options for produce, e.g. --produce-arg=--motion-gate.", option="--produce-arg"
+    )
+    warm_up_s: float = setting(
+        0.0,
+        "Stream the first camera count this long before measuring (reported apart): a fresh broker runs cold.",
+        minimum=0,
+    )
+    every_count: bool = setting(False, "Measure every camera count, also past the first over the limit.")
+    profile_s: float = setting(
+        0.0,
+        "Sample every replica with py-spy for this many seconds in each step (needs py-spy; 0: never).",
+        minimum=0,
+    )
+    extra_detect_args: tuple[str, ...] = repeated(
+        "More options for detect, e.g. --detect-arg=--decode=gpu.", option="--detect-arg"
+    )
+    out: Path | None = setting(
+        None, "Result file (default: bench/results/e2e-MODEL-PROVIDER-rREPLICAS.json).", metavar="FILE"
+    )
+
+    @property
+    def detect_args(self) -> tuple[str, ...]:
+        """What each detector's command line gets beyond the benchmark's own options."""
+        return (*self.extra_detect_args, *(("--allow-random-weights",) if self.allow_random_weights else ()))

@@ -43,6 +43,9 @@ class Setting:
     show: Show = str  # a value as text, for command lines and for checking a value given as such
     metavar: str = "TEXT"  # how --help shows a parsed value
     flag: bool = False  # a bool shown as --name / no value
+    off: str | None = None  # a flag's second name, which sets it false (--merge-heads/--separate-heads)
+    repeat: bool = False  # a tuple given one item per option (--cuda-option A=1 --cuda-option B=2)
+    option: str | None = None  # the option's name where it is not the field's (--batch for ``batches``)
 
 
 def setting(
@@ -55,10 +58,25 @@ def setting(
     parse: Parse | None = None,
     show: Show = str,
     metavar: str = "TEXT",
+    off: str | None = None,
+    option: str | None = None,
 ) -> Any:
     """A dataclass field with its default and what ``check`` and ``options`` need to know."""
-    meta = Setting(help, minimum, maximum, choices, parse, show, metavar, flag=isinstance(default, bool))
+    flag = isinstance(default, bool)
+    meta = Setting(help, minimum, maximum, choices, parse, show, metavar, flag=flag, off=off, option=option)
     return dataclasses.field(default=default, metadata={"setting": meta})
+
+
+def repeated(help: str, parse: Parse = str, show: Show = str, metavar: str = "TEXT", option: str | None = None) -> Any:
+    """A tuple field given as a repeatable option, one item each (``parse`` and ``show`` one item); none
+    by default."""
+    meta = Setting(help, parse=parse, show=show, metavar=metavar, repeat=True, option=option)
+    return dataclasses.field(default=(), metadata={"setting": meta})
+
+
+def option_name(f: dataclasses.Field, meta: Setting) -> str:
+    """The field's option on the command line: ``--field-name`` unless its setting names another."""
+    return meta.option or "--" + f.name.replace("_", "-")
 
 
 def _settings(cls: type) -> list[tuple[dataclasses.Field, Setting, type, bool]]:
@@ -80,7 +98,7 @@ def check(config: Any) -> None:
     """Every field against its type and setting; ConfigError names the option and the value."""
     for f, meta, kind, optional in _settings(type(config)):
         value: Any = getattr(config, f.name)
-        name = "--" + f.name.replace("_", "-")
+        name = option_name(f, meta)
         if value is None:
             if not optional:
                 raise ConfigError(f"{name} needs a value")
@@ -90,6 +108,9 @@ def check(config: Any) -> None:
             object.__setattr__(config, f.name, value)
         if not _is_a(value, kind):
             raise ConfigError(f"{name} must be {kind.__name__}, got {value!r}")
+        if meta.repeat:
+            _check_items(name, meta, value)
+            continue
         if meta.minimum is not None and value < meta.minimum:
             raise ConfigError(f"{name} must be >= {meta.minimum:g}, got {value!r}")
         if meta.maximum is not None and value > meta.maximum:
@@ -101,6 +122,17 @@ def check(config: Any) -> None:
                 meta.parse(meta.show(value))
             except ValueError as exc:
                 raise ConfigError(f"{name}: {exc}") from None
+
+
+def _check_items(name: str, meta: Setting, items: tuple) -> None:
+    """Each item of a repeated option, as its own option would be checked."""
+    if meta.parse is None:
+        return
+    for item in items:
+        try:
+            meta.parse(meta.show(item))
+        except ValueError as exc:
+            raise ConfigError(f"{name}: {exc}") from None
 
 
 def _is_a(value: Any, kind: type) -> bool:
@@ -230,6 +262,8 @@ class _Parsed(click.ParamType):
 
 
 def _click_type(meta: Setting, kind: type) -> click.ParamType | type:
+    if meta.repeat:  # each item parsed on its own
+        return _Parsed(meta.parse or str, keep_text=False, metavar=meta.metavar)
     if meta.choices is not None:
         return click.Choice(meta.choices)
     if meta.parse is not None:  # a text field keeps its text (checked); any other gets the parsed value
@@ -249,13 +283,18 @@ def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[Callabl
         for f, meta, kind, _optional in reversed(_settings(cls)):
             if only is not None and f.name not in only:
                 continue
-            name = "--" + f.name.replace("_", "-")
+            name = option_name(f, meta)
             if meta.flag:
-                command = click.option(name, is_flag=True, default=f.default, help=meta.help)(command)
+                declared = f"{name}/--{meta.off}" if meta.off else name
+                command = click.option(declared, f.name, is_flag=True, default=f.default, help=meta.help)(command)
+                continue
+            if meta.repeat:
+                repeatable = click.option(name, f.name, type=_click_type(meta, kind), multiple=True, help=meta.help)
+                command = repeatable(command)
                 continue
             # A parsed value's default is given as its text: --help shows it as typed, and it parses back.
             default = meta.show(f.default) if meta.parse is not None and f.default is not None else f.default
-            command = click.option(name, type=_click_type(meta, kind), default=default, help=meta.help)(command)
+            command = click.option(name, f.name, type=_click_type(meta, kind), default=default, help=meta.help)(command)
         return command
 
     return decorate
@@ -270,9 +309,11 @@ def command_line(config: Any, **changes: Any) -> list[str]:
         value = getattr(config, f.name)
         if value == f.default:
             continue
-        name = "--" + f.name.replace("_", "-")
+        name = option_name(f, meta)
         if meta.flag:
-            args.append(name)
+            args.append(name if value else f"--{meta.off}")
+        elif meta.repeat:
+            args += [arg for item in value for arg in (name, meta.show(item))]
         else:
             args += [name, meta.show(value)]
     return args
@@ -282,6 +323,6 @@ def settings_table(cls: type) -> str:
     """A Markdown table of ``cls``'s settings (name, default, meaning), as the docs show them."""
     rows = ["| setting | default | meaning |", "|---|---|---|"]
     for f, meta, _kind, _optional in _settings(cls):
-        default = "-" if f.default is None else meta.show(f.default)
-        rows.append(f"| `{f.name.replace('_', '-')}` | {default} | {meta.help} |")
+        default = "-" if f.default in (None, ()) else meta.show(f.default)
+        rows.append(f"| `{option_name(f, meta)[2:]}` | {default} | {meta.help} |")
     return "\n".join(rows)
