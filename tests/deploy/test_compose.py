@@ -26,9 +26,6 @@ DETECTOR_GROUP = "facestream-detector"
 # Building the images is part of the first test (minutes, more with a changed Dockerfile), and the
 # stack's start and stop are slow on two cores: beyond the suite's 600 s for a test.
 STACK_TIMEOUT_S = 1800
-# The sample cameras at one frame a second, not two: on two cores the whole stack (three detectors at
-# a time) shares them with the cameras, and every frame must be answered before a test ends.
-CAMERA_FPS = "1"
 
 
 @pytest.mark.timeout(STACK_TIMEOUT_S)
@@ -52,7 +49,6 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
             "FACESTREAM_PARTITIONS": str(PARTITIONS),
             "FACESTREAM_MQTT_PORT": str(mqtt_port),
             "FACESTREAM_DB_PASSWORD": uuid.uuid4().hex,
-            "FACESTREAM_FPS": CAMERA_FPS,
         },
         tmp_path / "compose.log",
     )
@@ -111,7 +107,6 @@ def test_the_cluster_profile_runs_on_three_nodes_and_rides_out_one_stopping(tmp_
             "FACESTREAM_DASHBOARD_PORT": str(free_port()),
             "FACESTREAM_MQTT_PORT": str(free_port()),
             "FACESTREAM_DB_PASSWORD": uuid.uuid4().hex,
-            "FACESTREAM_FPS": CAMERA_FPS,
         },
         tmp_path / "compose.log",
         env_file=ROOT / "deploy" / "cluster.env",
