@@ -1,15 +1,13 @@
 """Shared fixtures. Anything that talks to Kafka uses the real broker that
 ``facestream kafka start`` runs (or the one KAFKA_BOOTSTRAP names): no fakes."""
 
-import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import browser, compose, turns
+from helpers import browser, compose
 
 from facestream import kafka_clients, samples
 
@@ -38,17 +36,6 @@ def pytest_collection_modifyitems(items: list) -> None:
             needs.add("torch")
         for mark in sorted(needs):
             item.add_marker(getattr(pytest.mark, mark))
-
-
-@pytest.fixture(autouse=True)
-def machine_turn(request, tmp_path_factory) -> Iterator[None]:
-    """Under pytest-xdist, the test's turn on this machine: beside others, or alone if marked so."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        yield
-        return
-    shared = tmp_path_factory.getbasetemp().parent  # every worker's base folder is made in it
-    with turns.turn(shared, alone=request.node.get_closest_marker("alone") is not None):
-        yield
 
 
 @pytest.fixture(scope="session")

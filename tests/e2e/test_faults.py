@@ -10,7 +10,6 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-import pytest
 from helpers.fault import (
     EventReader,
     PeakMemory,
@@ -99,7 +98,6 @@ def test_scaling_out_and_back_in_while_streaming_loses_nothing(topics: dict, sam
     assert (result["lost"], result["duplicates"]) == (0, 0), result  # clean hand-overs commit first
 
 
-@pytest.mark.alone
 def test_the_broker_stopped_for_10_s_loses_nothing(topics: dict, sample_dir: Path, tmp_path) -> None:
     # The replica's session lapses while the broker is away: it rejoins once the broker is back, which
     # takes longer the more topics the broker holds (a whole test session's, here), and does not count
