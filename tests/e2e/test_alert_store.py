@@ -89,12 +89,14 @@ def test_killed_again_and_again_it_keeps_every_record_exactly_once(
             store.send_signal(signal.SIGKILL)
             kills += 1
         store.wait(timeout=30)
-    # The last one runs until its rows say it is past every record (not until it idles: a killed member
-    # holds the partitions for a session, and a stalled machine can look idle), then stops as asked.
-    engine = open_database(database_url)
+    # The last one runs until it owns the partitions and its rows say it is past every record (not until
+    # it idles: a killed member holds the partitions for a session, and a stalled machine can look
+    # idle), then stops as asked.
+    engine, port = open_database(database_url), free_port()
     with open(tmp_path / "store.log", "ab") as out:
-        final = subprocess.Popen(alert_store_command(config), stdout=out, stderr=subprocess.STDOUT)
+        final = subprocess.Popen(alert_store_command(config, http_port=port), stdout=out, stderr=subprocess.STDOUT)
     try:
+        wait_until(lambda: get(port, "/readyz")[0] == 200, 240, "the last store to own the partitions")
         wait_until(lambda: stored_through(engine) == len(sent) + 2, 240, "the last store to reach the topic's end")
     finally:
         final.send_signal(signal.SIGTERM)
