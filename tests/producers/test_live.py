@@ -114,14 +114,12 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
     bootstrap: str, topics: dict, rtsp_cameras, tmp_path: Path
 ) -> None:
     good = rtsp_cameras()
-    resized = rtsp_cameras("--resize-after-s", "4", "--resize", "640x360")
     locked = rtsp_cameras("--credentials", "viewer:s3cret-pass")
     silent = SilentPort()
     cameras = [
         ("good", good.url),
         ("refused", f"rtsp://127.0.0.1:{free_port()}/stream"),
         ("silent", silent.url),
-        ("resized", resized.url),
         ("locked", locked.url_with("viewer:s3cret-pass")),
         ("wrong", locked.url_with("viewer:not-the-pass")),
     ]
@@ -138,7 +136,7 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
     )
     try:
         wait_until(
-            lambda: sent(port, "resized") >= 40 and sent(port, "locked") >= 10,
+            lambda: sent(port, "good") >= 40 and sent(port, "locked") >= 10,
             60,
             "the cameras to stream",
             lambda: f"sent: { ({c: sent(port, c) for c, _ in cameras}) }\n{log.read_text(errors='replace')[-3000:]}",
@@ -150,26 +148,43 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
         silent.close()
     for camera, state in [
         ("good", "streaming"),
-        ("resized", "streaming"),
         ("locked", "streaming"),
         ("refused", "reconnecting"),
         ("silent", "reconnecting"),
         ("wrong", "reconnecting"),
     ]:
         assert f'facestream_producer_camera_state{{camera="{camera}",state="{state}"}} 1.0' in metrics, camera
-    assert 'facestream_producer_resolution_changes_total{camera="resized"} 1.0' in metrics
     statuses = [unpack_camera_status(r.value()) for r in read_topic(bootstrap, status_topic, 0, timeout_s=5)]
     errors = {s.camera_id: s.error for s in statuses if s.state == "reconnecting"}
     assert errors["refused"] == "Connection refused"
     assert errors["silent"] == "no answer within 2 s (timed out)"
     assert "401" in errors["wrong"]
-    sizes = {(f.width, f.height) for f in frames_of(bootstrap, topics["frames"]) if f.camera_id == "resized"}
-    assert sizes == {(1280, 720), (640, 360)}
-    assert "resolution changed from 1280x720 to 640x360" in output
     assert "refused=0 [reconnecting, attempt" in output and "Connection refused" in output
     said = output + metrics + "".join(s.source + (s.error or "") for s in statuses)
     assert "s3cret-pass" not in said and "not-the-pass" not in said
     assert "rtsp://***@127.0.0.1" in said
+
+
+def test_a_camera_that_changes_its_resolution_streams_on_at_the_new_size(
+    bootstrap: str, topics: dict, rtsp_cameras, tmp_path: Path
+) -> None:
+    # A camera of its own: beside five others on two cores, GStreamer's test server itself stalled
+    # after the change more often than not (the camera, not the producer, stopped answering).
+    resized = rtsp_cameras("--resize-after-s", "4", "--resize", "640x360")
+    port, log = free_port(), tmp_path / "producer.log"
+    producer = start_producer(
+        [("resized", resized.url)], log, fps=5.0, topic=topics["frames"], metrics_port=port, stats_interval=1.0
+    )
+    try:
+        wait_until(lambda: sent(port, "resized") >= 40, 60, "the camera to stream", lambda: log.read_text()[-3000:])
+        metrics = scrape(port)
+    finally:
+        output = stop_producer(producer, log)
+    assert 'facestream_producer_camera_state{camera="resized",state="streaming"} 1.0' in metrics
+    assert 'facestream_producer_resolution_changes_total{camera="resized"} 1.0' in metrics
+    sizes = {(f.width, f.height) for f in frames_of(bootstrap, topics["frames"])}
+    assert sizes == {(1280, 720), (640, 360)}
+    assert "resolution changed from 1280x720 to 640x360" in output
 
 
 def test_a_producer_whose_only_camera_is_down_is_alive_but_not_ready(topics: dict, tmp_path: Path) -> None:
