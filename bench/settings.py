@@ -27,6 +27,19 @@ class Checked:
         check(self)
 
 
+class TimedInBatches(Checked):
+    """Settings of a benchmark that times whole batches of ``batch`` out of ``frames`` (a partial last
+    batch is left out, so every timed batch is alike): at least one must fit."""
+
+    frames: int
+    batch: int
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.frames < self.batch:
+            raise ConfigError(f"--frames ({self.frames}) must hold at least one --batch ({self.batch})")
+
+
 def _positive(text: str) -> int:
     number = int(text)
     if number < 1:
@@ -363,7 +376,7 @@ class ProfileBenchConfig(Checked):
 
 
 @dataclass(frozen=True)
-class PipelineBenchConfig(Checked):
+class PipelineBenchConfig(TimedInBatches):
     """``bench pipeline``: JPEG bytes in memory to serialised events, against the engine alone."""
 
     model: str = setting("mogface", "mogface, mogface_e, yunet or a path.")
@@ -421,7 +434,7 @@ class PipelineBenchConfig(Checked):
 
 
 @dataclass(frozen=True)
-class DecodeBenchConfig(Checked):
+class DecodeBenchConfig(TimedInBatches):
     """``bench decode``: JPEG decoding alone, the CPU pool and nvImageCodec set-ups side by side."""
 
     frames: int = setting(4096, "JPEG frames per repeat (the sample photos, 640 px wide).", minimum=1)
@@ -450,7 +463,7 @@ class DecodeBenchConfig(Checked):
 
 
 @dataclass(frozen=True)
-class EmbeddingBenchConfig(Checked):
+class EmbeddingBenchConfig(TimedInBatches):
     """``bench embedding``: the embedder alone, and the pipeline's frames/s with and without it."""
 
     model: str = setting("yunet", "The detector: yunet, mogface (random weights, exported here) or a path.")

@@ -34,6 +34,7 @@ def test_settings_go_through_the_command_line_and_back() -> None:
         (["engine", "--cuda-option", "prefer_nhwc"], "expected KEY=VALUE"),
         (["e2e", "--producer-cpus", "a-b"], "expected cores like 12-15"),
         (["pipeline", "--fronts", "2", "--workers", "2"], "two designs"),
+        (["decode", "--frames", "64", "--batch", "256"], "must hold at least one --batch"),
     ],
 )
 def test_a_bad_value_is_refused_naming_what_is_wrong(args: list[str], said: str) -> None:
