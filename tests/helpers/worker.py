@@ -44,7 +44,8 @@ def wait_for(bootstrap: str, names: dict, done, timeout_s: float = 60.0) -> list
         if done(alerts) or time.monotonic() > deadline:
             break
     time.sleep(2.0)
-    return [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
+    again = [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
+    return again if len(again) >= len(alerts) else alerts  # a read on a loaded machine can come back short
 
 
 def stop(worker: subprocess.Popen, log: Path) -> None:
