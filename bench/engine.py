@@ -23,7 +23,7 @@ from bench.settings import BASELINES, EngineBenchConfig
 from facestream import paths
 from facestream.detector_service import models
 from facestream.detector_service.inference import runtime
-from facestream.detector_service.inference.engine import Engine, load_graph
+from facestream.detector_service.inference.engine import Engine, InferenceEngine, load_graph
 from facestream.detector_service.inference.graph_rewrite import IMAGE_INPUT
 from facestream.detector_service.models.base import META_PRECISION
 
@@ -55,6 +55,14 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
         rows[b].update(project_ms_per_img=timing, project_gpu_mb=memory, max_abs_diff_vs_plain_session=check)
         _progress(f"project engine  batch {b:>3}: {rows[b]['project_ms_per_img']:.3f} ms/img")
         save({**result, "complete": False}, cfg.result_file)
+    if torch_model is not None and cfg.torch_engine != "off":
+        for b in cfg.batches:
+            timing, built_s, check = _time_torch_engine(path, cfg, b)
+            rows[b].update(
+                torch_engine_ms_per_img=timing, torch_engine_build_s=built_s, torch_engine_max_abs_diff=check
+            )
+            _progress(f"torch engine    batch {b:>3}: {timing:.3f} ms/img (built in {built_s:.0f} s)")
+            save({**result, "complete": False}, cfg.result_file)
     if torch_model is not None:
         for name in cfg.baselines:
             for b in cfg.batches:
@@ -67,10 +75,14 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
             key = f"torch_{name}_ms_per_img"
             if key in row:
                 row[f"speedup_vs_torch_{name}"] = round(row[key] / row["project_ms_per_img"], 3)
+                if "torch_engine_ms_per_img" in row:
+                    row[f"torch_engine_speedup_vs_torch_{name}"] = round(row[key] / row["torch_engine_ms_per_img"], 3)
         if flops is not None:
             floor_ms = flops / (H200_DENSE_FP16_TFLOPS * 1e12) * 1000.0
             row["floor_ms_per_img"] = round(floor_ms, 3)
             row["fraction_of_floor"] = round(floor_ms / row["project_ms_per_img"], 3)
+            if "torch_engine_ms_per_img" in row:
+                row["torch_engine_fraction_of_floor"] = round(floor_ms / row["torch_engine_ms_per_img"], 3)
     result["complete"] = True
     best = min(result["rows"], key=lambda r: r["project_ms_per_img"])
     result["best_batch"] = best["batch"]
@@ -102,9 +114,9 @@ def _model_file(cfg: ModelChoice, merge_heads: bool = True):
     if cfg.model in ("mogface", "mogface_e"):
         import torch
 
-        from facestream.tools.export.checkpoint import randomise
+        from facestream.detector_service.models.mogface_torch.net import MogFace
+        from facestream.detector_service.models.mogface_torch.weights import randomise
         from facestream.tools.export.flops import measure
-        from facestream.tools.export.mogface_net import MogFace
         from facestream.tools.export.onnx_export import ExportSpec, export
 
         model = MogFace(cfg.model)
@@ -119,7 +131,7 @@ def _model_file(cfg: ModelChoice, merge_heads: bool = True):
             spec = ExportSpec(height=cfg.height, width=cfg.width, fp16=cfg.precision == "fp16")
             exported = model
             if merge_heads:  # the PyTorch baselines keep the two heads a user's model has
-                from facestream.tools.export import merge_heads as merging
+                from facestream.detector_service.models.mogface_torch import merge_heads as merging
 
                 exported = copy.deepcopy(model)
                 merging.merge_heads(exported)
@@ -172,14 +184,27 @@ def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float,
         buckets=(batch,),
         cuda_options=cfg.cuda_options,
     )
-    x = np.random.default_rng(batch).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
+    x = _images(cfg, batch)
     check = _check_engine(engine, path, x, cfg)
     engine.run(x)  # loads the input buffer (and the CUDA graph replays from here on)
+    samples = _replayed(engine, x, cfg)
+    engine.close()
+    used = _gpu_used_mb() - before
+    return round(statistics.median(samples), 4), round(used, 1), check
+
+
+def _images(cfg: EngineBenchConfig, batch: int) -> np.ndarray:
+    return np.random.default_rng(batch).integers(0, 256, (batch, cfg.height, cfg.width, 3), dtype=np.uint8)
+
+
+def _replayed(engine: InferenceEngine, x: np.ndarray, cfg: EngineBenchConfig) -> list[float]:
+    """ms per image of each timed repeat, on the engine's thread (no hand-over per run): on a GPU the
+    input stays in its device buffer; the CPU path has nothing resident to reuse."""
+    batch = len(x)
 
     def timer() -> None:
-        # The CPU path has nothing resident to reuse; on the GPU the input stays in its device buffer.
         if engine.on_gpu:
-            engine.replay(batch)
+            engine.replay(batch)  # both engines synchronise their stream before returning
         else:
             engine.run(x)
 
@@ -190,14 +215,34 @@ def _time_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float,
         for _ in range(cfg.repeats):
             start = time.perf_counter()
             for _ in range(cfg.iters):
-                timer()  # run_with_iobinding synchronises the stream before returning
+                timer()
             samples.append((time.perf_counter() - start) * 1000.0 / (cfg.iters * batch))
         return samples
 
-    samples = engine.thread.submit(measure).result()  # on the engine's thread: no hand-over per run
+    return engine.thread.submit(measure).result()
+
+
+def _time_torch_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[float, float, float]:
+    """(median ms per image of the PyTorch engine at ``batch``, seconds its package took to build, max
+    |sorted scores - the ONNX Runtime engine's| on a partial batch)."""
+    from facestream.detector_service.inference.torch_engine import TorchEngine, build_for_file
+
+    plugin = models.plugin_for(models.read_metadata(path), str(path))
+    hw = (cfg.height, cfg.width)
+    started = time.monotonic()  # the file was exported from seed 0 (_model_file): the build checks it
+    build_for_file(path, plugin, hw, (batch,), None, 0, cfg.torch_engine, _progress, rebuild=True)
+    built_s = time.monotonic() - started
+    engine = TorchEngine(path, hw, batch, plugin, buckets=(batch,))
+    reference = Engine(path, hw, batch, plugin, provider=cfg.provider, buckets=(batch,), cuda_options=cfg.cuda_options)
+    x = _images(cfg, batch)
+    count = max(1, batch - 1)
+    got, expected = engine.run(x[:count]), reference.run(x[:count])
+    reference.close()
+    check = float(np.abs(np.sort(got["scores"], axis=1) - np.sort(expected["scores"], axis=1)).max())
+    engine.run(x)
+    samples = _replayed(engine, x, cfg)
     engine.close()
-    used = _gpu_used_mb() - before
-    return round(statistics.median(samples), 4), round(used, 1), check
+    return round(statistics.median(samples), 4), round(built_s, 1), round(check, 5)
 
 
 def torch_baseline(model, cfg: EngineBenchConfig, batch: int, mode: str | None):

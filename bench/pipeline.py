@@ -27,7 +27,7 @@ from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.inference.embedder import Embedder
-from facestream.detector_service.inference.engine import Engine
+from facestream.detector_service.inference.engine import Engine, InferenceEngine
 from facestream.detector_service.owner.launch import start_owner
 from facestream.detector_service.owner.remote import RemoteProcessor
 from facestream.detector_service.processor import FrameProcessor
@@ -202,7 +202,7 @@ def _serve_share(cfg: PipelineBenchConfig, processor, index: int, processes: int
     stats.put(processor.stats)
 
 
-def _engine_only(engine: Engine, batch: int, count: int) -> float:
+def _engine_only(engine: InferenceEngine, batch: int, count: int) -> float:
     images = np.random.default_rng(0).integers(0, 256, (batch, *engine.input_hw, 3), dtype=np.uint8)
     engine.run(images)
 

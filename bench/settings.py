@@ -13,8 +13,9 @@ from typing import Any
 
 from bench import RESULTS
 from facestream.config import check, parse_size, repeated, setting, show_size
-from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES, PROVIDER_CHOICES
+from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER
+from facestream.detector_service.inference.runtime import PROVIDER_CHOICES
 from facestream.errors import ConfigError
 
 LIVE_MODES = ("pyav-all", "pyav-keyframes", "opencv-grab", "opencv-read")  # bench.live's decoding modes
@@ -329,6 +330,12 @@ class EngineBenchConfig(Checked):
         option="--cuda-option",
     )
     merge_heads: bool = setting(True, MERGE_HEADS_HELP, off="separate-heads")
+    torch_engine: str = setting(
+        "off",
+        "MogFace: also time the project's PyTorch engine, built here from the same weights (AOTInductor, one "
+        "package per batch): autotune (max-autotune, minutes per batch), quick (Inductor's defaults) or off.",
+        choices=("off", "quick", "autotune"),
+    )
     out: Path | None = setting(
         None, "Result file (default: bench/results/engine-MODEL-PRECISION-PROVIDER[-OPTIONS].json).", metavar="FILE"
     )

@@ -2,6 +2,7 @@
 face model or a body-pose model) and its model files."""
 
 import json
+from pathlib import Path
 
 import click
 
@@ -91,20 +92,50 @@ def fetch(names: tuple[str, ...]) -> None:
 Examples:
   facestream models build-engine --model mogface-640x480.onnx --provider tensorrt --batch 16
   facestream models build-engine --model yunet --batch 32
+  facestream models build-engine --model mogface.onnx --provider torch,cuda --batch 32 --checkpoint mogface.pth
 """,
     context_settings={"show_default": True},
 )
 @options(DetectorConfig, only=("model", "batch", "provider", "input_size", "allow_random_weights"))
-def build_engine(**values) -> None:
-    """Build and warm every batch bucket now (TensorRT engines land in the engine cache), so the first
-    frame of `facestream detect` never waits for a build."""
+@click.option(
+    "--checkpoint",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="--provider torch: the MogFace checkpoint the model file was exported from (checked by its sha256).",
+)
+@click.option(
+    "--random-seed",
+    type=int,
+    default=None,
+    help="--provider torch, instead of --checkpoint: the seed a --random-init file was exported with (benchmarks).",
+)
+@click.option(
+    "--torch-build",
+    type=click.Choice(("autotune", "quick")),
+    default="autotune",
+    help="--provider torch: autotune times Inductor's kernels per layer (minutes per batch size); quick does not.",
+)
+def build_engine(checkpoint: Path | None, random_seed: int | None, torch_build: str, **values) -> None:
+    """Build and warm every batch bucket now (TensorRT engines land in the engine cache; with --provider
+    torch, MogFace's PyTorch engine is compiled), so the first frame of `facestream detect` never waits."""
     import time
 
-    from facestream.detector_service.inference.runtime import engine_cache_dir
+    from facestream.detector_service.inference.runtime import TORCH, engine_cache_dir
     from facestream.detector_service.service import build_processor
 
     started = time.monotonic()
-    processor = build_processor(DetectorConfig(**values))
+    config = DetectorConfig(**values)
+    if config.provider.split(",")[0] == TORCH:
+        from facestream.detector_service import models
+        from facestream.detector_service.inference.engine import buckets_for
+        from facestream.detector_service.inference.torch_engine import build_for_file
+
+        path = models.resolve(config.model)
+        plugin = models.plugin_for(models.read_metadata(path), str(path))
+        input_hw = plugin.input_spec.resolve(config.input_size)
+        buckets = buckets_for(config.batch)
+        build_for_file(path, plugin, input_hw, buckets, checkpoint, random_seed, torch_build, click.echo)
+    processor = build_processor(config)
     engine = processor.engine
     click.echo(f"{processor.describe()}: buckets {list(engine.buckets)} ready in {time.monotonic() - started:.1f} s")
     if engine.provider == "tensorrt":

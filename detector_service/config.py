@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from facestream.config import check, command_line, parse_duration, parse_size, setting, show_size
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
-from facestream.detector_service.inference.runtime import PROVIDER_CHOICES
+from facestream.detector_service.inference.runtime import parse_chain
 from facestream.kafka_clients import MAX_MESSAGE_BYTES
 from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
 
@@ -72,7 +72,11 @@ class DetectorConfig:
     )
     max_wait_ms: float = setting(50.0, "Longest wait for a batch to fill, from its first frame.", minimum=0)
     provider: str = setting(
-        "auto", "ONNX Runtime execution provider; auto tries tensorrt, cuda, cpu in turn.", choices=PROVIDER_CHOICES
+        "auto",
+        "Where inference runs: auto tries ONNX Runtime's tensorrt, cuda, cpu in turn; or a chain to try in order, "
+        "comma-separated, e.g. cuda,cpu or torch,cuda,cpu (torch: MogFace on PyTorch, see `models build-engine`).",
+        parse=parse_chain,
+        metavar="CHAIN",
     )
     device: int | None = setting(
         None,

@@ -28,7 +28,7 @@ from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSe
 from facestream.detector_service.decoding.preprocess import DecodeError, Placed, Preprocessor
 from facestream.detector_service.events import build_events, build_pose_events
 from facestream.detector_service.inference.embedder import Embedder, Warp
-from facestream.detector_service.inference.engine import Engine
+from facestream.detector_service.inference.engine import InferenceEngine
 from facestream.detector_service.inference.postprocess import to_frames
 from facestream.detector_service.models.base import Detections, FaceModel, Thresholds
 from facestream.detector_service.stats import Stats
@@ -153,7 +153,7 @@ def outcomes(answer: Answer, frames: list[Frame], tags: list, describes: Describ
 class FrameProcessor:
     def __init__(
         self,
-        engine: Engine,
+        engine: InferenceEngine,
         model: FaceModel,
         thresholds: Thresholds,
         decode_threads: int,
@@ -314,7 +314,7 @@ class FrameProcessor:
         blank = cv2.imencode(".jpg", np.full((height, width, 3), 128, dtype=np.uint8))[1].tobytes()
         return [Frame("warm-up", i, 0, width, height, blank) for i in range(count)]
 
-    def _engines(self) -> tuple[Engine, ...]:
+    def _engines(self) -> tuple[InferenceEngine, ...]:
         return (self.engine, *(() if self.embedder is None else (self.embedder.engine,)))
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from facestream.detector_service import metrics, models
 from facestream.detector_service.config import DetectorConfig, PoseConfig
 from facestream.detector_service.inference import gpu_choice
 from facestream.detector_service.inference.embedder import Embedder
-from facestream.detector_service.inference.engine import Engine
+from facestream.detector_service.inference.engines import onnx_provider, open_engine
 from facestream.detector_service.kafka import transactions
 from facestream.detector_service.kafka.batcher import Batcher
 from facestream.detector_service.kafka.consumer import GroupMember
@@ -46,7 +46,7 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
             "Pass --allow-random-weights to run it anyway (benchmarks only)."
         )
     input_hw = model.input_spec.resolve(config.input_size)
-    engine = Engine(path, input_hw, config.batch, model, config.provider, config.ort_threads)
+    engine = open_engine(path, input_hw, config.batch, model, config.provider, config.ort_threads)
     defaults = model.default_thresholds
     thresholds = Thresholds(
         score_threshold=defaults.score_threshold if config.score_threshold is None else config.score_threshold,
@@ -61,7 +61,7 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
         log.warning("model %s has RANDOM WEIGHTS (allowed for benchmarks): its events mean nothing", path)
     embedder = None
     if config.embedder != "none":  # on the device the detector got, its fallbacks already logged
-        embedder = Embedder(config.embedder, engine.provider, config.ort_threads, landmarks=model.landmarks)
+        embedder = Embedder(config.embedder, onnx_provider(engine), config.ort_threads, landmarks=model.landmarks)
     processor = FrameProcessor(
         engine,
         model,

@@ -25,6 +25,7 @@ def test_the_wheel_installs_one_name_and_no_benchmarks(tmp_path: Path) -> None:
         "facestream/detector_service/models/yunet.py",
         "facestream/tools/cli.py",
         "facestream/tools/export/onnx_export.py",
+        "facestream/detector_service/models/mogface_torch/net.py",
         "facestream/broker/pom.xml",
         "facestream/broker/log4j2.xml",
     ):

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -64,6 +64,24 @@ def load_graph(path: Path, plugin: GraphPlugin, adapt: bool = True):
     if adapt:
         plugin.adapt_graph(model)
     return model
+
+
+class InferenceEngine(Protocol):
+    """What the processor needs of an engine: this module's ``Engine`` (ONNX Runtime) or the
+    ``TorchEngine``. Every GPU call runs on ``thread``."""
+
+    path: Path
+    provider: str
+    on_gpu: bool
+    input_hw: tuple[int, int]
+    batch: int
+    buckets: tuple[int, ...]
+    fallbacks: list[str]
+    thread: ThreadPoolExecutor
+
+    def run(self, images, floor: float | None = None) -> dict[str, np.ndarray]: ...
+    def replay(self, batch: int) -> None: ...
+    def close(self) -> None: ...
 
 
 class Engine:

@@ -1,8 +1,9 @@
 """ONNX Runtime sessions with the provider chain TensorRT -> CUDA -> CPU, and a loud account of it.
 
-Under ``auto`` every provider this onnxruntime build lacks is skipped with a reason, and a provider
-that is present but fails to load (ORT drops it and carries on) is reported as a fallback. Asking
-for one provider by name never falls back: if it is not what runs, that is an error.
+Under ``auto`` (or a chain such as ``cuda,cpu``) every provider this onnxruntime build lacks is
+skipped with a reason, and a provider that is present but fails to load (ORT drops it and carries on)
+is reported as a fallback. Asking for one provider by name never falls back: if it is not what runs,
+that is an error.
 
 Each provider is configured as its users expect: TensorRT with FP16, an engine cache and a timing
 cache (keyed by model digest, GPU and versions) and one explicit optimisation profile per batch
@@ -28,7 +29,26 @@ CHAIN = {
     "cuda": "CUDAExecutionProvider",
     "cpu": "CPUExecutionProvider",
 }
+TORCH = "torch"  # MogFace's PyTorch engine (inference/torch_engine.py), ahead of ONNX Runtime's providers
 PROVIDER_CHOICES = ("auto", *CHAIN)
+
+
+def parse_chain(spec: str) -> str:
+    """``--provider``: ``auto`` or providers in the order to try, comma-separated (``torch,cuda,cpu``);
+    the chain as written back, or ValueError (the config names the option)."""
+    names = [name.strip() for name in spec.split(",") if name.strip()]
+    if names == ["auto"]:
+        return "auto"
+    known = (TORCH, *CHAIN)
+    unknown = [name for name in names if name not in known]
+    if not names or unknown or len(set(names)) != len(names):
+        raise ValueError(
+            f"{spec!r}: give auto, or some of {', '.join(known)} in the order to try, "
+            "each once, comma-separated (e.g. torch,cuda,cpu)"
+        )
+    if TORCH in names[1:]:
+        raise ValueError(f"{spec!r}: torch falls back to ONNX Runtime, so it can only come first")
+    return ",".join(names)
 
 
 @dataclass(frozen=True)
@@ -57,11 +77,12 @@ class Selection:
 
 
 def select(provider: str) -> Selection:
-    """Which providers of the chain this onnxruntime build has; ModelError if none of those asked for."""
+    """Which providers of the chain (``auto``, one name, or names comma-separated) this onnxruntime
+    build has; ModelError if none of those asked for."""
     import onnxruntime as ort
 
     available = ort.get_available_providers()
-    wanted = list(CHAIN) if provider == "auto" else [provider]
+    wanted = list(CHAIN) if provider == "auto" else provider.split(",")
     selection = Selection(provider, [n for n in wanted if CHAIN[n] in available])
     selection.fallbacks = [
         f"{n}: not in this onnxruntime build ({ort.__version__})" for n in wanted if CHAIN[n] not in available
@@ -134,7 +155,7 @@ def open_session(
         if CHAIN[name] in active:
             break
         fallbacks.append(f"{name}: present but failed to initialise (its libraries are missing or unusable)")
-    if selection.requested != "auto" and CHAIN[selection.requested] not in active:
+    if selection.requested in CHAIN and CHAIN[selection.requested] not in active:  # one, by name
         raise ModelError(f"provider {selection.requested!r} was asked for but failed to initialise; active: {active}")
     return session, name, fallbacks
 
@@ -153,9 +174,13 @@ def engine_cache_dir(model_path: Path) -> Path:
     """TensorRT caches are only valid for one model, GPU, ORT and TRT: key the folder by all four."""
     import onnxruntime as ort
 
+    return built_engines_dir(model_path, f"ort-{ort.__version__}-trt-{_trt_version()}")
+
+
+def built_engines_dir(model_path: Path, runtime_key: str) -> Path:
+    """Where engines built for one model file, on this GPU, by one runtime (``runtime_key``) are kept."""
     digest = sha256_of(model_path)[:16]  # streamed: model files run to hundreds of MB
-    key = f"{model_path.stem}-{digest}/{_gpu_name()}/ort-{ort.__version__}-trt-{_trt_version()}"
-    return paths.home() / "engines" / key
+    return paths.home() / "engines" / f"{model_path.stem}-{digest}" / _gpu_name() / runtime_key
 
 
 def _gpu_name() -> str:

@@ -14,7 +14,7 @@ from facestream.errors import ConfigError
     [
         ({"batch": 0}, "--batch must be >= 1"),
         ({"max_wait_ms": -1.0}, "--max-wait-ms must be >= 0"),
-        ({"provider": "fpga"}, "--provider must be one of auto, tensorrt, cuda, cpu"),
+        ({"provider": "fpga"}, "--provider: 'fpga': give auto, or some of torch, tensorrt, cuda, cpu"),
         ({"decode": "fpga"}, "--decode must be one of auto, gpu, cpu"),
         ({"gpu_decoder": "hw/fast"}, "--gpu-decoder: unknown part 'fast'"),
         ({"score_threshold": 1.5}, "--score-threshold must be <= 1"),

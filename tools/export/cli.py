@@ -76,8 +76,8 @@ def export_mogface(
     if (checkpoint is None) == (not random_init):
         raise click.UsageError("give exactly one of --checkpoint FILE and --random-init")
     _need_torch()
-    from facestream.tools.export import checkpoint as weights
-    from facestream.tools.export.mogface_net import MogFace
+    from facestream.detector_service.models.mogface_torch import weights
+    from facestream.detector_service.models.mogface_torch.net import MogFace
     from facestream.tools.export.onnx_export import ExportSpec, export, self_check
 
     model = MogFace(variant)
@@ -88,7 +88,7 @@ def export_mogface(
         digest = weights.load_official(model, checkpoint)
         click.echo(f"loaded {checkpoint} strictly ({len(model.state_dict())} keys, sha256 {digest[:16]}...)", err=True)
     if merge_heads:
-        from facestream.tools.export.merge_heads import merge_heads as merge
+        from facestream.detector_service.models.mogface_torch.merge_heads import merge_heads as merge
 
         merge(model)
     spec = ExportSpec(height=height, width=width, dynamic_hw=dynamic_hw, fp16=fp16)
@@ -117,8 +117,8 @@ def export_mogface(
 def export_flops(variant: str, height: int, width: int) -> None:
     """Print FLOPs per image (2 x MAC, convolutions that run) and parameter counts."""
     _need_torch()
+    from facestream.detector_service.models.mogface_torch.net import MogFace
     from facestream.tools.export.flops import measure
-    from facestream.tools.export.mogface_net import MogFace
 
     cost = measure(MogFace(variant), height, width)
     parts = ", ".join(f"{name} {flops / 1e9:.1f}" for name, flops in cost.flops.items())

@@ -24,7 +24,7 @@ from facestream.detector_service.models.base import (
     META_WEIGHTS,
     float16,
 )
-from facestream.tools.export.mogface_net import MogFace
+from facestream.detector_service.models.mogface_torch.net import MogFace
 
 OPSET = 17
 INPUT, OUTPUTS = "input", ("scores", "deltas")

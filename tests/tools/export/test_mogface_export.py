@@ -9,11 +9,11 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from facestream.detector_service.models.mogface_torch.net import MogFace
+from facestream.detector_service.models.mogface_torch.weights import load_official, randomise
 from facestream.errors import ModelError
 from facestream.tools.cli import cli
-from facestream.tools.export.checkpoint import load_official, randomise
 from facestream.tools.export.flops import measure
-from facestream.tools.export.mogface_net import MogFace
 from facestream.tools.export.onnx_export import ExportSpec, export
 
 BN = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")

@@ -1,4 +1,4 @@
-"""Weights for the export: the official checkpoint, loaded strictly, or random ones for benchmarks."""
+"""MogFace weights: the official checkpoint, loaded strictly, or random ones for benchmarks."""
 
 import hashlib
 from pathlib import Path
@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from facestream.assets import sha256_of
+from facestream.detector_service.models.mogface_torch.net import Bottleneck, MogFace
 from facestream.errors import ModelError
-from facestream.tools.export.mogface_net import Bottleneck, MogFace
 
 
 def load_official(model: MogFace, path: Path) -> str:

@@ -15,7 +15,7 @@ kernel is too small to fill a GPU, so fewer, wider kernels are the point. An exp
 import torch
 from torch import nn
 
-from facestream.tools.export.mogface_net import DeepHead, MogFace
+from facestream.detector_service.models.mogface_torch.net import DeepHead, MogFace
 
 
 class MergedHeads(nn.Module):

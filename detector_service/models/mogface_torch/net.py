@@ -8,7 +8,8 @@ architecture facts are in docs/mogface.md. Two things are reproduced on purpose:
 - ``DeepHead`` applies ``conv1`` four times and never uses ``conv2..conv4`` (the official forward
   pass does this; the released weights were trained with it).
 
-Only the export tools import this module (PyTorch is the ``export`` extra, never a service need).
+Only the export tools and the PyTorch engine import this module (PyTorch is an extra, never a CPU
+service's need).
 """
 
 from dataclasses import dataclass

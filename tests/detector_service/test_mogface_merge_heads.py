@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from facestream.tools.export.checkpoint import randomise
-from facestream.tools.export.merge_heads import merge_heads
-from facestream.tools.export.mogface_net import MogFace
+from facestream.detector_service.models.mogface_torch.merge_heads import merge_heads
+from facestream.detector_service.models.mogface_torch.net import MogFace
+from facestream.detector_service.models.mogface_torch.weights import randomise
 
 
 @pytest.mark.parametrize("variant", ["mogface", "mogface_e"])

@@ -1,0 +1,277 @@
+"""MogFace run by PyTorch: AOTInductor packages built ahead of time, replayed as CUDA graphs.
+
+ONNX Runtime's CUDA provider neither times its cuDNN kernels nor fuses a convolution with the ReLU
+and the residual Add after it, so on MogFace it trails ``torch.compile``. This engine compiles the
+project's own network (``models/mogface_torch``) with Inductor ahead of time, one package per batch
+bucket (``facestream models build-engine --provider torch``: minutes, once per model, GPU and
+PyTorch version), then loads the packages at start in seconds. Each package takes the same uint8
+NHWC BGR batch and returns the same top-k candidates (``scores``, ``deltas``, ``anchor``) as the
+ONNX engine's adapted graph, so ``MogFace.to_detections`` reads either. A decoded batch on the GPU
+comes in through DLPack, without a host copy.
+
+It serves the same calls as ``engine.Engine`` (``run``, ``replay``, ``close``, one thread of its
+own); ``engines.open_engine`` picks it when ``--provider`` starts with ``torch``.
+"""
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from facestream.detector_service.inference import runtime
+from facestream.detector_service.inference.engine import DEFAULT_BUCKETS, bucket_of, buckets_for
+from facestream.detector_service.models import mogface
+from facestream.detector_service.models.base import META_VERSION, META_WEIGHTS, FaceModel, InputTransform
+from facestream.errors import ModelError
+
+log = logging.getLogger(__name__)
+
+OUTPUTS = ("scores", "deltas", "anchor")  # what the ONNX engine's adapted MogFace graph returns
+# Inductor's settings per build kind. ``freezing`` folds every batch norm into its convolution's
+# weights; ``autotune`` also times Inductor's own Triton kernels against cuDNN and cuBLAS for each
+# layer and runs 1x1 convolutions as matrix products, whose Triton kernels take the ReLU and the
+# residual Add in (minutes per bucket); ``quick`` keeps Inductor's defaults (for tests).
+BUILDS: dict[str, dict[str, Any]] = {
+    "autotune": {"freezing": True, "max_autotune": True, "conv_1x1_as_mm": True},
+    "quick": {"freezing": True},
+}
+WARM_RUNS = 3  # runs before a bucket's CUDA graph is captured (Inductor and cuBLAS set up on the first)
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise ModelError("PyTorch is not installed: pip install 'facestream[gpu-torch]'") from None
+    return torch
+
+
+def packages_dir(model_path: Path) -> Path:
+    """Where this model file's packages are kept: keyed by the file, the GPU and the PyTorch version."""
+    return runtime.built_engines_dir(model_path, f"torch-{_torch().__version__}")
+
+
+def package_path(folder: Path, batch: int, input_hw: tuple[int, int]) -> Path:
+    return folder / f"batch-{batch}-{input_hw[1]}x{input_hw[0]}.pt2"
+
+
+def served_module(net, transform: InputTransform, top_k: int):
+    """``net`` (float32 MogFace, weights loaded, heads merged) wrapped to take what the engines take:
+    uint8 NHWC BGR in, the best ``top_k`` candidates out, in float16 channels-last on the GPU."""
+    torch: Any = _torch()
+
+    class Served(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net.half().to(memory_format=torch.channels_last).eval()
+            self.register_buffer("mean", torch.tensor(transform.mean_bgr).view(1, 3, 1, 1))
+            self.register_buffer("scale", torch.tensor(transform.scale_bgr).view(1, 3, 1, 1))
+
+        def forward(self, images):
+            x = (images.permute(0, 3, 1, 2).float() - self.mean) * self.scale  # NCHW view of NHWC memory
+            if transform.to_rgb:
+                x = x.flip(1)
+            scores, deltas = self.net(x.half().contiguous(memory_format=torch.channels_last))
+            scores = scores.reshape(scores.shape[0], -1).float()
+            top, anchor = scores.topk(min(top_k, scores.shape[1]), dim=1)
+            kept = deltas.float().gather(1, anchor.unsqueeze(2).expand(-1, -1, deltas.shape[2]))
+            return top, kept, anchor
+
+    return Served().cuda()
+
+
+def build(
+    served,
+    folder: Path,
+    buckets: tuple[int, ...],
+    input_hw: tuple[int, int],
+    kind: str = "autotune",
+    progress: Callable[[str], None] = log.info,
+) -> list[Path]:
+    """Compile ``served`` once per bucket into ``folder`` (a package appears only once complete)."""
+    torch = _torch()
+    folder.mkdir(parents=True, exist_ok=True)
+    built = []
+    for batch in buckets:
+        target = package_path(folder, batch, input_hw)
+        started = time.monotonic()
+        progress(f"torch engine: compiling batch {batch} at {input_hw[1]}x{input_hw[0]} ({kind}) ...")
+        example = torch.zeros((batch, *input_hw, 3), dtype=torch.uint8, device="cuda")
+        partial = target.with_name(target.name + ".partial.pt2")
+        with torch.no_grad():
+            program = torch.export.export(served, (example,))
+            torch._inductor.aoti_compile_and_package(program, package_path=str(partial), inductor_configs=BUILDS[kind])
+        partial.replace(target)
+        progress(f"torch engine: batch {batch} built in {time.monotonic() - started:.0f} s: {target}")
+        built.append(target)
+    return built
+
+
+def network_for(model_path: Path, metadata: dict[str, str], checkpoint: Path | None, seed: int | None):
+    """The float32 MogFace of the file ``model_path``: from the checkpoint it was exported from, or from
+    the seed of its random weights; refused unless the weights' digest is the one the file records."""
+    from facestream.detector_service.models.mogface_torch import merge_heads, net, weights
+
+    model = net.MogFace(metadata.get(META_VERSION, "mogface"))
+    if checkpoint is not None:
+        digest = weights.load_official(model, checkpoint)
+        source = str(checkpoint)
+    elif seed is not None:
+        digest = weights.randomise(model, seed)
+        source = f"random weights of seed {seed}"
+    else:
+        raise ModelError("the torch engine is built from the model's checkpoint: give --checkpoint FILE")
+    if digest != metadata.get(META_WEIGHTS):
+        raise ModelError(
+            f"{source} is not what {model_path.name} was exported from "
+            f"(weights sha256 {digest[:16]}..., the file records {metadata.get(META_WEIGHTS, 'none')[:16]}...)"
+        )
+    merge_heads.merge_heads(model)
+    return model.eval()
+
+
+def build_for_file(
+    model_path: Path,
+    plugin: FaceModel,
+    input_hw: tuple[int, int],
+    buckets: tuple[int, ...],
+    checkpoint: Path | None,
+    seed: int | None,
+    kind: str = "autotune",
+    progress: Callable[[str], None] = log.info,
+    rebuild: bool = False,
+) -> list[Path]:
+    """The packages ``TorchEngine`` loads for ``model_path``: each of ``buckets`` not yet built (all
+    of them with ``rebuild``)."""
+    from facestream.detector_service.models import read_metadata
+
+    if plugin.name != mogface.MogFace.name:
+        raise ModelError(f"the torch engine runs MogFace only; {model_path.name} is a {plugin.name} model")
+    folder = packages_dir(model_path)
+    buckets = tuple(b for b in buckets if rebuild or not package_path(folder, b, input_hw).exists())
+    if not buckets:
+        progress(f"torch engine: every bucket is built already ({folder})")
+        return []
+    net = network_for(model_path, read_metadata(model_path), checkpoint, seed)
+    return build(served_module(net, plugin.input_transform, mogface.TOP_K), folder, buckets, input_hw, kind, progress)
+
+
+class TorchEngine:
+    """MogFace's packages for every bucket up to ``batch``, each replayed as a CUDA graph."""
+
+    provider = runtime.TORCH
+    on_gpu = True
+    onnx_model = None  # no ONNX graph runs here
+
+    def __init__(
+        self,
+        path: Path,
+        input_hw: tuple[int, int],
+        batch: int,
+        plugin: FaceModel,
+        buckets: tuple[int, ...] | None = None,
+        cuda_graphs: bool = True,
+    ) -> None:
+        torch = _torch()
+        if plugin.name != mogface.MogFace.name:
+            raise ModelError(f"the torch engine runs MogFace only; {path.name} is a {plugin.name} model")
+        if not torch.cuda.is_available():
+            raise ModelError("PyTorch sees no CUDA GPU")
+        self.path, self.input_hw, self.batch, self.plugin = path, input_hw, batch, plugin
+        self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS)
+        self.fallbacks: list[str] = []
+        self.ranked_by = plugin.ranked_by
+        folder = packages_dir(path)
+        missing = [b for b in self.buckets if not package_path(folder, b, input_hw).exists()]
+        if missing:
+            raise ModelError(
+                f"no torch engine is built for {path.name} at batch {', '.join(map(str, missing))} and "
+                f"{input_hw[1]}x{input_hw[0]} on this GPU and PyTorch ({folder}); build it once with "
+                f"`facestream models build-engine --model {path} --provider torch --batch {batch} --checkpoint FILE`"
+            )
+        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
+        self._thread_id = self.thread.submit(threading.get_ident).result()
+        started = time.perf_counter()
+        self._runners = {
+            b: self._on_thread(_GraphedPackage, package_path(folder, b, input_hw), (b, *input_hw, 3), cuda_graphs)
+            for b in self.buckets
+        }
+        log.info(
+            "engine: torch %s, buckets %s loaded in %.1f s, CUDA graphs %s",
+            torch.__version__,
+            list(self.buckets),
+            time.perf_counter() - started,
+            "on" if cuda_graphs else "off",
+        )
+
+    def run(self, images, floor: float | None = None) -> dict[str, np.ndarray]:
+        """Outputs by name for uint8 BGR ``images`` (N, H, W, 3): a NumPy array or a CUDA array (taken
+        through DLPack). With ``floor``, only the leading candidates that pass it in some image come to
+        the host (the others could never pass the score threshold)."""
+        runner = self._runners[bucket_of(len(images), self.buckets)]
+        return self._on_thread(runner, images, floor)
+
+    def replay(self, batch: int) -> None:
+        """Run bucket ``batch`` on whatever its input holds, outputs left on the device (benchmarks)."""
+        self._on_thread(self._runners[batch].replay)
+
+    def close(self) -> None:
+        self.thread.shutdown(wait=True)
+
+    def _on_thread(self, fn, *args):
+        if threading.get_ident() == self._thread_id:
+            return fn(*args)
+        return self.thread.submit(fn, *args).result()
+
+
+class _GraphedPackage:
+    """One bucket's package with its input and outputs at fixed device addresses, captured as a graph."""
+
+    def __init__(self, path: Path, shape: tuple[int, ...], cuda_graph: bool) -> None:
+        torch = _torch()
+        self.torch = torch
+        try:
+            self.package = torch._inductor.aoti_load_package(str(path))
+        except Exception as exc:  # a damaged file, or one built by another PyTorch: its errors are untyped
+            raise ModelError(f"cannot load the torch engine {path}: {exc}") from None
+        self.input = torch.zeros(shape, dtype=torch.uint8, device="cuda")
+        with torch.inference_mode():
+            for _ in range(WARM_RUNS):
+                self.outputs = self.package(self.input)
+        torch.cuda.synchronize()
+        self.graph = None
+        if cuda_graph:
+            graph = torch.cuda.CUDAGraph()
+            try:
+                with torch.inference_mode(), torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                    self.outputs = self.package(self.input)
+                self.graph = graph
+            except Exception as exc:  # a kernel that cannot be captured: run the package as it is
+                log.warning("CUDA graph capture failed for batch %d, running without a graph: %s", shape[0], exc)
+
+    def replay(self) -> None:
+        if self.graph is not None:
+            self.graph.replay()
+        else:
+            with self.torch.inference_mode():
+                self.outputs = self.package(self.input)
+        self.torch.cuda.current_stream().synchronize()
+
+    def __call__(self, images, floor: float | None = None) -> dict[str, np.ndarray]:
+        torch, count = self.torch, len(images)
+        if hasattr(images, "__dlpack__") and not isinstance(images, np.ndarray):
+            source = torch.from_dlpack(images)  # on the device: the producer's stream is waited for
+        else:
+            source = torch.from_numpy(np.ascontiguousarray(images))
+        self.input[:count].copy_(source)
+        if count < len(self.input):
+            self.input[count:].zero_()
+        self.replay()
+        scores, deltas, anchor = self.outputs
+        columns = scores.shape[1] if floor is None else max(1, int((scores[:count] > floor).sum(dim=1).max()))
+        return {name: value[:count, :columns].cpu().numpy() for name, value in zip(OUTPUTS, (scores, deltas, anchor))}
