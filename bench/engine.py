@@ -230,7 +230,7 @@ def _time_torch_engine(path: Path, cfg: EngineBenchConfig, batch: int) -> tuple[
     plugin = models.plugin_for(models.read_metadata(path), str(path))
     hw = (cfg.height, cfg.width)
     started = time.monotonic()  # the file was exported from seed 0 (_model_file): the build checks it
-    build_for_file(path, plugin, hw, (batch,), None, 0, cfg.torch_engine, _progress, rebuild=True)
+    build_for_file(path, plugin, hw, batch, None, 0, cfg.torch_engine, _progress, rebuild=True)
     built_s = time.monotonic() - started
     engine = TorchEngine(path, hw, batch, plugin, buckets=(batch,))
     reference = Engine(path, hw, batch, plugin, provider=cfg.provider, buckets=(batch,), cuda_options=cfg.cuda_options)

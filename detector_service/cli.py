@@ -127,14 +127,12 @@ def build_engine(checkpoint: Path | None, random_seed: int | None, torch_build: 
     config = DetectorConfig(**values)
     if config.provider.split(",")[0] == TORCH:
         from facestream.detector_service import models
-        from facestream.detector_service.inference.engine import buckets_for
         from facestream.detector_service.inference.torch_engine import build_for_file
 
         path = models.resolve(config.model)
         plugin = models.plugin_for(models.read_metadata(path), str(path))
         input_hw = plugin.input_spec.resolve(config.input_size)
-        buckets = buckets_for(config.batch)
-        build_for_file(path, plugin, input_hw, buckets, checkpoint, random_seed, torch_build, click.echo)
+        build_for_file(path, plugin, input_hw, config.batch, checkpoint, random_seed, torch_build, click.echo)
     processor = build_processor(config)
     engine = processor.engine
     click.echo(f"{processor.describe()}: buckets {list(engine.buckets)} ready in {time.monotonic() - started:.1f} s")

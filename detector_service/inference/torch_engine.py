@@ -1,4 +1,4 @@
-"""MogFace run by PyTorch: AOTInductor packages built ahead of time, replayed as CUDA graphs.
+"""MogFace run by PyTorch: AOTInductor packages built ahead of time, one per batch bucket.
 
 ONNX Runtime's CUDA provider neither times its cuDNN kernels nor fuses a convolution with the ReLU
 and the residual Add after it, so on MogFace it trails ``torch.compile``. This engine compiles the
@@ -40,7 +40,7 @@ BUILDS: dict[str, dict[str, Any]] = {
     "autotune": {"freezing": True, "max_autotune": True, "conv_1x1_as_mm": True},
     "quick": {"freezing": True},
 }
-WARM_RUNS = 3  # runs before a bucket's CUDA graph is captured (Inductor and cuBLAS set up on the first)
+WARM_RUNS = 3  # runs at start, so that the first batch does not pay for cuBLAS's and Triton's set-up
 
 
 def _torch():
@@ -57,7 +57,8 @@ def packages_dir(model_path: Path) -> Path:
 
 
 def package_path(folder: Path, batch: int, input_hw: tuple[int, int]) -> Path:
-    return folder / f"batch-{batch}-{input_hw[1]}x{input_hw[0]}.pt2"
+    """The package that runs any batch up to ``batch`` at ``input_hw``."""
+    return folder / f"batch-1-{batch}-{input_hw[1]}x{input_hw[0]}.pt2"
 
 
 def served_module(net, transform: InputTransform, top_k: int):
@@ -87,29 +88,27 @@ def served_module(net, transform: InputTransform, top_k: int):
 
 def build(
     served,
-    folder: Path,
-    buckets: tuple[int, ...],
+    target: Path,
+    batch: int,
     input_hw: tuple[int, int],
     kind: str = "autotune",
     progress: Callable[[str], None] = log.info,
-) -> list[Path]:
-    """Compile ``served`` once per bucket into ``folder`` (a package appears only once complete)."""
+) -> Path:
+    """Compile ``served`` into ``target`` for any batch up to ``batch``, tuned at ``batch`` (the file
+    appears only once complete): one package, one copy of the weights, for every bucket."""
     torch = _torch()
-    folder.mkdir(parents=True, exist_ok=True)
-    built = []
-    for batch in buckets:
-        target = package_path(folder, batch, input_hw)
-        started = time.monotonic()
-        progress(f"torch engine: compiling batch {batch} at {input_hw[1]}x{input_hw[0]} ({kind}) ...")
-        example = torch.zeros((batch, *input_hw, 3), dtype=torch.uint8, device="cuda")
-        partial = target.with_name(target.name + ".partial.pt2")
-        with torch.no_grad():
-            program = torch.export.export(served, (example,))
-            torch._inductor.aoti_compile_and_package(program, package_path=str(partial), inductor_configs=BUILDS[kind])
-        partial.replace(target)
-        progress(f"torch engine: batch {batch} built in {time.monotonic() - started:.0f} s: {target}")
-        built.append(target)
-    return built
+    target.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    progress(f"torch engine: compiling batches 1-{batch} at {input_hw[1]}x{input_hw[0]} ({kind}) ...")
+    example = torch.zeros((batch, *input_hw, 3), dtype=torch.uint8, device="cuda")
+    sizes = ({0: torch.export.Dim("batch", min=1, max=batch)},) if batch > 1 else None
+    partial = target.with_name(target.name + ".partial.pt2")
+    with torch.no_grad():
+        program = torch.export.export(served, (example,), dynamic_shapes=sizes)
+        torch._inductor.aoti_compile_and_package(program, package_path=str(partial), inductor_configs=BUILDS[kind])
+    partial.replace(target)
+    progress(f"torch engine: built in {time.monotonic() - started:.0f} s: {target}")
+    return target
 
 
 def network_for(model_path: Path, metadata: dict[str, str], checkpoint: Path | None, seed: int | None):
@@ -139,30 +138,29 @@ def build_for_file(
     model_path: Path,
     plugin: FaceModel,
     input_hw: tuple[int, int],
-    buckets: tuple[int, ...],
+    batch: int,
     checkpoint: Path | None,
     seed: int | None,
     kind: str = "autotune",
     progress: Callable[[str], None] = log.info,
     rebuild: bool = False,
-) -> list[Path]:
-    """The packages ``TorchEngine`` loads for ``model_path``: each of ``buckets`` not yet built (all
-    of them with ``rebuild``)."""
+) -> Path:
+    """The package ``TorchEngine`` loads for ``model_path`` at any batch up to ``batch``, built unless
+    it exists (or with ``rebuild``)."""
     from facestream.detector_service.models import read_metadata
 
     if plugin.name != mogface.MogFace.name:
         raise ModelError(f"the torch engine runs MogFace only; {model_path.name} is a {plugin.name} model")
-    folder = packages_dir(model_path)
-    buckets = tuple(b for b in buckets if rebuild or not package_path(folder, b, input_hw).exists())
-    if not buckets:
-        progress(f"torch engine: every bucket is built already ({folder})")
-        return []
+    target = package_path(packages_dir(model_path), batch, input_hw)
+    if target.exists() and not rebuild:
+        progress(f"torch engine: built already: {target}")
+        return target
     net = network_for(model_path, read_metadata(model_path), checkpoint, seed)
-    return build(served_module(net, plugin.input_transform, mogface.TOP_K), folder, buckets, input_hw, kind, progress)
+    return build(served_module(net, plugin.input_transform, mogface.TOP_K), target, batch, input_hw, kind, progress)
 
 
 class TorchEngine:
-    """MogFace's packages for every bucket up to ``batch``, each replayed as a CUDA graph."""
+    """MogFace's packages for every bucket up to ``batch``, loaded on the engine's own thread."""
 
     provider = runtime.TORCH
     on_gpu = True
@@ -175,7 +173,6 @@ class TorchEngine:
         batch: int,
         plugin: FaceModel,
         buckets: tuple[int, ...] | None = None,
-        cuda_graphs: bool = True,
     ) -> None:
         torch = _torch()
         if plugin.name != mogface.MogFace.name:
@@ -186,27 +183,23 @@ class TorchEngine:
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS)
         self.fallbacks: list[str] = []
         self.ranked_by = plugin.ranked_by
-        folder = packages_dir(path)
-        missing = [b for b in self.buckets if not package_path(folder, b, input_hw).exists()]
-        if missing:
+        package = package_path(packages_dir(path), batch, input_hw)
+        if not package.exists():
             raise ModelError(
-                f"no torch engine is built for {path.name} at batch {', '.join(map(str, missing))} and "
-                f"{input_hw[1]}x{input_hw[0]} on this GPU and PyTorch ({folder}); build it once with "
+                f"no torch engine is built for {path.name} at batch {batch} and {input_hw[1]}x{input_hw[0]} on this "
+                f"GPU and PyTorch ({package}); build it once with "
                 f"`facestream models build-engine --model {path} --provider torch --batch {batch} --checkpoint FILE`"
             )
         self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
         self._thread_id = self.thread.submit(threading.get_ident).result()
         started = time.perf_counter()
-        self._runners = {
-            b: self._on_thread(_GraphedPackage, package_path(folder, b, input_hw), (b, *input_hw, 3), cuda_graphs)
-            for b in self.buckets
-        }
+        loaded = self._on_thread(_load, package)
+        self._runners = {b: self._on_thread(_Bucket, loaded, (b, *input_hw, 3)) for b in self.buckets}
         log.info(
-            "engine: torch %s, buckets %s loaded in %.1f s, CUDA graphs %s",
+            "engine: torch %s, buckets %s ready in %.1f s",
             torch.__version__,
             list(self.buckets),
             time.perf_counter() - started,
-            "on" if cuda_graphs else "off",
         )
 
     def run(self, images, floor: float | None = None) -> dict[str, np.ndarray]:
@@ -229,37 +222,28 @@ class TorchEngine:
         return self.thread.submit(fn, *args).result()
 
 
-class _GraphedPackage:
-    """One bucket's package with its input and outputs at fixed device addresses, captured as a graph."""
+def _load(path: Path):
+    try:
+        return _torch()._inductor.aoti_load_package(str(path))
+    except Exception as exc:  # a damaged file, or one built by another PyTorch: its errors are untyped
+        raise ModelError(f"cannot load the torch engine {path}: {exc}") from None
 
-    def __init__(self, path: Path, shape: tuple[int, ...], cuda_graph: bool) -> None:
+
+class _Bucket:
+    """The package at one batch size, with its input at a fixed device address. Not captured as a CUDA
+    graph: AOTInductor's runner (PyTorch 2.11) makes a call that a capture forbids, and a failed capture
+    leaves the process's graph state broken; it launches its kernels from C++, with no Python per kernel."""
+
+    def __init__(self, package, shape: tuple[int, ...]) -> None:
         torch = _torch()
-        self.torch = torch
-        try:
-            self.package = torch._inductor.aoti_load_package(str(path))
-        except Exception as exc:  # a damaged file, or one built by another PyTorch: its errors are untyped
-            raise ModelError(f"cannot load the torch engine {path}: {exc}") from None
+        self.torch, self.package = torch, package
         self.input = torch.zeros(shape, dtype=torch.uint8, device="cuda")
-        with torch.inference_mode():
-            for _ in range(WARM_RUNS):
-                self.outputs = self.package(self.input)
-        torch.cuda.synchronize()
-        self.graph = None
-        if cuda_graph:
-            graph = torch.cuda.CUDAGraph()
-            try:
-                with torch.inference_mode(), torch.cuda.graph(graph, capture_error_mode="thread_local"):
-                    self.outputs = self.package(self.input)
-                self.graph = graph
-            except Exception as exc:  # a kernel that cannot be captured: run the package as it is
-                log.warning("CUDA graph capture failed for batch %d, running without a graph: %s", shape[0], exc)
+        for _ in range(WARM_RUNS):
+            self.replay()
 
     def replay(self) -> None:
-        if self.graph is not None:
-            self.graph.replay()
-        else:
-            with self.torch.inference_mode():
-                self.outputs = self.package(self.input)
+        with self.torch.inference_mode():
+            self.outputs = self.package(self.input)
         self.torch.cuda.current_stream().synchronize()
 
     def __call__(self, images, floor: float | None = None) -> dict[str, np.ndarray]:
