@@ -312,11 +312,14 @@ def _progress(text: str) -> None:
 
 
 def _print_table(result: dict, cfg: EngineBenchConfig) -> None:
-    header = ["batch", "project ms/img", "img/s"] + [f"torch {b} ms/img" for b in cfg.baselines]
+    header = ["batch", "project ms/img", "img/s"] + ["torch engine ms/img"] * (cfg.torch_engine != "off")
+    header += [f"torch {b} ms/img" for b in cfg.baselines]
     header += [f"x vs {b}" for b in cfg.baselines] + ["floor frac"]
     print(" | ".join(header))
     for row in result["rows"]:
         cells = [str(row["batch"]), f"{row['project_ms_per_img']:.3f}", f"{row['project_img_per_s']:.0f}"]
+        if cfg.torch_engine != "off":
+            cells.append(f"{row.get('torch_engine_ms_per_img', float('nan')):.3f}")
         cells += [f"{row.get(f'torch_{b}_ms_per_img', float('nan')):.3f}" for b in cfg.baselines]
         cells += [f"{row.get(f'speedup_vs_torch_{b}', float('nan')):.2f}" for b in cfg.baselines]
         cells += [f"{row.get('fraction_of_floor', float('nan')):.2f}"]
