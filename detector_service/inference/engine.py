@@ -84,7 +84,24 @@ class InferenceEngine(Protocol):
     def close(self) -> None: ...
 
 
-class Engine:
+class OwnThread:
+    """The one thread an engine runs its GPU work on (see CAPTURE_RUNS); callers may submit to it."""
+
+    def __init__(self) -> None:
+        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
+        self._thread_id = self.thread.submit(threading.get_ident).result()
+
+    def close(self) -> None:
+        self.thread.shutdown(wait=True)
+
+    def _on_thread(self, fn, *args):
+        """``fn(*args)`` on the engine's thread: directly when already there, else handed over."""
+        if threading.get_ident() == self._thread_id:
+            return fn(*args)
+        return self.thread.submit(fn, *args).result()
+
+
+class Engine(OwnThread):
     """Runs a model file on the best provider the chain allows, at any batch up to ``batch``."""
 
     def __init__(
@@ -108,9 +125,7 @@ class Engine:
         self.on_gpu = selection.names[0] != "cpu"
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS) if self.on_gpu else (batch,)
         self._runners: dict[int, _BoundRunner] = {}
-        # The one thread this engine runs on (on a GPU it must: see CAPTURE_RUNS); callers may submit to it.
-        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
-        self._thread_id = self.thread.submit(threading.get_ident).result()
+        super().__init__()
         if not self.on_gpu:
             self.onnx_model = load_graph(path, plugin)
             plan = SessionPlan(input_name=graph_rewrite.IMAGE_INPUT, input_shape=None, threads=threads)
@@ -237,15 +252,6 @@ class Engine:
         """
         runner = self._runners[batch]
         self._on_thread(runner.session.run_with_iobinding, runner.binding)
-
-    def close(self) -> None:
-        self.thread.shutdown(wait=True)
-
-    def _on_thread(self, fn, *args):
-        """``fn(*args)`` on the engine's thread: directly when already there, else handed over."""
-        if threading.get_ident() == self._thread_id:
-            return fn(*args)
-        return self.thread.submit(fn, *args).result()
 
 
 class _BoundRunner:

@@ -14,17 +14,15 @@ own); ``engines.open_engine`` picks it when ``--provider`` starts with ``torch``
 """
 
 import logging
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from facestream.detector_service.inference import runtime
-from facestream.detector_service.inference.engine import DEFAULT_BUCKETS, bucket_of, buckets_for
+from facestream.detector_service.inference.engine import DEFAULT_BUCKETS, OwnThread, bucket_of, buckets_for
 from facestream.detector_service.models import mogface
 from facestream.detector_service.models.base import META_VERSION, META_WEIGHTS, FaceModel, InputTransform
 from facestream.errors import ModelError
@@ -159,7 +157,7 @@ def build_for_file(
     return build(served_module(net, plugin.input_transform, mogface.TOP_K), target, batch, input_hw, kind, progress)
 
 
-class TorchEngine:
+class TorchEngine(OwnThread):
     """MogFace's packages for every bucket up to ``batch``, loaded on the engine's own thread."""
 
     provider = runtime.TORCH
@@ -190,8 +188,7 @@ class TorchEngine:
                 f"GPU and PyTorch ({package}); build it once with "
                 f"`facestream models build-engine --model {path} --provider torch --batch {batch} --checkpoint FILE`"
             )
-        self.thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine")
-        self._thread_id = self.thread.submit(threading.get_ident).result()
+        super().__init__()
         started = time.perf_counter()
         loaded = self._on_thread(_load, package)
         self._runners = {b: self._on_thread(_Bucket, loaded, (b, *input_hw, 3)) for b in self.buckets}
@@ -212,14 +209,6 @@ class TorchEngine:
     def replay(self, batch: int) -> None:
         """Run bucket ``batch`` on whatever its input holds, outputs left on the device (benchmarks)."""
         self._on_thread(self._runners[batch].replay)
-
-    def close(self) -> None:
-        self.thread.shutdown(wait=True)
-
-    def _on_thread(self, fn, *args):
-        if threading.get_ident() == self._thread_id:
-            return fn(*args)
-        return self.thread.submit(fn, *args).result()
 
 
 def _load(path: Path):
