@@ -58,7 +58,7 @@ def test_torch_alone_has_nothing_to_fall_back_to(yunet_path: Path) -> None:
 
 
 def test_a_chain_of_onnx_runtime_providers_falls_back_along_it(yunet_path: Path) -> None:
-    engine = open_engine(yunet_path, (96, 128), 2, PLUGIN, "tensorrt,cpu", threads=1)
+    engine = open_engine(yunet_path, (96, 128), 2, PLUGIN, "tensorrt, cpu", threads=1)  # as an env var may say
     assert engine.provider in ("cpu", "tensorrt", "cuda")
     if engine.provider == "cpu":  # this machine: the first of the chain is missing and said so
         assert any(reason.startswith("tensorrt: ") for reason in engine.fallbacks)
