@@ -24,7 +24,7 @@ class AlertStoreConfig:
         2048.0, "The snapshots' images take at most this much; the oldest images go first.", minimum=0
     )
     prune_every_s: float = setting(300.0, "Seconds between retention passes.", minimum=1)
-    stats_interval: float = setting(10.0, "Seconds between stats lines.", minimum=0.1)
+    stats_interval_s: float = setting(10.0, "Seconds between stats lines.", minimum=0.1, was="stats_interval")
     http_port: int = setting(
         0,
         "Serve /metrics, /healthz and /readyz (database open, partitions assigned) on this port (0: off).",
@@ -32,8 +32,8 @@ class AlertStoreConfig:
         maximum=65535,
     )
     http_host: str = setting("127.0.0.1", "Address those endpoints listen on.")
-    stop_after_idle: float | None = setting(
-        None, "Stop after this many seconds without records (tests, backfills).", minimum=0.1
+    stop_after_idle_s: float | None = setting(
+        None, "Stop after this many seconds without records (tests, backfills).", minimum=0.1, was="stop_after_idle"
     )
 
     def __post_init__(self) -> None:

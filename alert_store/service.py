@@ -120,8 +120,8 @@ def _consume(
             write,
             readiness,
             config.batch,
-            config.stop_after_idle,
-            (Every(config.prune_every_s, prune), Every(config.stats_interval, lambda: log.info("%s", stats.line()))),
+            config.stop_after_idle_s,
+            (Every(config.prune_every_s, prune), Every(config.stats_interval_s, lambda: log.info("%s", stats.line()))),
         )
     finally:
         kafka_clients.flush(producer, config.dead_letter_topic, 10)

@@ -133,8 +133,8 @@ class Worker:
                     if now >= next_silence:
                         next_silence = now + SILENCE_CHECK_S
                         self._silence()
-                    if self.config.stats_interval and now >= next_stats:
-                        next_stats = now + self.config.stats_interval
+                    if self.config.stats_interval_s and now >= next_stats:
+                        next_stats = now + self.config.stats_interval_s
                         log.info("%s", self.stats.line())
             failed = False
         finally:

@@ -241,7 +241,7 @@ class AlertingConfig:
         show=json.dumps,
         metavar="JSON",
     )
-    stats_interval: float = setting(10.0, "Seconds between stats lines (0: off).", minimum=0)
+    stats_interval_s: float = setting(10.0, "Seconds between stats lines (0: off).", minimum=0, was="stats_interval")
     http_port: int = setting(
         0,
         "Serve /metrics, /healthz (alive) and /readyz (gallery loaded, partitions assigned) on this port (0: off).",

@@ -148,7 +148,7 @@ def _drain(cfg: AlertingBenchConfig, topic: str, gallery: str, workers: int, gro
         poses_topic=f"{group}.poses",
         alerts_topic=f"{group}.alerts",
         gallery_topic=gallery,
-        stats_interval=0.25,  # a fast group drains the backlog in seconds
+        stats_interval_s=0.25,  # a fast group drains the backlog in seconds
     )
     total = (cfg.events // cfg.cameras) * cfg.cameras
     procs = [

@@ -27,7 +27,7 @@ def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threa
     kafka_clients.ensure_topics({frames_topic: 4, events_topic: 4, f"bench-{tag}.dlq": 1})
     cameras = [("cam", samples.portraits_dir()), ("cam2", samples.annotated_dir())]
     producer = ProducerConfig(
-        loop=True, fps=0.0, max_frames=frames // 2, max_width=width, topic=frames_topic, stats_interval=60.0
+        loop=True, fps=0.0, max_frames=frames // 2, max_width=width, frames_topic=frames_topic, stats_interval_s=60.0
     )
     subprocess.run(
         producer_command(cameras, producer),
@@ -41,10 +41,10 @@ def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threa
         frames_topic=frames_topic,
         detections_topic=events_topic,
         dead_letter_topic=f"bench-{tag}.dlq",
-        stop_after_idle=3.0,
+        stop_after_idle_s=3.0,
         decode_threads=decode_threads,
         ort_threads=ort_threads,
-        stats_interval=0.0,
+        stats_interval_s=0.0,
     )
     done = subprocess.run(
         detector_command(detector),

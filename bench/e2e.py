@@ -144,7 +144,7 @@ def _one(
     for first in range(0, count, cfg.cameras_per_producer):
         size = {"max_width": 640} if cfg.frame_size is None else {"frame_size": cfg.frame_size}
         config = ProducerConfig(
-            fps=cfg.fps, loop=True, max_frames=per_camera, topic=frames, stats_interval=60.0, **size
+            fps=cfg.fps, loop=True, max_frames=per_camera, frames_topic=frames, stats_interval_s=60.0, **size
         )
         cmd = [*producer_command(cameras[first : first + cfg.cameras_per_producer], config), *cfg.extra_produce_args]
         with open(logs / f"producer-{prefix}-{first}.log", "wb") as log:  # the child keeps its own handle
@@ -194,10 +194,10 @@ def _p99_by_window(latencies: np.ndarray, arrivals_ns: np.ndarray, window_s: flo
 
 
 def _start_detector(
-    cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path, metrics_port: int
+    cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path, http_port: int
 ) -> subprocess.Popen:
     config = DetectorConfig(
-        metrics_port=metrics_port,
+        http_port=http_port,
         fronts=cfg.fronts,
         model=cfg.model,
         group=group,

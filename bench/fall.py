@@ -67,7 +67,9 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
     children.append(
         spawn(
             logs / "producer.log",
-            producer_command([("hall", footage)], fps=cfg.fps, loop=True, max_frames=frames, topic=topics["frames"]),
+            producer_command(
+                [("hall", footage)], fps=cfg.fps, loop=True, max_frames=frames, frames_topic=topics["frames"]
+            ),
         )
     )
     latencies: list[float] = []

@@ -182,8 +182,8 @@ def _ours(bootstrap: str, topic: str, frames: int, batch: int, exactly_once: boo
         frames_topic=topic,
         detections_topic=events,
         dead_letter_topic=f"{topic}.dlq",
-        stats_interval=0,
-        stop_after_idle=2.0,
+        stats_interval_s=0,
+        stop_after_idle_s=2.0,
     )
     DetectorService(config, processor=NoOpProcessor(), bootstrap=bootstrap).run()
     return events_per_second(read_events(bootstrap, events, frames))

@@ -250,7 +250,7 @@ def _cameras_step(count: int, url: str, cfg: LiveBenchConfig, cpus: _Cpus) -> di
     port = free_port()
     cameras = [(f"cam-{i}", f"{url}?camera={i}") for i in range(count)]
     config = ProducerConfig(
-        fps=cfg.fps, topic=topic, status_topic=f"{topic}.status", metrics_port=port, stats_interval=60.0
+        fps=cfg.fps, frames_topic=topic, status_topic=f"{topic}.status", http_port=port, stats_interval_s=60.0
     )
     process = subprocess.Popen(
         producer_command(cameras, config),

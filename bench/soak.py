@@ -143,7 +143,7 @@ def _start(cfg: SoakConfig, topics: dict, groups: dict, logs: Path) -> dict[str,
         ),
         "dashboard": dashboard_command(
             DashboardConfig(
-                port=free_port(),
+                http_port=free_port(),
                 database=database,
                 frames_topic=topics["frames"],
                 detections_topic=topics["detections"],
@@ -156,7 +156,7 @@ def _start(cfg: SoakConfig, topics: dict, groups: dict, logs: Path) -> dict[str,
     children = {name: spawn(logs / f"{name}.log", cmd) for name, cmd in commands.items()}
     time.sleep(20.0)  # the model loaded and the groups joined before the first frame
     producer = ProducerConfig(
-        fps=cfg.fps, loop=True, frame_size=cfg.frame_size, topic=topics["frames"], status_topic=topics["status"]
+        fps=cfg.fps, loop=True, frame_size=cfg.frame_size, frames_topic=topics["frames"], status_topic=topics["status"]
     )
     children["producer"] = spawn(logs / "producer.log", producer_command(cameras, producer))
     return children

@@ -18,8 +18,12 @@ from facestream.zones import parse_camera_lines, parse_camera_zones
 
 @dataclass(frozen=True)
 class DashboardConfig:
-    host: str = setting("127.0.0.1", "Address to listen on (0.0.0.0: every interface; set --token then).")
-    port: int = setting(8080, "Port of the page (and of /healthz, /readyz, /metrics).", minimum=1, maximum=65535)
+    http_host: str = setting(
+        "127.0.0.1", "Address to listen on (0.0.0.0: every interface; set --token then).", was="host"
+    )
+    http_port: int = setting(
+        8080, "Port of the page (and of /healthz, /readyz, /metrics).", minimum=1, maximum=65535, was="port"
+    )
     token: str = setting(
         "",
         "Access token the page asks for (?token=..., then a cookie); NAME:SECRET names who reviews alerts with it "
@@ -36,7 +40,9 @@ class DashboardConfig:
     gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic: shown, and taught from alerts.")
     frame_rate: float = setting(2.0, "Frames per second per camera the page shows at most.", minimum=0.1)
     alerts_kept: int = setting(50, "Alerts the feed keeps (and reads back at start).", minimum=1)
-    groups_interval: float = setting(2.0, "Seconds between reads of the consumer groups and their lag.", minimum=0.5)
+    groups_interval_s: float = setting(
+        2.0, "Seconds between reads of the consumer groups and their lag.", minimum=0.5, was="groups_interval"
+    )
     zones: dict | None = setting(
         None,
         "Zones drawn on the tiles: camera -> name -> corners, as JSON or [dashboard.zones] tables (default, "

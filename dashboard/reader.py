@@ -78,7 +78,7 @@ class RecordReader:
 class GroupReader:
     """Every consumer group but viewers and idle ones (no members, nothing to catch up on): its state,
     members (client id, host, partitions) and lag (the topics' ends minus the group's committed
-    offsets), every ``groups_interval`` seconds."""
+    offsets), every ``groups_interval_s`` seconds."""
 
     def __init__(self, config: DashboardConfig, state: DashboardState) -> None:
         self.config, self.state = config, state
@@ -94,13 +94,13 @@ class GroupReader:
             except Exception as exc:  # the broker away for a while: say so on the page and keep trying
                 log.warning("cannot read the consumer groups: %s", exc)
                 self.state.on_groups([{"group": "(unreadable)", "error": str(exc)}])
-            time.sleep(self.config.groups_interval)
+            time.sleep(self.config.groups_interval_s)
 
     def _groups(self, admin) -> list[dict]:
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
         from confluent_kafka.admin import OffsetSpec
 
-        timeout = max(5.0, self.config.groups_interval)
+        timeout = max(5.0, self.config.groups_interval_s)
         listed = admin.list_consumer_groups(request_timeout=timeout).result()
         ids = sorted(g.group_id for g in listed.valid if not g.group_id.startswith(VIEWER_PREFIX))
         if not ids:

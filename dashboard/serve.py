@@ -24,11 +24,11 @@ def serve(config: DashboardConfig, embed: Embed | None = None) -> None:
     from facestream.gallery import Follower
     from facestream.signals import StopOnSignals
 
-    if config.host not in LOOPBACK and not config.token:
+    if config.http_host not in LOOPBACK and not config.token:
         log.warning(
             "the dashboard listens on %s without a token: anyone who reaches this port sees the cameras "
             "(set --token or FACESTREAM_DASHBOARD_TOKEN)",
-            config.host,
+            config.http_host,
         )
     kafka_clients.check_reachable()
     state = DashboardState(config.frame_rate, config.alerts_kept, config.zones, config.lines)
@@ -39,9 +39,9 @@ def serve(config: DashboardConfig, embed: Embed | None = None) -> None:
     kafka_clients.ensure_topics({config.gallery_topic: 1}, configs={config.gallery_topic: kafka_clients.COMPACTED})
     gallery = Follower(topic=config.gallery_topic).start().gallery  # what the page teaches, and what it shows
     app = make_app(config, state, readiness, registry, database, gallery, embed)
-    health.serve_app(app, config.port, config.host, "the dashboard")
-    shown = "127.0.0.1" if config.host == "0.0.0.0" else config.host
-    click.echo(f"dashboard on http://{shown}:{config.port}/" + ("?token=..." if config.token else ""), err=True)
+    health.serve_app(app, config.http_port, config.http_host, "the dashboard")
+    shown = "127.0.0.1" if config.http_host == "0.0.0.0" else config.http_host
+    click.echo(f"dashboard on http://{shown}:{config.http_port}/" + ("?token=..." if config.token else ""), err=True)
     with StopOnSignals("stopping") as stop:  # it holds nothing: readers and page just end
         while not stop.requested:
             time.sleep(0.2)

@@ -130,19 +130,22 @@ class DetectorConfig:
     frames_topic: str = setting(FRAMES_TOPIC, "Topic the frames come from.")
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the events go to.")
     dead_letter_topic: str = setting(DEAD_LETTER_TOPIC, "Where frames that cannot be read go.")
-    stats_interval: float = setting(5.0, "Seconds between stats lines (0: off).", minimum=0)
+    stats_interval_s: float = setting(5.0, "Seconds between stats lines (0: off).", minimum=0, was="stats_interval")
     allow_random_weights: bool = setting(
         False, "Run a model exported with --random-init (benchmarks only; every stats line warns)."
     )
-    metrics_port: int = setting(
+    http_port: int = setting(
         0,
         "Serve /metrics (Prometheus), /healthz (alive) and /readyz (model warmed up, partitions assigned) on this "
         "port (0: off).",
         minimum=0,
         maximum=65535,
+        was="metrics_port",
     )
-    metrics_host: str = setting(
-        "127.0.0.1", "Address those endpoints listen on (0.0.0.0: every interface, e.g. in a container)."
+    http_host: str = setting(
+        "127.0.0.1",
+        "Address those endpoints listen on (0.0.0.0: every interface, e.g. in a container).",
+        was="metrics_host",
     )
     switch_interval_ms: float | None = setting(
         None,
@@ -150,13 +153,16 @@ class DetectorConfig:
         "takes it back twice per image; a shorter interval bounds each wait while the event-building thread runs.",
         minimum=0.01,
     )
-    stop_after_idle: float | None = setting(
-        None, "Exit after this many seconds without frames, once assigned (batch jobs, tests).", minimum=0
+    stop_after_idle_s: float | None = setting(
+        None,
+        "Exit after this many seconds without frames, once assigned (batch jobs, tests).",
+        minimum=0,
+        was="stop_after_idle",
     )
     fronts: int = setting(
         0,
         "One GPU owner process (decoder, engine, embedder) answering N Kafka-facing front processes, each a "
-        "member of the group with its own metrics port (--metrics-port plus its number); 0: all in this process. "
+        "member of the group with its own HTTP port (--http-port plus its number); 0: all in this process. "
         "On the H200 with --owner-batch 256 it holds 300 cameras within 200 ms; below four replicas at 400 "
         "(docs/gpu.md).",
         minimum=0,

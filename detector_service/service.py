@@ -86,8 +86,8 @@ class DetectorService:
         # /metrics answer from before the warm-up, which can take minutes (a TensorRT build).
         self.readiness = health.Readiness("model_warm", "partitions_assigned")
         registry = CollectorRegistry()
-        if config.metrics_port:
-            health.serve(self.readiness, registry, config.metrics_port, config.metrics_host)
+        if config.http_port:
+            health.serve(self.readiness, registry, config.http_port, config.http_host)
         self.processor = processor or build_processor(config)
         self.stats = self.processor.stats
         events = "pose" if isinstance(config, PoseConfig) else "detection"
@@ -131,7 +131,7 @@ class DetectorService:
             on_ownership=lambda owns: self.readiness.mark("partitions_assigned", owns),
         )
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
-        reporter = StatsReporter(self.stats, cfg.stats_interval)
+        reporter = StatsReporter(self.stats, cfg.stats_interval_s)
         log.info(
             "detector %s, batch %d, max wait %.0f ms, group %s%s%s%s: %s -> %s",
             self.processor.describe(),
@@ -169,7 +169,7 @@ class DetectorService:
                 last_busy = time.monotonic()
             pending = following
             if pending is None and not messages and self._idle_for(last_busy):
-                log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle)
+                log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle_s)
                 break
             self.publisher.serve()
             self.member.commit(asynchronous=True)
@@ -182,7 +182,7 @@ class DetectorService:
         """Idle time counts from the last frame taken or batch finished (a slow batch is not idleness),
         but never from before the latest assignment (partitions moved here bring frames that the next
         polls fetch), nor while partitions lost with the broker are not back yet."""
-        limit, assigned_at = self.config.stop_after_idle, self.member.assigned_at
+        limit, assigned_at = self.config.stop_after_idle_s, self.member.assigned_at
         if limit is None or assigned_at is None or self.member.waiting_to_rejoin:
             return False
         return time.monotonic() - max(last_busy, assigned_at) >= limit

@@ -16,6 +16,7 @@ click types, and code that builds the object directly (tests, benchmarks) passes
 """
 
 import dataclasses
+import functools
 import json
 import types
 import typing
@@ -46,6 +47,7 @@ class Setting:
     off: str | None = None  # a flag's second name, which sets it false (--merge-heads/--separate-heads)
     repeat: bool = False  # a tuple given one item per option (--cuda-option A=1 --cuda-option B=2)
     option: str | None = None  # the option's name where it is not the field's (--batch for ``batches``)
+    was: str | None = None  # the field's name before a rename: its option, variable and key still work, with a warning
 
 
 def setting(
@@ -60,10 +62,11 @@ def setting(
     metavar: str = "TEXT",
     off: str | None = None,
     option: str | None = None,
+    was: str | None = None,
 ) -> Any:
     """A dataclass field with its default and what ``check`` and ``options`` need to know."""
     flag = isinstance(default, bool)
-    meta = Setting(help, minimum, maximum, choices, parse, show, metavar, flag=flag, off=off, option=option)
+    meta = Setting(help, minimum, maximum, choices, parse, show, metavar, flag=flag, off=off, option=option, was=was)
     return dataclasses.field(default=default, metadata={"setting": meta})
 
 
@@ -277,12 +280,22 @@ def _click_type(meta: Setting, kind: type) -> click.ParamType | type:
 
 
 def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A decorator adding one click option per field of ``cls`` (or of the fields named in ``only``)."""
+    """A decorator adding one click option per field of ``cls`` (or of the fields named in ``only``).
+
+    A renamed field (``was``) also gets its old option, hidden: given as a flag, an environment
+    variable or a config-file key, it sets the new one, with a warning."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        for f, meta, kind, _optional in reversed(_settings(cls)):
-            if only is not None and f.name not in only:
-                continue
+        chosen = [s for s in _settings(cls) if only is None or s[0].name in only]
+        renamed = {meta.was: f.name for f, meta, _kind, _optional in chosen if meta.was}
+        if renamed:
+            command = _taking_old_names(command, renamed)
+        for f, meta, kind, _optional in reversed(chosen):
+            if meta.was:
+                old = click.option(
+                    "--" + meta.was.replace("_", "-"), meta.was, type=_click_type(meta, kind), hidden=True
+                )
+                command = old(command)
             name = option_name(f, meta)
             if meta.flag:
                 declared = f"{name}/--{meta.off}" if meta.off else name
@@ -298,6 +311,32 @@ def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[Callabl
         return command
 
     return decorate
+
+
+def _taking_old_names(command: Callable[..., Any], renamed: dict[str, str]) -> Callable[..., Any]:
+    """``command`` taking each old name's value (when given) as its new name's, and saying so."""
+
+    @functools.wraps(command)
+    def run(**values: Any) -> Any:
+        for old, new in renamed.items():
+            value = values.pop(old, None)
+            if value is not None:
+                warn_renamed(old, new)
+                values[new] = value
+        return command(**values)
+
+    run.renamed = {**getattr(command, "renamed", {}), **renamed}  # type: ignore[attr-defined]
+    return run
+
+
+def renamed_options(command: click.Command) -> dict[str, str]:
+    """Old name -> new name of every renamed option of ``command`` (for config-file keys)."""
+    return getattr(command.callback, "renamed", {})
+
+
+def warn_renamed(old: str, new: str) -> None:
+    dashed, now = old.replace("_", "-"), new.replace("_", "-")
+    click.echo(f"WARNING: --{dashed} (or its variable or key) is now --{now}; the old name will go", err=True)
 
 
 def command_line(config: Any, **changes: Any) -> list[str]:

@@ -28,11 +28,14 @@ class NotifierConfig:
     frames_topic: str = setting(FRAMES_TOPIC, "Topics a snapshot is read back from when the store has none.")
     retry_max_s: float = setting(300.0, "The longest pause between attempts at a target that fails.", minimum=1)
     batch: int = setting(500, "Records decided per transaction at most.", minimum=1)
-    stats_interval: float = setting(10.0, "Seconds between stats lines.", minimum=0.1)
+    stats_interval_s: float = setting(10.0, "Seconds between stats lines.", minimum=0.1, was="stats_interval")
     http_port: int = setting(0, "Serve /metrics, /healthz and /readyz on this port (0: off).", minimum=0, maximum=65535)
     http_host: str = setting("127.0.0.1", "Address those endpoints listen on.")
-    stop_after_idle: float | None = setting(
-        None, "Stop once nothing came for this many seconds and nothing is owed (tests).", minimum=0.1
+    stop_after_idle_s: float | None = setting(
+        None,
+        "Stop once nothing came for this many seconds and nothing is owed (tests).",
+        minimum=0.1,
+        was="stop_after_idle",
     )
 
     def __post_init__(self) -> None:

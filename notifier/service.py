@@ -22,7 +22,7 @@ from facestream.redact import redact
 from facestream.schemas import SchemaError, unpack_alert
 
 log = logging.getLogger(__name__)
-DRAIN_S = 60.0  # with stop_after_idle: how long senders get to deliver what is owed
+DRAIN_S = 60.0  # with stop_after_idle_s: how long senders get to deliver what is owed
 
 
 @dataclass
@@ -117,10 +117,10 @@ def run(config: NotifierConfig, bootstrap: str | None = None) -> NotifierStats:
             write,
             readiness,
             config.batch,
-            config.stop_after_idle,
-            (Every(config.stats_interval, lambda: log.info("%s", stats.line())),),
+            config.stop_after_idle_s,
+            (Every(config.stats_interval_s, lambda: log.info("%s", stats.line())),),
         )
-        if config.stop_after_idle is not None:
+        if config.stop_after_idle_s is not None:
             _drain(stats)
     finally:
         for sender in stats.senders.values():

@@ -12,7 +12,7 @@ Examples:
   facestream produce --camera door --source door.mp4 --fps 15 --loop
   facestream produce --camera lobby --source rtsp://10.0.0.7/stream1 --fps 10
   facestream produce --camera gate --source rtsp://user:pass@10.0.0.8/s1 --camera yard --source rtsp://10.0.0.9/s1 \
-      --fps 5 --metrics-port 9465 --stall-s 10
+      --fps 5 --http-port 9465 --stall-s 10
   facestream produce --camera park --source rtsp://10.0.0.10/s1 --fps 1 --live-decode keyframes
   facestream produce --camera a --source photos/ --camera b --source 'shots/*.jpg' --fps 2 --loop
   facestream produce --camera usb --source 0 --max-width 960 --jpeg-quality 80

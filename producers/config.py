@@ -45,7 +45,7 @@ class ProducerConfig:
     keyframe_s: float = setting(
         5.0, "With --motion-gate: send a frame at least this often however quiet the scene.", minimum=0.1
     )
-    topic: str = setting(FRAMES_TOPIC, "Topic to publish frames to.")
+    frames_topic: str = setting(FRAMES_TOPIC, "Topic to publish frames to.", was="topic")
     max_frame_bytes: int = setting(
         kafka_clients.MAX_MESSAGE_BYTES - kafka_clients.RECORD_ROOM,
         "Refuse (and count, per camera) a frame whose record would be larger: Kafka would refuse it anyway.",
@@ -55,7 +55,7 @@ class ProducerConfig:
     start_seq: int | None = setting(
         None, "First frame_seq of every camera (default: the clock in µs, so restarts never reuse one).", minimum=0
     )
-    stats_interval: float = setting(2.0, "Seconds between stats lines.", minimum=0.1)
+    stats_interval_s: float = setting(2.0, "Seconds between stats lines.", minimum=0.1, was="stats_interval")
     rtsp_transport: str = setting(
         "tcp", "Live RTSP sources: the transport (tcp loses nothing).", choices=TRANSPORT_CHOICES
     )
@@ -84,13 +84,16 @@ class ProducerConfig:
     status_interval_s: float = setting(
         5.0, "Seconds between a camera's status records (a change of state is sent at once).", minimum=0.1
     )
-    metrics_port: int = setting(
+    http_port: int = setting(
         0,
         "Serve /metrics (Prometheus), /healthz (alive) and /readyz (a camera streams) on this port (0: off).",
         minimum=0,
         maximum=65535,
+        was="metrics_port",
     )
-    metrics_host: str = setting("127.0.0.1", "Address the metrics endpoint listens on (0.0.0.0: every interface).")
+    http_host: str = setting(
+        "127.0.0.1", "Address those endpoints listen on (0.0.0.0: every interface).", was="metrics_host"
+    )
 
     def __post_init__(self) -> None:
         check(self)

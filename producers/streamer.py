@@ -123,10 +123,10 @@ class Streamer:
                 self.config.motion_min_area,
                 self.config.keyframe_s,
             )
-        if self.config.metrics_port:
+        if self.config.http_port:
             registry = CollectorRegistry()
             registry.register(ProducerCollector(self.cameras, self.stats.ages))
-            health.serve(self.readiness, registry, self.config.metrics_port, self.config.metrics_host)
+            health.serve(self.readiness, registry, self.config.http_port, self.config.http_host)
         for camera in self.cameras:
             if camera.live is not None:
                 camera.live.start()
@@ -152,7 +152,7 @@ class Streamer:
             for source in live:  # streams closed properly when they close at once, never waited on long
                 source.join(max(0.0, closing - time.monotonic()))
             self.status.tick(producer, self.cameras, force=True)  # stopped, ended or failed: published once more
-            left = kafka_clients.flush(producer, self.config.topic, 30.0)
+            left = kafka_clients.flush(producer, self.config.frames_topic, 30.0)
             if left:
                 self.stats.errors += left
                 log.error("%d frames were not acknowledged by Kafka within 30 s", left)
@@ -161,7 +161,7 @@ class Streamer:
 
     def _serve(self, producer: Producer, schedule: list[tuple[float, int]], stop: StopOnSignals) -> None:
         """Send each camera's frame when it is due, earliest first, until every camera is done."""
-        next_report = time.monotonic() + self.config.stats_interval
+        next_report = time.monotonic() + self.config.stats_interval_s
         next_tick = 0.0
         while not stop.requested and not self._finished:
             self._wake.clear()
@@ -187,7 +187,7 @@ class Streamer:
                 self._wake.wait(min(wait, TICK_S))  # woken early by a picture for a waiting camera
                 producer.poll(0)  # serve delivery reports
             if time.monotonic() >= next_report:
-                next_report = time.monotonic() + self.config.stats_interval
+                next_report = time.monotonic() + self.config.stats_interval_s
                 self._report()
 
     def _picture_came(self, index: int) -> None:
@@ -242,7 +242,7 @@ class Streamer:
             try:
                 kafka_clients.send(
                     producer,
-                    self.config.topic,
+                    self.config.frames_topic,
                     payload,
                     camera.camera_id.encode(),
                     on_delivery=self._on_delivery(camera, camera.next_seq),
@@ -300,7 +300,9 @@ class Streamer:
             if err is None:
                 self.stats.acked += 1
                 return
-            kafka_clients.check_allowed(err, f"write {self.config.topic}")  # raised out of poll(): no camera can send
+            kafka_clients.check_allowed(
+                err, f"write {self.config.frames_topic}"
+            )  # raised out of poll(): no camera can send
             camera.failed += 1
             self.stats.errors += 1
             if logs.worth_saying(camera.failed):

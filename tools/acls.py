@@ -84,7 +84,7 @@ def grants(settings: Mapping[str, Any]) -> dict[str, list[Grant]]:
     return {
         # the frames the detector and the pose service read (one topic, or one each): any camera's
         "camera": _writes(
-            *dict.fromkeys((camera.topic, detector.frames_topic, pose.frames_topic)), camera.status_topic
+            *dict.fromkeys((camera.frames_topic, detector.frames_topic, pose.frames_topic)), camera.status_topic
         ),
         "detector": _replica(detector),
         "pose": _replica(pose),

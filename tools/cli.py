@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from facestream import __version__, command, kafka_settings, logs
+from facestream.config import renamed_options, warn_renamed
 from facestream.errors import ConfigError
 
 SUBCOMMANDS = {
@@ -105,10 +106,14 @@ def _defaults(path: Path, where: str, command: click.Command, table: dict) -> di
                 raise ConfigError(f"{path}: [{where}] has no table {key!r}; valid: {valid}")
             nested[key] = _defaults(path, f"{where}.{key}", sub, value)
         return nested
-    known = {p.name for p in command.params if isinstance(p, click.Option) and p.name != "help"}
+    known = {p.name for p in command.params if isinstance(p, click.Option) and p.name != "help" and not p.hidden}
+    renamed = renamed_options(command)
     values = {}
     for key, value in table.items():
         name = key.replace("-", "_")
+        if name in renamed:  # an old key: read as the new one, so every reader of the table sees one name
+            warn_renamed(name, renamed[name])
+            name = renamed[name]
         if name not in known:
             valid = ", ".join(sorted(n.replace("_", "-") for n in known))
             raise ConfigError(f"{path}: [{where}] has no key {key!r}; valid keys: {valid}")

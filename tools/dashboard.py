@@ -12,7 +12,7 @@ from facestream.dashboard.config import DashboardConfig
 Examples:
   facestream dashboard                                   # http://127.0.0.1:8080
   facestream dashboard --frames-topic frames,frames.corridor
-  FACESTREAM_DASHBOARD_TOKEN=s3cret facestream dashboard --host 0.0.0.0
+  FACESTREAM_DASHBOARD_TOKEN=s3cret facestream dashboard --http-host 0.0.0.0
                                                          # then open http://HOST:8080/?token=s3cret
 """,
     context_settings={"show_default": True},

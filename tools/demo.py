@@ -98,7 +98,7 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
         "alerting": alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS)),
         "alert-store": alert_store_command(AlertStoreConfig(frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")),
         "producer": producer_command(list(cameras.items()), fps=fps, loop=True),
-        "corridor": producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, topic=CORRIDOR_TOPIC),
+        "corridor": producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, frames_topic=CORRIDOR_TOPIC),
     }
     if notify_url:
         target = {"demo": {"url": notify_url}}
@@ -108,7 +108,7 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
         )
     if dashboard_port:
         zones = {camera: own["zones"] for camera, own in CAMERAS.items() if "zones" in own}
-        page = DashboardConfig(port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}", zones=zones)
+        page = DashboardConfig(http_port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}", zones=zones)
         commands["dashboard"] = dashboard_command(page)
         click.echo(
             f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser; the alerts kept: /history)",

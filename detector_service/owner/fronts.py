@@ -1,7 +1,7 @@
 """``facestream detect --fronts N``: one GPU owner process and N Kafka-facing front processes, this
 process the first of them. Each front is a member of the consumer group with all a replica has
 (batching by poll size, limits and skip rules, dead letters, offsets committed after the events are
-acknowledged, health and metrics on ``--metrics-port`` plus its number); the owner decodes and infers
+acknowledged, health and metrics on ``--http-port`` plus its number); the owner decodes and infers
 for all of them (server.py).
 
 SIGINT/SIGTERM stop this front; it then stops the others (each finishes the batch in hand and
@@ -69,8 +69,8 @@ def run_fronts(config: DetectorConfig) -> dict:
 
 def front_config(config: DetectorConfig, index: int) -> DetectorConfig:
     """Front ``index``'s settings: its own metrics port (the first front's plus its number), no owner of its own."""
-    port = config.metrics_port + index if config.metrics_port else 0
-    return dataclasses.replace(config, fronts=0, metrics_port=port)
+    port = config.http_port + index if config.http_port else 0
+    return dataclasses.replace(config, fronts=0, http_port=port)
 
 
 def _front(config: DetectorConfig, end: Connection, summaries) -> None:

@@ -31,10 +31,10 @@ def consume_into(
     write: Callable[[list], None],
     readiness: health.Readiness,
     batch: int,
-    stop_after_idle: float | None = None,
+    stop_after_idle_s: float | None = None,
     every: tuple[Every, ...] = (),
 ) -> None:
-    """Consume ``topic`` as a member of ``group`` until SIGINT/SIGTERM (or ``stop_after_idle`` seconds
+    """Consume ``topic`` as a member of ``group`` until SIGINT/SIGTERM (or ``stop_after_idle_s`` seconds
     without records, counted from the latest assignment: a member that joins while a killed one still
     holds the partitions waits out its session before it gets any), ``write``-ing each batch of
     messages (none with an error)."""
@@ -71,10 +71,10 @@ def consume_into(
                     write(messages)
                     consumer.commit(asynchronous=True)  # for the lag others show; the rows are the truth
                     last_record = now
-                elif stop_after_idle is not None and assigned_at is not None:
+                elif stop_after_idle_s is not None and assigned_at is not None:
                     idle = now - max(last_record, assigned_at)
-                    if idle > stop_after_idle:
-                        log.info("no records for %g s: stopping", stop_after_idle)
+                    if idle > stop_after_idle_s:
+                        log.info("no records for %g s: stopping", stop_after_idle_s)
                         break
                 for task in every:
                     if now >= task.due:

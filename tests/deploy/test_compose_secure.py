@@ -57,7 +57,9 @@ def test_the_secure_stack_runs_each_role_on_its_own_password_and_topics(
         # A camera can forge no alerts and read no detections; a dashboard writes no frames.
         camera = {"KAFKA_BOOTSTRAP": bootstrap, "FACESTREAM_KAFKA_CONFIG": str(access["camera"])}
         photo = str(sample_dir / "obama.jpg")
-        forged = attempt([*FACESTREAM, "produce", "--camera", "x", "--source", photo, "--topic", "alerts"], camera)
+        forged = attempt(
+            [*FACESTREAM, "produce", "--camera", "x", "--source", photo, "--frames-topic", "alerts"], camera
+        )
         assert f"{REFUSED} camera write alerts" in forged.stderr, forged.stderr[-3000:]
         peeked = attempt([*FACESTREAM, "events", "--from-beginning", "--duration", "60"], camera)
         assert f"{REFUSED} camera read detections" in peeked.stderr, peeked.stderr[-3000:]

@@ -80,14 +80,16 @@ def test_the_pipeline_runs_with_each_role_only_its_own(
         shutil.copy(sample_dir / "obama.jpg", footage / f"{index}.jpg")
     camera = producer_command([("door", str(footage))], ProducerConfig(fps=0.0, start_seq=0))
     run_service(camera, env=as_user(cluster, "camera"))
-    detector = DetectorConfig(embedder="sface", provider="cpu", stop_after_idle=4.0, start_at="earliest")
+    detector = DetectorConfig(embedder="sface", provider="cpu", stop_after_idle_s=4.0, start_at="earliest")
     run_service(detector_command(detector), env=as_user(cluster, "detector"))
     port = free_port()
     logs = {name: tmp_path / f"{name}.log" for name in ("alerting", "dashboard")}
-    alerting = AlertingConfig(stranger={"sightings": 2}, stats_interval=1.0)
+    alerting = AlertingConfig(stranger={"sightings": 2}, stats_interval_s=1.0)
     workers = [
         background(alerting_command(alerting), as_user(cluster, "alerting"), logs["alerting"]),
-        background(dashboard_command(DashboardConfig(port=port)), as_user(cluster, "dashboard"), logs["dashboard"]),
+        background(
+            dashboard_command(DashboardConfig(http_port=port)), as_user(cluster, "dashboard"), logs["dashboard"]
+        ),
     ]
     try:
         for name, value in as_user(cluster, "dashboard").items():
@@ -103,7 +105,7 @@ def test_the_pipeline_runs_with_each_role_only_its_own(
         for worker in workers:
             worker.terminate()
             worker.wait(timeout=60)
-    store = AlertStoreConfig(database=f"sqlite:///{tmp_path / 'alerts.db'}", stop_after_idle=5.0)
+    store = AlertStoreConfig(database=f"sqlite:///{tmp_path / 'alerts.db'}", stop_after_idle_s=5.0)
     kept = run_service(alert_store_command(store), env=as_user(cluster, "alert-store"))
     assert "kept 0," not in kept.splitlines()[-1], kept[-2000:]
     said = "".join(log.read_text(errors="replace") for log in logs.values()) + kept
@@ -131,7 +133,16 @@ def groups_on_page(port: int) -> list[str]:
 @pytest.mark.parametrize("topic", ["alerts", "detections"])
 def test_a_camera_cannot_forge_alerts_or_detections(cluster: dict, sample_dir: Path, topic: str) -> None:
     done = attempt(
-        [*FACESTREAM, "produce", "--camera", "door", "--source", str(sample_dir / "obama.jpg"), "--topic", topic],
+        [
+            *FACESTREAM,
+            "produce",
+            "--camera",
+            "door",
+            "--source",
+            str(sample_dir / "obama.jpg"),
+            "--frames-topic",
+            topic,
+        ],
         as_user(cluster, "camera"),
     )
     assert done.returncode != 0
@@ -150,7 +161,16 @@ def test_a_dashboard_cannot_write_but_the_gallery(
 ) -> None:
     camera = f"mallory-{uuid.uuid4().hex[:6]}"
     done = attempt(
-        [*FACESTREAM, "produce", "--camera", camera, "--source", str(sample_dir / "obama.jpg"), "--topic", topic],
+        [
+            *FACESTREAM,
+            "produce",
+            "--camera",
+            camera,
+            "--source",
+            str(sample_dir / "obama.jpg"),
+            "--frames-topic",
+            topic,
+        ],
         as_user(cluster, "dashboard"),
     )
     # The dashboard may write the gallery, so it gets a producer id and the topic refuses it (before it

@@ -40,7 +40,7 @@ def store_config(names: dict, database: str, **changes) -> AlertStoreConfig:
         alerts_topic=names["alerts"],
         dead_letter_topic=names["dlq"],
         frames_topic=names["frames"],
-        stats_interval=1.0,
+        stats_interval_s=1.0,
         **changes,
     )
 
@@ -130,7 +130,7 @@ def test_snapshots_are_read_back_from_kafka_once(names: dict, bootstrap: str, sa
         kafka_clients.send(producer, names["alerts"], pack_alert(alert), alert.camera_id.encode())
     assert producer.flush(30) == 0
     port = free_port()
-    config = store_config(names, database, stop_after_idle=15.0, http_port=port)
+    config = store_config(names, database, stop_after_idle_s=15.0, http_port=port)
     store = subprocess.Popen(alert_store_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:  # its endpoints, as compose's health checks and Prometheus read them
         wait_until(

@@ -38,7 +38,7 @@ def names(bootstrap: str) -> dict[str, str]:
 def live_detector(names: dict, batch: int) -> subprocess.Popen:
     """A detector with embeddings following the footage as it comes, until 8 s without frames."""
     config = detector_config(
-        _detector_topics(names), embedder="sface", batch=batch, max_wait_ms=20.0, stop_after_idle=8.0
+        _detector_topics(names), embedder="sface", batch=batch, max_wait_ms=20.0, stop_after_idle_s=8.0
     )
     return subprocess.Popen(detector_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -158,7 +158,7 @@ def test_enrolling_the_stranger_while_his_camera_streams_stops_his_alerts(
     worker = alerting(names, log, rules="stranger")
     detector = live_detector(names, batch=2)
     camera = scene(tmp_path / "gate", [(sample_dir / "biden.jpg", 1)], 0)
-    config = ProducerConfig(fps=FPS, loop=True, max_frames=80, max_width=0, topic=names["frames"])
+    config = ProducerConfig(fps=FPS, loop=True, max_frames=80, max_width=0, frames_topic=names["frames"])
     producer = subprocess.Popen(producer_command([("gate", camera)], config), stdout=subprocess.DEVNULL)
     try:
         wait_for(bootstrap, names, lambda found: "new" in states(found, "gate", "stranger"))
@@ -189,7 +189,7 @@ def test_a_worker_killed_and_started_again_keeps_its_cameras_state(
     twin = {**names, "alerts": f"{names['alerts']}.twin", "alerting": f"{names['alerting']}.twin"}
     undisturbed = alerting(twin, tmp_path / "twin.log", rules="stranger")
     detector = live_detector(names, batch=2)
-    config = ProducerConfig(fps=FPS, max_width=0, topic=names["frames"])
+    config = ProducerConfig(fps=FPS, max_width=0, frames_topic=names["frames"])
     producer = subprocess.Popen(producer_command([("gate", camera)], config), stdout=subprocess.DEVNULL)
     first = alerting(names, tmp_path / "first.log", rules="stranger")
     try:
@@ -217,7 +217,7 @@ def test_two_workers_one_killed_the_other_takes_its_cameras_with_their_state(
     detector = live_detector(names, batch=4)
     workers = [alerting(names, tmp_path / f"worker-{i}.log", rules="stranger") for i in range(2)]
     time.sleep(10)  # both in the group before the footage starts
-    config = ProducerConfig(fps=FPS, max_width=0, topic=names["frames"])
+    config = ProducerConfig(fps=FPS, max_width=0, frames_topic=names["frames"])
     producer = subprocess.Popen(producer_command(cameras, config), stdout=subprocess.DEVNULL)
     try:
         wait_for(bootstrap, names, reached("update", [c for c, _ in cameras]))

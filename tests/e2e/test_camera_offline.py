@@ -38,10 +38,10 @@ def test_a_camera_whose_server_stops_is_offline_until_it_returns_and_a_dead_prod
         [("door", door.url), ("yard", yard.url), ("shed", shed.url)],
         log,
         fps=2.0,
-        topic=names["frames"],
+        frames_topic=names["frames"],
         status_topic=names["status"],
         status_interval_s=1.0,
-        metrics_port=port,
+        http_port=port,
     )
     worker = alerting(
         names, tmp_path / "alerting.log", rules="camera_offline", camera_offline={"offline_after_s": OFFLINE_AFTER_S}

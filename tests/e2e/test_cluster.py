@@ -63,7 +63,7 @@ def two_replicas(topics: dict, tmp_path: Path) -> dict[Path, object]:
     replicas = {}
     for name in ("a", "b"):
         log = tmp_path / f"{name}.log"
-        replicas[log] = replica(topics, log, stop_after_idle=12.0)
+        replicas[log] = replica(topics, log, stop_after_idle_s=12.0)
         wait_for_line(log, "assigned t-")
     return replicas
 

@@ -46,7 +46,7 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
     kafka_clients.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
     port = free_port()
     config = DashboardConfig(
-        port=port,
+        http_port=port,
         token=TOKEN,
         frames_topic=names["frames"],
         detections_topic=names["detections"],

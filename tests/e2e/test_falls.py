@@ -35,8 +35,8 @@ def poses(names: dict, **changes) -> str:
         detections_topic=names["poses"],
         dead_letter_topic=names["dlq"],
         start_at="earliest",
-        stop_after_idle=4.0,
-        stats_interval=1.0,
+        stop_after_idle_s=4.0,
+        stats_interval_s=1.0,
         **changes,
     )
     return run_service(pose_command(config), timeout_s=300)

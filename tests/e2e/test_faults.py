@@ -153,7 +153,7 @@ def test_exactly_once_a_killed_replica_s_frames_are_answered_once(topics: dict, 
     first.kill()
     # The next owner reads the dead replica's partitions only once its open transaction is aborted (the
     # offsets it held are unstable until then): up to transactions.TIMEOUT_S, not counted as idleness.
-    second = replica(topics, tmp_path / "b.log", exactly_once=True, batch=4, stop_after_idle=20.0)
+    second = replica(topics, tmp_path / "b.log", exactly_once=True, batch=4, stop_after_idle_s=20.0)
     assert second.wait(timeout=180) == 0, (tmp_path / "b.log").read_text()[-3000:]
     everything.stop(after_s=0)
     committed.stop()
@@ -248,7 +248,7 @@ SLOW = {
     "max_wait_ms": 1000.0,
     "input_size": (2560, 1440),
     "ort_threads": 1,
-    "stop_after_idle": 4.0,
+    "stop_after_idle_s": 4.0,
 }
 
 
@@ -323,7 +323,7 @@ def test_a_replica_behind_a_large_backlog_holds_a_bounded_part_of_it(topics: dic
     bound_mb = queue_mb + fetch_mb + 2 * batch * per_frame_mb
     reader = EventReader(topics["detections"])
     log = tmp_path / "a.log"
-    behind = replica(topics, log, fetch_queue_mb=queue_mb, batch=batch, stop_after_idle=4.0)
+    behind = replica(topics, log, fetch_queue_mb=queue_mb, batch=batch, stop_after_idle_s=4.0)
     wait_for_line(log, "assigned t-")
     memory = PeakMemory(behind.pid, every_s=0.05)
     for seq in range(frames):  # far faster than the replica answers them
@@ -346,7 +346,7 @@ def test_a_replica_behind_a_large_backlog_holds_a_bounded_part_of_it(topics: dic
 def test_a_replica_beyond_the_partition_count_says_it_idles(topics: dict, tmp_path) -> None:
     # The topic has 2 partitions: a third replica of the group gets none, and must say so.
     logs = [tmp_path / f"{name}.log" for name in "abc"]
-    replicas = [replica(topics, log, stop_after_idle=None) for log in logs]
+    replicas = [replica(topics, log, stop_after_idle_s=None) for log in logs]
     try:
         deadline = time.monotonic() + 90
         while not any("owns no partition" in log.read_text(errors="replace") for log in logs):

@@ -31,7 +31,7 @@ def test_every_frame_gets_one_event_through_the_owner_and_two_fronts(bootstrap: 
 
 
 def test_a_dead_owner_stops_every_front_and_says_so(bootstrap: str, topics: dict) -> None:
-    command = detector_command(detector_config(topics, fronts=2, stop_after_idle=300.0))
+    command = detector_command(detector_config(topics, fronts=2, stop_after_idle_s=300.0))
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ)
     said, owner, serving = [], None, 0
     deadline = time.monotonic() + 120

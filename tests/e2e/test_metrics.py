@@ -42,7 +42,7 @@ def listening_on(port: int) -> list[str]:
 def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet_path) -> None:
     port = free_port()
     detector = subprocess.Popen(
-        detector_command(detector_config(topics, metrics_port=port, stop_after_idle=30.0)),
+        detector_command(detector_config(topics, http_port=port, stop_after_idle_s=30.0)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -75,7 +75,7 @@ def test_healthz_answers_during_warm_up_and_readyz_once_warm_and_assigned(topics
     # A long warm-up (YuNet at 2560x1440, batch 16, one thread: seconds): alive but not ready meanwhile.
     port = free_port()
     config = detector_config(
-        topics, metrics_port=port, stop_after_idle=30.0, batch=16, input_size=(2560, 1440), ort_threads=1
+        topics, http_port=port, stop_after_idle_s=30.0, batch=16, input_size=(2560, 1440), ort_threads=1
     )
     detector = subprocess.Popen(detector_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -104,8 +104,8 @@ def test_the_pose_service_counts_pose_events_by_their_name(topics: dict, produce
         detections_topic=topics["detections"],
         dead_letter_topic=topics["dlq"],
         start_at="earliest",
-        stop_after_idle=30.0,
-        metrics_port=port,
+        stop_after_idle_s=30.0,
+        http_port=port,
     )
     service = subprocess.Popen(pose_command(config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

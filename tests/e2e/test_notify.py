@@ -39,7 +39,7 @@ def config(names: dict, tmp_path: Path, targets: dict, **changes) -> NotifierCon
         frames_topic=names["frames"],
         database=f"sqlite:///{tmp_path / 'alerts.db'}",
         dashboard_url="http://nvr:8080",
-        stats_interval=1.0,
+        stats_interval_s=1.0,
         **changes,
     )
 
@@ -92,7 +92,7 @@ def test_a_flood_reaches_each_target_as_its_rules_say(
     }
     try:
         done = subprocess.run(
-            notifier_command(config(names, tmp_path, targets, stop_after_idle=5.0)),
+            notifier_command(config(names, tmp_path, targets, stop_after_idle_s=5.0)),
             capture_output=True,
             text=True,
             timeout=300,

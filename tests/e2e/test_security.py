@@ -48,7 +48,7 @@ def properties(broker: dict, password: str) -> Path:
 
 
 def produce_once(broker: dict, env: dict, topic: str, sample_dir: Path) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "facestream", "produce", "--fps", "0", "--start-seq", "0", "--topic", topic]
+    cmd = [sys.executable, "-m", "facestream", "produce", "--fps", "0", "--start-seq", "0", "--frames-topic", topic]
     cmd += ["--camera", "door", "--source", str(sample_dir / "portraits")]
     return subprocess.run(
         cmd,

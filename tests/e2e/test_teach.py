@@ -39,7 +39,7 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
     assert CliRunner().invoke(cli, ["gallery", "watch", "Barack Obama", "--topic", names["gallery"]]).exit_code == 0
     topics = {k: names[k] for k in ("frames", "detections", "dlq", "group")}
     detector = subprocess.Popen(
-        detector_command(detector_config(topics, embedder="sface", batch=8, max_wait_ms=20.0, stop_after_idle=120.0)),
+        detector_command(detector_config(topics, embedder="sface", batch=8, max_wait_ms=20.0, stop_after_idle_s=120.0)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -50,7 +50,7 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
     )
     port, page_log = free_port(), tmp_path / "dashboard.log"
     config = DashboardConfig(
-        port=port,
+        http_port=port,
         token=TOKEN,
         frames_topic=names["frames"],
         detections_topic=names["detections"],

@@ -27,7 +27,7 @@ REPORTS: list[dict] = []  # printed at the end of the session (conftest's pytest
 def replica(topics: dict, log: Path, kafka: dict | None = None, **changes) -> subprocess.Popen:
     """A detector process of the test's group, its output in ``log``, with ``kafka`` over its Kafka
     client settings; it stops 8 s after its last frame unless ``changes`` say otherwise."""
-    config = detector_config(topics, **{"stop_after_idle": 8.0, **changes})
+    config = detector_config(topics, **{"stop_after_idle_s": 8.0, **changes})
     env = {**os.environ, kafka_settings.ENV_MERGED: json.dumps(kafka)} if kafka else None
     with open(log, "ab") as out:
         return subprocess.Popen(detector_command(config), stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -50,7 +50,12 @@ def wait_for_line(log: Path, text: str, timeout_s: float = 60.0, count: int = 1)
 def live_cameras(topics: dict, photo: Path, cameras: int, fps: float, seconds: float) -> subprocess.Popen:
     """``cameras`` cameras streaming ``photo`` at ``fps`` for ``seconds``, numbered from 0, 320x240."""
     config = ProducerConfig(
-        fps=fps, loop=True, max_frames=int(fps * seconds), start_seq=0, topic=topics["frames"], frame_size=(320, 240)
+        fps=fps,
+        loop=True,
+        max_frames=int(fps * seconds),
+        start_seq=0,
+        frames_topic=topics["frames"],
+        frame_size=(320, 240),
     )
     pairs = [(f"cam-{i}", str(photo)) for i in range(cameras)]
     return subprocess.Popen(producer_command(pairs, config), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -160,7 +165,7 @@ class AlertsBeside:
         self.topics, self.folder, self.port = topics, folder, free_port()
         self.live = self._worker("live", ready_port=free_port())
         page = DashboardConfig(
-            port=self.port,
+            http_port=self.port,
             database=f"sqlite:///{folder / 'alerts.db'}",
             frames_topic=topics["frames"],
             detections_topic=topics["detections"],
@@ -187,7 +192,7 @@ class AlertsBeside:
             status_topic=self._name("status"),
             alerts_topic=self._name(f"alerts-{run}"),
             gallery_topic=self._name("gallery"),
-            stats_interval=5.0,
+            stats_interval_s=5.0,
         )
         log = self.folder / f"alerting-{run}.log"
         with open(log, "wb") as out:

@@ -24,7 +24,7 @@ def run_service(cmd: list[str], timeout_s: float = 180.0, env: dict | None = Non
 
 def photos_to(topic: str, cameras: dict[str, object], **changes) -> str:
     """Stream the photos of each camera's folder once, as fast as the broker takes them, numbered from 0."""
-    config = ProducerConfig(fps=0.0, start_seq=0, topic=topic)
+    config = ProducerConfig(fps=0.0, start_seq=0, frames_topic=topic)
     return run_service(producer_command(list(cameras.items()), config, **changes))
 
 
@@ -35,8 +35,8 @@ def detector_config(topics: dict[str, str], **changes) -> DetectorConfig:
         frames_topic=topics["frames"],
         detections_topic=topics["detections"],
         dead_letter_topic=topics["dlq"],
-        stop_after_idle=4.0,
-        stats_interval=1.0,
+        stop_after_idle_s=4.0,
+        stats_interval_s=1.0,
         start_at="earliest",  # tests produce first; how long before must not matter (test_faults checks --start-at)
     )
     return dataclasses.replace(config, **changes)

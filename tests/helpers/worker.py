@@ -29,7 +29,7 @@ def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
         status_topic=names.get("status", f"{names['alerting']}.status"),
         alerts_topic=names["alerts"],
         gallery_topic=names["gallery"],
-        stats_interval=1.0,
+        stats_interval_s=1.0,
         **changes,
     )
     with open(log, "wb") as out:  # the child keeps its own handle

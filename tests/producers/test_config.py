@@ -24,7 +24,7 @@ def test_bad_values_are_config_errors(changes: dict, message: str) -> None:
 
 
 def test_every_option_but_the_camera_pairs_is_a_field() -> None:
-    params = {p.name for p in produce.params} - {"help", "cameras", "sources"}
+    params = {p.name for p in produce.params if not p.hidden} - {"help", "cameras", "sources"}  # hidden: old names
     assert params == set(vars(ProducerConfig()))
 
 

@@ -34,7 +34,11 @@ def test_frames_of_a_25_fps_stream_sent_at_5_fps_stay_fresh_for_a_minute(
     # Reading one picture per frame due fell 0.8 s further behind every second (24 s at p50 after a minute).
     camera = rtsp_cameras()
     config = ProducerConfig(
-        fps=5.0, topic=topics["frames"], max_frames=310, stats_interval=30.0, status_topic=f"{topics['frames']}.status"
+        fps=5.0,
+        frames_topic=topics["frames"],
+        max_frames=310,
+        stats_interval_s=30.0,
+        status_topic=f"{topics['frames']}.status",
     )
     stats = Streamer([("street", camera.url)], config, bootstrap=bootstrap).run()
     assert stats.acked == 310
@@ -70,10 +74,10 @@ def test_a_camera_whose_server_dies_comes_back_by_itself_and_the_other_streams_o
         [("door", door.url), ("yard", yard.url)],
         log,
         fps=5.0,
-        topic=topics["frames"],
+        frames_topic=topics["frames"],
         status_topic=status_topic,
-        metrics_port=port,
-        stats_interval=1.0,
+        http_port=port,
+        stats_interval_s=1.0,
     )
     try:
         wait_until(lambda: get(port, "/readyz")[0] == 200 and sent(port, "door") >= 10, 30, "door to stream")
@@ -128,11 +132,11 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
         cameras,
         log,
         fps=5.0,
-        topic=topics["frames"],
+        frames_topic=topics["frames"],
         status_topic=status_topic,
-        metrics_port=port,
+        http_port=port,
         open_timeout_s=2.0,
-        stats_interval=1.0,
+        stats_interval_s=1.0,
     )
     try:
         wait_until(
@@ -173,7 +177,7 @@ def test_a_camera_that_changes_its_resolution_streams_on_at_the_new_size(
     resized = rtsp_cameras("--resize-after-s", "4", "--resize", "640x360")
     port, log = free_port(), tmp_path / "producer.log"
     producer = start_producer(
-        [("resized", resized.url)], log, fps=5.0, topic=topics["frames"], metrics_port=port, stats_interval=1.0
+        [("resized", resized.url)], log, fps=5.0, frames_topic=topics["frames"], http_port=port, stats_interval_s=1.0
     )
     try:
         wait_until(lambda: sent(port, "resized") >= 40, 60, "the camera to stream", lambda: log.read_text()[-3000:])
@@ -194,9 +198,9 @@ def test_a_producer_whose_only_camera_is_down_is_alive_but_not_ready(topics: dic
         [("gone", url)],
         log,
         fps=5.0,
-        topic=topics["frames"],
+        frames_topic=topics["frames"],
         status_topic=f"{topics['frames']}.status",
-        metrics_port=port,
+        http_port=port,
     )
     try:
         wait_until(lambda: get(port, "/healthz")[0] == 200, 30, "the producer to serve /healthz")

@@ -16,7 +16,7 @@ from facestream.schemas import unpack_frame
 def test_cameras_start_spread_over_one_period(bootstrap: str, topics: dict, sample_dir: Path) -> None:
     cameras, fps = 4, 5.0  # a period of 200 ms: first frames about 50 ms apart
     photo = str(sample_dir / "obama.jpg")
-    config = ProducerConfig(fps=fps, topic=topics["frames"], max_frames=1, stats_interval=60.0)
+    config = ProducerConfig(fps=fps, frames_topic=topics["frames"], max_frames=1, stats_interval_s=60.0)
     streamer = Streamer([(f"cam-{i}", photo) for i in range(cameras)], config, bootstrap=bootstrap)
     assert streamer.run().acked == cameras
     frames = [unpack_frame(r.value()) for r in read_topic(bootstrap, topics["frames"], cameras)]
@@ -40,7 +40,9 @@ def test_a_frame_over_the_limit_is_refused_for_its_camera_only(
     # process died with the healthy camera's stream.
     big = noise_jpeg(tmp_path / "big.jpg", 4000, 3000)
     assert big.stat().st_size > 16 * 1024 * 1024
-    config = ProducerConfig(fps=0.0, topic=topics["frames"], max_frames=3, loop=True, max_width=0, jpeg_quality=100)
+    config = ProducerConfig(
+        fps=0.0, frames_topic=topics["frames"], max_frames=3, loop=True, max_width=0, jpeg_quality=100
+    )
     streamer = Streamer([("big", str(big)), ("ok", str(sample_dir / "obama.jpg"))], config, bootstrap=bootstrap)
     stats = streamer.run()
     frames = [unpack_frame(r.value()) for r in read_topic(bootstrap, topics["frames"], 3)]
@@ -58,7 +60,9 @@ def test_a_frame_the_broker_refuses_is_named_by_camera_and_frame(
     topic = f"t-{tmp_path.name[-10:]}-1mb.frames"
     kafka_clients.ensure_topics({topic: 1}, bootstrap, configs={topic: {"max.message.bytes": str(1024 * 1024)}})
     big = noise_jpeg(tmp_path / "big.jpg", 1000, 1000)
-    config = ProducerConfig(fps=0.0, topic=topic, max_frames=2, loop=True, max_width=0, jpeg_quality=100, start_seq=7)
+    config = ProducerConfig(
+        fps=0.0, frames_topic=topic, max_frames=2, loop=True, max_width=0, jpeg_quality=100, start_seq=7
+    )
     streamer = Streamer([("big", str(big)), ("ok", str(sample_dir / "obama.jpg"))], config, bootstrap=bootstrap)
     stats = streamer.run()
     assert (stats.acked, stats.errors) == (2, 2)
@@ -79,7 +83,7 @@ def test_the_motion_gate_sends_a_quiet_camera_its_keyframes_and_says_what_it_hel
         writer.write(np.clip(first + rng.normal(0, 4, first.shape), 0, 255).astype(np.uint8))
     writer.release()
     config = ProducerConfig(
-        fps=20.0, topic=topics["frames"], start_seq=0, motion_gate=True, keyframe_s=0.5, stats_interval=60.0
+        fps=20.0, frames_topic=topics["frames"], start_seq=0, motion_gate=True, keyframe_s=0.5, stats_interval_s=60.0
     )
     streamer = Streamer([("quiet", str(quiet))], config, bootstrap=bootstrap)
     stats = streamer.run()

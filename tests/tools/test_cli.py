@@ -4,9 +4,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
+from facestream.config import options
+from facestream.dashboard.config import DashboardConfig
 from facestream.errors import ConfigError
 from facestream.tools.cli import SUBCOMMANDS, cli, load_config
 
@@ -124,3 +127,48 @@ def test_build_engine_warms_every_bucket(yunet_path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "yunet v2023mar on cpu, input 640x480: buckets [4] ready" in result.output
+
+
+@click.command()
+@options(DashboardConfig, only=("http_port", "http_host", "groups_interval_s"))
+def _dashboard_ports(**values) -> None:
+    """The dashboard's renamed settings as its command reads them."""
+    config = DashboardConfig(**values)
+    click.echo(f"{config.http_host}:{config.http_port} every {config.groups_interval_s:g} s")
+
+
+@pytest.mark.parametrize(
+    ("how", "args", "env", "defaults"),
+    [
+        ("flag", ["--port", "9000", "--groups-interval", "3"], {}, None),
+        ("variable", [], {"FACESTREAM_DASHBOARD_PORT": "9000", "FACESTREAM_DASHBOARD_GROUPS_INTERVAL": "3"}, None),
+        ("file key", [], {}, "[dashboard]\nport = 9000\ngroups-interval = 3.0\n"),
+    ],
+)
+def test_a_renamed_option_still_takes_its_old_name_with_a_warning(
+    how: str, args: list[str], env: dict, defaults: str | None, tmp_path: Path
+) -> None:
+    default_map = None
+    if defaults is not None:  # read as the new names: every reader of the file sees one name (e.g. kafka acls)
+        (tmp_path / "facestream.toml").write_text(defaults)
+        default_map = load_config(tmp_path / "facestream.toml")["dashboard"]
+        assert default_map == {"http_port": 9000, "groups_interval_s": 3.0}
+    result = CliRunner().invoke(
+        _dashboard_ports, args, env=env, auto_envvar_prefix="FACESTREAM_DASHBOARD", default_map=default_map
+    )
+    assert result.exit_code == 0, result.output
+    assert "127.0.0.1:9000 every 3 s" in result.output, how
+    if defaults is None:  # the file's keys were translated (and warned about) as it was read
+        assert "--port (or its variable or key) is now --http-port" in result.output
+        assert "--groups-interval (or its variable or key) is now --groups-interval-s" in result.output
+
+
+def test_the_new_names_say_nothing_and_the_old_ones_stay_out_of_help(tmp_path: Path) -> None:
+    result = CliRunner().invoke(_dashboard_ports, ["--http-port", "9001"])
+    assert result.output == "127.0.0.1:9001 every 2 s\n"
+    shown = CliRunner().invoke(_dashboard_ports, ["--help"]).output
+    assert "--http-port" in shown and "--port" not in shown.replace("--http-port", "")
+    (tmp_path / "facestream.toml").write_text("[dashboard]\nprot = 1\n")
+    with pytest.raises(ConfigError) as refused:
+        load_config(tmp_path / "facestream.toml")
+    assert "http-port" in str(refused.value) and "'port'" not in str(refused.value).split("valid keys:")[1]
