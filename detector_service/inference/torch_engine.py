@@ -1,13 +1,14 @@
-"""MogFace run by PyTorch: AOTInductor packages built ahead of time, one per batch bucket.
+"""MogFace run by PyTorch: an AOTInductor package built ahead of time for every batch up to the largest.
 
 ONNX Runtime's CUDA provider neither times its cuDNN kernels nor fuses a convolution with the ReLU
 and the residual Add after it, so on MogFace it trails ``torch.compile``. This engine compiles the
-project's own network (``models/mogface_torch``) with Inductor ahead of time, one package per batch
-bucket (``facestream models build-engine --provider torch``: minutes, once per model, GPU and
-PyTorch version), then loads the packages at start in seconds. Each package takes the same uint8
-NHWC BGR batch and returns the same top-k candidates (``scores``, ``deltas``, ``anchor``) as the
-ONNX engine's adapted graph, so ``MogFace.to_detections`` reads either. A decoded batch on the GPU
-comes in through DLPack, without a host copy.
+project's own network (``models/mogface_torch``) with Inductor ahead of time into one package with a
+dynamic batch axis (``facestream models build-engine --provider torch``: minutes, once per model,
+batch, size, GPU and PyTorch version), then loads it at start in seconds; the buckets only pad
+batches to fixed sizes. The package takes the same uint8 NHWC BGR batch and returns the same top-k
+candidates (``scores``, ``deltas``, ``anchor``) as the ONNX engine's adapted graph, so
+``MogFace.to_detections`` reads either. A decoded batch on the GPU comes in through DLPack, without
+a host copy.
 
 It serves the same calls as ``engine.Engine`` (``run``, ``replay``, ``close``, one thread of its
 own); ``engines.open_engine`` picks it when ``--provider`` starts with ``torch``.
@@ -33,7 +34,7 @@ OUTPUTS = ("scores", "deltas", "anchor")  # what the ONNX engine's adapted MogFa
 # Inductor's settings per build kind. ``freezing`` folds every batch norm into its convolution's
 # weights; ``autotune`` also times Inductor's own Triton kernels against cuDNN and cuBLAS for each
 # layer and runs 1x1 convolutions as matrix products, whose Triton kernels take the ReLU and the
-# residual Add in (minutes per bucket); ``quick`` keeps Inductor's defaults (for tests).
+# residual Add in (many minutes); ``quick`` keeps Inductor's defaults (for tests).
 BUILDS: dict[str, dict[str, Any]] = {
     "autotune": {"freezing": True, "max_autotune": True, "conv_1x1_as_mm": True},
     "quick": {"freezing": True},
