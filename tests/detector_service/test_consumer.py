@@ -18,7 +18,7 @@ def poll_until(member: GroupMember, condition, timeout_s: float = 45.0) -> None:
 
 
 def test_idleness_counts_from_the_latest_assignment(bootstrap: str) -> None:
-    # A real bug: --stop-after-idle counted from the first assignment, so a detector idle for a while
+    # A real bug: --stop-after-idle-s counted from the first assignment, so a detector idle for a while
     # stopped in the same second that a leaving replica's partitions (and their backlog) reached it.
     tag = uuid.uuid4().hex[:10]
     topic, group = f"t-{tag}.frames", f"t-{tag}.detector"
