@@ -26,7 +26,10 @@ def test_no_role_but_the_cameras_writes_frames_and_none_but_alerting_writes_aler
 
 
 def test_a_topic_renamed_in_the_config_file_moves_its_grants() -> None:
-    settings = {"produce": {"frames_topic": "frames.gate"}, **{c: {"frames_topic": "frames.gate"} for c in ("detect", "pose")}}
+    settings = {
+        "produce": {"frames_topic": "frames.gate"},
+        **{c: {"frames_topic": "frames.gate"} for c in ("detect", "pose")},
+    }
     every = grants(settings)
     assert topics_of(every["camera"], "WRITE") == {"frames.gate", "camera-status"}
     assert topics_of(every["detector"], "READ") == {"frames.gate"}
