@@ -113,7 +113,7 @@ Examples:
     "--torch-build",
     type=click.Choice(("autotune", "quick")),
     default="autotune",
-    help="--provider torch: autotune times Inductor's kernels per layer (minutes per batch size); quick does not.",
+    help="--provider torch: autotune times Inductor's kernels for each layer (many minutes); quick does not.",
 )
 def build_engine(checkpoint: Path | None, random_seed: int | None, torch_build: str, **values) -> None:
     """Build and warm every batch bucket now (TensorRT engines land in the engine cache; with --provider

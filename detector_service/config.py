@@ -178,6 +178,8 @@ class DetectorConfig:
 
     def __post_init__(self) -> None:
         check(self)
+        # The chain as parse_chain writes it (no blanks), so every reader can split it on commas.
+        object.__setattr__(self, "provider", parse_chain(self.provider))
 
     @property
     def start_back_s(self) -> float | None:

@@ -21,7 +21,7 @@ def open_engine(
 ) -> InferenceEngine:
     """An engine for ``plugin``'s file at any batch up to ``batch``, on the first of ``provider``'s
     chain that starts: a ``TorchEngine`` or an ONNX Runtime ``Engine``."""
-    written = runtime.parse_chain(provider)  # as typed, blanks and all, it passed the config's check
+    written = runtime.parse_chain(provider)
     chain = written.split(",")
     if chain[0] != runtime.TORCH:
         return Engine(path, input_hw, batch, plugin, written, threads)
