@@ -32,11 +32,13 @@ log = logging.getLogger(__name__)
 
 OUTPUTS = ("scores", "deltas", "anchor")  # what the ONNX engine's adapted MogFace graph returns
 # Inductor's settings per build kind. ``freezing`` folds every batch norm into its convolution's
-# weights; ``autotune`` also times Inductor's own Triton kernels against cuDNN and cuBLAS for each
-# layer and runs 1x1 convolutions as matrix products, whose Triton kernels take the ReLU and the
-# residual Add in (many minutes); ``quick`` keeps Inductor's defaults (for tests).
+# weights; ``autotune`` also runs the 1x1 convolutions (two in three of MogFace's) as matrix products
+# and times Inductor's Triton kernels for them against cuBLAS, so that the ReLU and the residual Add
+# run inside the product (minutes). The 3x3 convolutions stay with cuDNN: Inductor's Triton
+# convolution templates took more than six minutes to tune on the H200, many refused for shared
+# memory. ``quick`` keeps Inductor's defaults (for tests).
 BUILDS: dict[str, dict[str, Any]] = {
-    "autotune": {"freezing": True, "max_autotune": True, "conv_1x1_as_mm": True},
+    "autotune": {"freezing": True, "max_autotune_gemm": True, "conv_1x1_as_mm": True},
     "quick": {"freezing": True},
 }
 WARM_RUNS = 3  # runs at start, so that the first batch does not pay for cuBLAS's and Triton's set-up
@@ -191,6 +193,9 @@ class TorchEngine(OwnThread):
             )
         super().__init__()
         started = time.perf_counter()
+        # the 3x3 convolutions run through cuDNN: time its algorithms once per bucket (during the warm
+        # runs) instead of taking its heuristic's choice, as a user tuning PyTorch would
+        torch.backends.cudnn.benchmark = True
         loaded = self._on_thread(_load, package)
         self._runners = {b: self._on_thread(_Bucket, loaded, (b, *input_hw, 3)) for b in self.buckets}
         log.info(
