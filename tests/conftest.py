@@ -1,13 +1,18 @@
 """Shared fixtures. Anything that talks to Kafka uses the real broker that
 ``facestream kafka start`` runs (or the one KAFKA_BOOTSTRAP names): no fakes."""
 
+import fcntl
+import json
+import os
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
 import pytest
 from helpers import browser, compose
+from helpers.kafka import make_topics
 
 from facestream import kafka_clients, samples
 
@@ -18,7 +23,12 @@ NEEDS_BY_FIXTURE = {"bootstrap": "kafka", "postgres": "postgres", "rtsp_cameras"
 NEEDS_BY_HELPER = {"browser": browser.chromium, "compose": compose.Stack}
 
 
-def pytest_collection_modifyitems(items: list) -> None:
+# Tests that start several JVMs or a stack of containers: pytest-xdist runs them on one worker, one
+# after another, so that two of them never share the machine's memory and cores.
+HEAVY_FILES = {"tests/e2e/test_cluster.py"}
+
+
+def pytest_collection_modifyitems(config, items: list) -> None:
     """Mark every test by what it needs (pyproject.toml registers the markers): the end-to-end
     folder, its fixtures, the helpers its module uses, a GPU module's name, PyTorch imported."""
     for item in items:
@@ -36,12 +46,18 @@ def pytest_collection_modifyitems(items: list) -> None:
             needs.add("torch")
         for mark in sorted(needs):
             item.add_marker(getattr(pytest.mark, mark))
+        heavy = "compose" in needs or f"tests/{'/'.join(parts)}" in HEAVY_FILES
+        if heavy and config.pluginmanager.hasplugin("xdist"):
+            item.add_marker(pytest.mark.xdist_group("heavy"))
 
 
 @pytest.fixture(scope="session")
 def bootstrap() -> str:
-    """Start the project's own broker (idempotent) and return its address."""
-    subprocess.run([sys.executable, "-m", "facestream", "kafka", "start"], check=True)
+    """Start the project's own broker (idempotent) and return its address. pytest-xdist's workers
+    take turns: two starting it at once would both find it stopped."""
+    with open(Path(tempfile.gettempdir()) / "facestream-test-broker.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run([sys.executable, "-m", "facestream", "kafka", "start"], check=True)
     kafka_clients.check_reachable()
     return kafka_clients.bootstrap_servers()
 
@@ -51,7 +67,7 @@ def topics(bootstrap: str) -> dict[str, str]:
     """Fresh topic and group names per test, so tests never see each other's records."""
     tag = uuid.uuid4().hex[:10]
     names = {"frames": f"t-{tag}.frames", "detections": f"t-{tag}.detections", "dlq": f"t-{tag}.dlq"}
-    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
+    make_topics(names, bootstrap)
     return {**names, "group": f"t-{tag}.detector"}
 
 
@@ -118,11 +134,21 @@ def produce_raw(bootstrap: str):
     assert producer.flush(30) == 0
 
 
+def pytest_configure(config) -> None:
+    """Name the file the fault tests append their reports to (pytest-xdist's workers inherit it)."""
+    from helpers.fault import REPORTS_ENV
+
+    if not hasattr(config, "workerinput"):  # the controller, or a run without workers
+        folder = Path(tempfile.mkdtemp(prefix="facestream-reports-"))
+        os.environ[REPORTS_ENV] = str(folder / "fault-reports.jsonl")
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """The fault tests' figures (produced / answered / lost / duplicates / measured times), as a table."""
-    from helpers.fault import REPORTS
+    from helpers.fault import REPORTS_ENV
 
-    if REPORTS:
+    reports = Path(os.environ.get(REPORTS_ENV, "/nonexistent"))
+    if reports.exists():
         terminalreporter.section("fault reports")
-        for result in REPORTS:
-            terminalreporter.write_line(" | ".join(f"{k} {v}" for k, v in result.items()))
+        for line in reports.read_text().splitlines():
+            terminalreporter.write_line(" | ".join(f"{k} {v}" for k, v in json.loads(line).items()))

@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers.fault import REPORTS
+from helpers.fault import keep_report
 from helpers.http import free_port
 from helpers.producer import sent, start_producer, wait_until
 from helpers.worker import alerting, stop, wait_for
@@ -70,7 +70,7 @@ def test_a_camera_whose_server_stops_is_offline_until_it_returns_and_a_dead_prod
     assert quiet.state == "new" and quiet.reason.startswith("no word from its producer for ")
     assert [a.state for a in offline(alerts, "door")] == ["new", "end", "new"]
     assert [a.state for a in offline(alerts, "shed")] == ["new"]  # already open: not twice
-    REPORTS.append(
+    keep_report(
         {
             "camera offline": f"offline-after-s {OFFLINE_AFTER_S:g}",
             "server killed -> alert s": round(raised_after_s, 2),

@@ -21,10 +21,9 @@ from helpers.fault import (
     wait_for_line,
     wait_out,
 )
-from helpers.kafka import committed_total, detector_args, read_topic, run_service
+from helpers.kafka import broker_of_its_own, committed_total, detector_args, make_topics, read_topic, run_service
 
 from facestream import kafka_clients
-from facestream.broker.local import LocalBroker
 from facestream.schemas import Frame, pack_frame, unpack_detection
 
 
@@ -98,19 +97,23 @@ def test_scaling_out_and_back_in_while_streaming_loses_nothing(topics: dict, sam
     assert (result["lost"], result["duplicates"]) == (0, 0), result  # clean hand-overs commit first
 
 
-def test_the_broker_stopped_for_10_s_loses_nothing(topics: dict, sample_dir: Path, tmp_path) -> None:
-    # The replica's session lapses while the broker is away: it rejoins once the broker is back, which
-    # takes longer the more topics the broker holds (a whole test session's, here), and does not count
-    # that wait as idleness.
-    first, reader, producer = streaming_to_one_replica(topics, tmp_path / "a.log", sample_dir / "obama.jpg", 3, 25.0)
-    time.sleep(5.0)
-    broker = LocalBroker()
-    broker.stop()
-    stopped = time.monotonic()
-    time.sleep(10.0)
-    broker.start()
-    back_after = time.monotonic() - stopped
-    wait_out(producer, {tmp_path / "a.log": first}, reader)
+def test_the_broker_stopped_for_10_s_loses_nothing(topics: dict, sample_dir: Path, tmp_path, monkeypatch) -> None:
+    # The replica's session lapses while the broker is away: it rejoins once the broker is back and
+    # does not count that wait as idleness. The broker is the test's own: tests running beside it
+    # use the session's.
+    with broker_of_its_own(tmp_path) as broker:
+        monkeypatch.setenv("KAFKA_BOOTSTRAP", broker.bootstrap)
+        make_topics(topics, broker.bootstrap)
+        first, reader, producer = streaming_to_one_replica(
+            topics, tmp_path / "a.log", sample_dir / "obama.jpg", 3, 25.0
+        )
+        time.sleep(5.0)
+        broker.stop()
+        stopped = time.monotonic()
+        time.sleep(10.0)
+        broker.start()
+        back_after = time.monotonic() - stopped
+        wait_out(producer, {tmp_path / "a.log": first}, reader)
     result = report(
         "broker stopped 10 s, started again",
         375,

@@ -21,7 +21,9 @@ from helpers.http import free_port, get
 from helpers.kafka import detector_config
 from helpers.worker import alert_record
 
-REPORTS: list[dict] = []  # printed at the end of the session (conftest's pytest_terminal_summary)
+# Each report is a JSON line in this file, which conftest's pytest_terminal_summary prints as a table at
+# the end of the session: a file, so that reports from pytest-xdist's worker processes reach it too.
+REPORTS_ENV = "FACESTREAM_FAULT_REPORTS"
 
 
 def replica(topics: dict, log: Path, kafka: dict | None = None, **changes) -> subprocess.Popen:
@@ -149,9 +151,16 @@ def report(fault: str, produced: int, reader: EventReader, skipped: int = 0, **m
         "duplicates": len(seen) - answered,
         **{k: round(v, 1) if isinstance(v, float) else v for k, v in measured.items()},
     }
-    REPORTS.append(result)
+    keep_report(result)
     print("fault report:", json.dumps(result))
     return result
+
+
+def keep_report(result: dict) -> None:
+    """Add ``result`` to the table printed at the end of the session."""
+    if os.environ.get(REPORTS_ENV):
+        with open(os.environ[REPORTS_ENV], "a") as out:
+            out.write(json.dumps(result) + "\n")
 
 
 class AlertsBeside:

@@ -4,13 +4,36 @@ import dataclasses
 import os
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
-from facestream import kafka_clients
+from facestream import kafka_clients, paths
+from facestream.broker.local import LocalBroker
 from facestream.config import command_line
 from facestream.detector_service.config import DetectorConfig
 from facestream.producers.config import ProducerConfig, producer_command
+
+
+def make_topics(names: dict[str, str], bootstrap: str) -> None:
+    """The ``topics`` fixture's frames, detections and dead-letter topics, on the broker at ``bootstrap``."""
+    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
+
+
+@contextmanager
+def broker_of_its_own(folder: Path) -> Iterator[LocalBroker]:
+    """A broker for one test to stop and start (the session's serves the tests running beside it),
+    sharing the session broker's jars; its clients find it through ``KAFKA_BOOTSTRAP``."""
+    from helpers.secure import free_ports
+
+    broker = LocalBroker(root=folder / "kafka", port=free_ports()[0], lib=paths.kafka_dir() / "lib")
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 def run_service(cmd: list[str], timeout_s: float = 180.0, env: dict | None = None) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from helpers.fault import REPORTS
+from helpers.fault import keep_report
 from helpers.http import free_port, get, scrape
 from helpers.kafka import read_topic
 from helpers.producer import sent, start_producer, stop_producer, wait_until
@@ -49,7 +49,7 @@ def test_frames_of_a_25_fps_stream_sent_at_5_fps_stay_fresh_for_a_minute(
     span_s = times_s[-1] - times_s[0]
     slope_ms_per_s = np.polyfit(times_s - times_s[0], readable, 1)[0]
     p50, p99 = np.percentile(readable, [50, 99])
-    REPORTS.append(
+    keep_report(
         {
             "live freshness": f"{len(readable)} frames over {span_s:.0f} s",
             "age p50 ms": round(p50),
@@ -94,7 +94,7 @@ def test_a_camera_whose_server_dies_comes_back_by_itself_and_the_other_streams_o
     door_times = np.array([f.capture_ts_ns for f in frames if f.camera_id == "door"]) / 1e9
     yard_times = np.array(sorted(f.capture_ts_ns for f in frames if f.camera_id == "yard")) / 1e9
     first_back = door_times[door_times > back].min()
-    REPORTS.append(
+    keep_report(
         {
             "live reconnect": "server down 20 s",
             "first frame after its return s": round(first_back - back, 2),
