@@ -23,6 +23,7 @@ from bench.settings import (
     PipelineBenchConfig,
     PoseBenchConfig,
     ProfileBenchConfig,
+    SearchBenchConfig,
     SoakConfig,
     ThresholdBenchConfig,
 )
@@ -179,6 +180,23 @@ def alert_store(**values) -> None:
     from bench.alert_store import run
 
     run(AlertStoreBenchConfig(**values), _command("alert-store"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  python -m bench search                                   # a million sightings, usearch and faiss
+  python -m bench search --sightings 100000 --libraries usearch
+""",
+    context_settings={"show_default": True},
+)
+@options(SearchBenchConfig)
+def search(**values) -> None:
+    """Search by face, the index alone: usearch and faiss (HNSW) against exact search, for query time,
+    recall above the threshold, indexing rate and memory."""
+    from bench.search import run
+
+    run(SearchBenchConfig(**values), _command("search"))
 
 
 @bench.command(

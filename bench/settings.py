@@ -135,6 +135,24 @@ class ThresholdBenchConfig(Checked):
 
 
 @dataclass(frozen=True)
+class SearchBenchConfig(Checked):
+    """``bench search``: nearest-neighbour libraries against exact search over made-up sightings."""
+
+    sightings: int = setting(1_000_000, "Sightings in the index.", minimum=1000)
+    people: int = setting(20_000, "People they are of (each seen sightings / people times).", minimum=1)
+    ndim: int = setting(128, "Values per face vector (SFace's 128).", minimum=2)
+    queries: int = setting(200, "Faces searched for.", minimum=1)
+    min_similarity: float = setting(0.5, "Cosine similarity a sighting needs to be found.", minimum=-1, maximum=1)
+    limit: int = setting(1000, "Most sightings one search returns.", minimum=1)
+    add_batch: int = setting(1000, "Sightings added to the index at a time.", minimum=1)
+    connectivity: int = setting(16, "HNSW links per vector (M).", minimum=2)
+    expansion_add: int = setting(128, "HNSW candidates while adding (efConstruction).", minimum=1)
+    expansion_search: int = setting(64, "HNSW candidates while searching (efSearch).", minimum=1)
+    libraries: tuple[str, ...] = listed("usearch,faiss", "Libraries to measure.", item=str, metavar="NAME,...")
+    out: Path = setting(RESULTS / "search-index-cpu.json", "Result file.", metavar="FILE")
+
+
+@dataclass(frozen=True)
 class FallBenchConfig(Checked):
     """``bench fall``: from the first frame of a fall to its alert on the broker, live."""
 

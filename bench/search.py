@@ -1,0 +1,177 @@
+"""Search by face, the index alone: two nearest-neighbour libraries against exact search, on this machine.
+
+Every sighting of a face is a unit vector (SFace: 128 values). A search asks for every sighting at least
+``--min-similarity`` (cosine) from a query face, which HNSW answers as a range query: usearch takes the
+radius itself, faiss through ``range_search``. The sightings here are made, not photographed: ``--people``
+faces, each seen ``sightings / people`` times with its own noise, so that one person's sightings are
+about 0.5 to 0.8 alike (as SFace's are for one person in the sample photos, bench/threshold.py) and two
+people's about 0 +- 0.09. Each query is a fresh sighting of a random person. For each library: how many
+sightings a second it indexes (in batches of ``--add-batch``, as a store adds them while they arrive),
+the query time (median and p99), the recall of what exact search (NumPy, all vectors in float32) finds
+above the threshold, and the index's memory.
+"""
+
+import gc
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+
+from bench import save, settings_of
+from bench.machine import describe
+from bench.settings import SearchBenchConfig
+
+NOISE = (0.05, 0.10)  # per sighting: same-person similarity about 1 / (1 + ndim * noise^2)
+
+
+class RangeIndex(Protocol):
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None: ...
+    def within(self, vector: np.ndarray, min_similarity: float, limit: int) -> np.ndarray: ...
+    def memory_bytes(self) -> int: ...
+
+
+class Usearch:
+    """usearch's HNSW over float16 vectors, cosine: the radius is 1 - similarity."""
+
+    def __init__(self, ndim: int, connectivity: int, expansion_add: int, expansion_search: int) -> None:
+        from usearch.index import Index
+
+        self.index = Index(
+            ndim=ndim,
+            metric="cos",
+            dtype="f16",
+            connectivity=connectivity,
+            expansion_add=expansion_add,
+            expansion_search=expansion_search,
+        )
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        self.index.add(keys, vectors)
+
+    def within(self, vector: np.ndarray, min_similarity: float, limit: int) -> np.ndarray:
+        matches = self.index.search(vector, limit, radius=1.0 - min_similarity)
+        return np.asarray(matches.keys)
+
+    def memory_bytes(self) -> int:
+        return int(self.index.memory_usage)
+
+
+class Faiss:
+    """faiss's HNSW over float32 vectors, inner product (the vectors are unit length)."""
+
+    def __init__(self, ndim: int, connectivity: int, expansion_add: int, expansion_search: int) -> None:
+        import faiss
+
+        self.faiss = faiss
+        self.graph = faiss.IndexHNSWFlat(ndim, connectivity, faiss.METRIC_INNER_PRODUCT)
+        self.graph.hnsw.efConstruction, self.graph.hnsw.efSearch = expansion_add, expansion_search
+        self.index = faiss.IndexIDMap2(self.graph)  # keys of our own; it holds the graph, as we do
+
+    def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
+        self.index.add_with_ids(vectors.astype(np.float32), keys.astype(np.int64))
+
+    def within(self, vector: np.ndarray, min_similarity: float, limit: int) -> np.ndarray:
+        _, _, ids = self.index.range_search(vector.astype(np.float32)[None, :], min_similarity)
+        return ids[:limit]
+
+    def memory_bytes(self) -> int:
+        return int(self.faiss.serialize_index(self.index).nbytes)
+
+
+LIBRARIES: dict[str, Callable[..., RangeIndex]] = {"usearch": Usearch, "faiss": Faiss}
+
+
+def sightings(cfg: SearchBenchConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(faces of the people, unit, float32; the person of each sighting; the sightings, unit, float16)."""
+    faces = _unit(rng.standard_normal((cfg.people, cfg.ndim), dtype=np.float32))
+    person = rng.integers(0, cfg.people, cfg.sightings)
+    seen = np.empty((cfg.sightings, cfg.ndim), np.float16)
+    for start in range(0, cfg.sightings, 100_000):  # in parts: float32 noise for all at once is large
+        part = slice(start, min(start + 100_000, cfg.sightings))
+        seen[part] = _noisy(faces[person[part]], rng)
+    return faces, person, seen
+
+
+def run(cfg: SearchBenchConfig, command: str) -> dict:
+    rng = np.random.default_rng(0)
+    made = time.perf_counter()
+    faces, _, seen = sightings(cfg, rng)
+    queries = _noisy(faces[rng.integers(0, cfg.people, cfg.queries)], rng).astype(np.float32)
+    print(f"{cfg.sightings:,} sightings of {cfg.people:,} people made in {time.perf_counter() - made:.1f} s")
+    truth, exact_ms = _exact(seen, queries, cfg.min_similarity)
+    result: dict[str, Any] = {
+        "benchmark": "search",
+        "command": command,
+        "machine": describe(),
+        "settings": settings_of(cfg),
+        "matches_per_query": _spread([len(t) for t in truth]),
+        "exact": {"query_ms": _spread(exact_ms), "memory_mb": round(seen.size * 4 / 2**20, 1)},
+        "libraries": {},
+        "complete": False,
+    }
+    print(f"exact: {statistics.median(exact_ms):.1f} ms per query, {result['matches_per_query']['median']} matches")
+    keys = np.arange(cfg.sightings, dtype=np.int64)
+    for name in cfg.libraries:
+        result["libraries"][name] = _measure(name, cfg, keys, seen, queries, truth)
+        save(result, cfg.out)
+        gc.collect()
+    result["complete"] = True
+    save(result, cfg.out)
+    return result
+
+
+def _measure(name, cfg: SearchBenchConfig, keys, seen, queries, truth) -> dict:
+    index = LIBRARIES[name](cfg.ndim, cfg.connectivity, cfg.expansion_add, cfg.expansion_search)
+    started = time.perf_counter()
+    for start in range(0, len(keys), cfg.add_batch):
+        index.add(keys[start : start + cfg.add_batch], seen[start : start + cfg.add_batch])
+    add_s = time.perf_counter() - started
+    times, recalls = [], []
+    for query, expected in zip(queries, truth):
+        began = time.perf_counter()
+        found = index.within(query, cfg.min_similarity, cfg.limit)
+        times.append((time.perf_counter() - began) * 1000)
+        if len(expected):
+            recalls.append(len(np.intersect1d(found, expected)) / min(len(expected), cfg.limit))
+    measured = {
+        "add_per_s": round(len(keys) / add_s),
+        "query_ms": _spread(times),
+        "recall": round(float(np.mean(recalls)), 4) if recalls else None,
+        "recall_worst": round(float(np.min(recalls)), 4) if recalls else None,
+        "memory_mb": round(index.memory_bytes() / 2**20, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+    print(f"{name}: {measured}")
+    return measured
+
+
+def _exact(seen: np.ndarray, queries: np.ndarray, min_similarity: float) -> tuple[list[np.ndarray], list[float]]:
+    """What every query should find, and how long NumPy takes over all vectors held in float32."""
+    matrix = seen.astype(np.float32)
+    truth, times = [], []
+    for query in queries:
+        began = time.perf_counter()
+        truth.append(np.flatnonzero(matrix @ query >= min_similarity))
+        times.append((time.perf_counter() - began) * 1000)
+    return truth, times
+
+
+def _noisy(faces: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    spread = rng.uniform(*NOISE, (len(faces), 1)).astype(np.float32)
+    return _unit(faces + spread * rng.standard_normal(faces.shape, dtype=np.float32))
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _spread(values: list) -> dict:
+    ordered = np.asarray(values, dtype=float)
+    return {
+        "median": round(float(np.median(ordered)), 3),
+        "p99": round(float(np.percentile(ordered, 99)), 3),
+        "max": round(float(ordered.max()), 3),
+    }
