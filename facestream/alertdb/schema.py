@@ -1,7 +1,8 @@
 """The alert store's tables (SQLAlchemy Core): one row per alert with its latest state and review,
 every record of its life, its snapshot, and the offsets of the alerts topic the rows came from
 (written in the same transaction, as Kafka Connect's sinks do, so a crash loses and doubles nothing);
-and the notifier's: each message owed to a target, with its delivery, and each target's rule state.
+the notifier's: each message owed to a target, with its delivery, and each target's rule state; and
+every face with an embedding the detectors saw (a sighting), for search by face.
 
 Times are Unix nanoseconds (BigInteger), as on the wire. The same tables on SQLite and PostgreSQL;
 ``migrations/`` makes and changes them (Alembic).
@@ -11,6 +12,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Column,
+    Float,
     Index,
     Integer,
     LargeBinary,
@@ -101,4 +103,24 @@ gates = Table(
     Column("group_id", String(255), primary_key=True),
     Column("target", String(255), primary_key=True),
     Column("state", JSON, nullable=False),  # cooldowns, the last hour's messages, what was held back
+)
+
+sightings = Table(
+    "sightings",
+    metadata,
+    # the nearest-neighbour index's key: 64-bit, and a rowid alias on SQLite so that it counts up there too
+    Column("sighting_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("event_id", String(64), nullable=False),
+    Column("face", Integer, nullable=False),  # its place among the event's faces
+    Column("camera_id", String(255), nullable=False),
+    Column("frame_seq", BigInteger, nullable=False),  # with the camera and capture time: the evidence frame
+    Column("capture_ts_ns", BigInteger, nullable=False),
+    Column("box", JSON, nullable=False),  # x0, y0, x1, y1 in frame pixels, as on the wire
+    Column("score", Float, nullable=False),
+    Column("embedder", String(200), nullable=False),  # only faces of one embedder compare
+    Column("embedding", LargeBinary, nullable=False),  # unit vector, little-endian float16, as on the wire
+    Column("source", String(300), nullable=False),  # topic/partition@offset of its event
+    UniqueConstraint("event_id", "face", name="uq_sightings_face"),
+    Index("ix_sightings_capture", "capture_ts_ns"),
+    Index("ix_sightings_camera_capture", "camera_id", "capture_ts_ns"),
 )

@@ -6,6 +6,7 @@ nothing. Snapshots and retention work on the rows afterwards."""
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import Connection, Engine, and_, delete, func, select, update
 
@@ -173,7 +174,18 @@ def stored_positions(engine: Engine, group: str, topic: str) -> dict[int, int]:
         return dict(conn.execute(query).all())
 
 
-def ends(conn: Connection, group: str, batch: Iterable[Received]) -> None:
+class Positioned(Protocol):
+    """Where a record was read: what ``ends`` needs of it."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+
+
+def ends(conn: Connection, group: str, batch: Iterable[Positioned]) -> None:
     """Store, in ``conn``'s transaction, the offset after the last record of each partition in ``batch``."""
     after: dict[tuple[str, int], int] = {}
     for r in batch:
@@ -190,10 +202,12 @@ def upsert(conn: Connection, table, row: dict, keys: tuple[str, ...]) -> None:
     conn.execute(statement.on_conflict_do_update(index_elements=list(keys), set_=changes))
 
 
-def insert_statement(conn: Connection, table, row: dict):
-    """An INSERT that can say what to do on a key already there, in the connection's dialect."""
+def insert_statement(conn: Connection, table, row: dict | None = None):
+    """An INSERT (of ``row``, or of the rows given at execution) that can say what to do on a key
+    already there, in the connection's dialect."""
     if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects import postgresql as dialect
     else:
         from sqlalchemy.dialects import sqlite as dialect  # type: ignore[no-redef]  # same insert(), other dialect
-    return dialect.insert(table).values(**row)
+    statement = dialect.insert(table)
+    return statement if row is None else statement.values(**row)

@@ -1,0 +1,136 @@
+"""Keeping every face with an embedding that the detectors saw (a sighting), for search by face.
+
+The store reads the detections topic as it reads the alerts topic: each batch of events becomes rows,
+one per face that carries an embedding, written with the offsets after them in one transaction, so a
+store killed at any moment resumes exactly where its rows end. A face already kept (the same event
+and place in it: a detector's repeat after a rebalance) is not kept twice. Each row's ``sighting_id``
+is its key in the nearest-neighbour index, which ``since`` feeds in the order rows were kept. Retention
+forgets sightings by age and keeps at most a number of them, oldest forgotten first.
+"""
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, delete, func, select
+
+from facestream.alertdb.schema import sightings
+from facestream.alertdb.writer import ends, insert_statement, stored_positions
+from facestream.schemas import DetectionEvent, ModelRef
+
+
+@dataclass(frozen=True)
+class ReceivedEvent:
+    """One record of the detections topic: where it was, and the event it holds (None: unreadable)."""
+
+    topic: str
+    partition: int
+    offset: int
+    event: DetectionEvent | None
+
+
+@dataclass
+class SightingsWritten:
+    kept: int = 0  # faces new to the store
+    repeats: int = 0  # faces it already had
+    events: int = 0  # events with at least one embedded face
+    unreadable: int = 0
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A sighting as the index needs it: its key and its embedding."""
+
+    sighting_id: int
+    embedder: str
+    embedding: bytes
+
+
+def embedder_name(model: ModelRef) -> str:
+    """One embedder's name in the rows: faces compare only with faces of the same weights."""
+    return f"{model.name}@{model.version}:{model.weights_sha256[:16]}"
+
+
+class SightingWriter:
+    def __init__(self, engine: Engine, group: str) -> None:
+        self.engine, self.group = engine, group
+
+    def positions(self, topic: str) -> dict[int, int]:
+        return stored_positions(self.engine, self.group, topic)
+
+    def write(self, batch: list[ReceivedEvent]) -> SightingsWritten:
+        """Keep the embedded faces of ``batch`` and the offsets past it, all or nothing."""
+        written, rows, event_ids = SightingsWritten(), [], set()
+        for received in batch:
+            event = received.event
+            if event is None:
+                written.unreadable += 1
+                continue
+            faces = [(i, face) for i, face in enumerate(event.faces) if face.embedding is not None]
+            if not faces or event.embedder is None:
+                continue
+            written.events += 1
+            event_ids.add(event.event_id)
+            embedder = embedder_name(event.embedder)
+            source = f"{received.topic}/{received.partition}@{received.offset}"
+            rows += [
+                {
+                    "event_id": event.event_id,
+                    "face": i,
+                    "camera_id": event.camera_id,
+                    "frame_seq": event.frame_seq,
+                    "capture_ts_ns": event.capture_ts_ns,
+                    "box": list(face.box),
+                    "score": face.score,
+                    "embedder": embedder,
+                    "embedding": face.embedding,
+                    "source": source,
+                }
+                for i, face in faces
+            ]
+        with self.engine.begin() as conn:
+            if rows:
+                there = select(sightings.c.event_id, sightings.c.face).where(sightings.c.event_id.in_(event_ids))
+                known = {(event_id, place) for event_id, place in conn.execute(there)}
+                new = [row for row in rows if (row["event_id"], row["face"]) not in known]
+                if new:  # one statement for the batch (executemany); a key taken meanwhile is skipped
+                    conn.execute(insert_statement(conn, sightings).on_conflict_do_nothing(), new)
+                written.kept, written.repeats = len(new), len(rows) - len(new)
+            ends(conn, self.group, batch)
+        return written
+
+    def since(self, after_id: int = 0, page: int = 10_000) -> Iterator[Kept]:
+        """Sightings kept after ``after_id``, in the order they were kept, a page of rows at a time."""
+        while True:
+            query = (
+                select(sightings.c.sighting_id, sightings.c.embedder, sightings.c.embedding)
+                .where(sightings.c.sighting_id > after_id)
+                .order_by(sightings.c.sighting_id)
+                .limit(page)
+            )
+            with self.engine.connect() as conn:
+                rows = conn.execute(query).all()
+            yield from (Kept(*row) for row in rows)
+            if len(rows) < page:
+                return
+            after_id = rows[-1].sighting_id
+
+    def prune(self, max_age_s: float, max_sightings: int, now_ns: int | None = None) -> list[int]:
+        """Forget sightings captured more than ``max_age_s`` ago, then the oldest beyond ``max_sightings``;
+        return their ids (for the index to forget them too)."""
+        cutoff = (now_ns or time.time_ns()) - int(max_age_s * 1e9)
+        with self.engine.begin() as conn:
+            old = select(sightings.c.sighting_id).where(sightings.c.capture_ts_ns < cutoff)
+            gone = list(conn.execute(old).scalars())
+            total = conn.execute(select(func.count()).select_from(sightings)).scalar_one() - len(gone)
+            if total > max_sightings:
+                oldest = (
+                    select(sightings.c.sighting_id)
+                    .where(sightings.c.capture_ts_ns >= cutoff)
+                    .order_by(sightings.c.capture_ts_ns, sightings.c.sighting_id)
+                    .limit(total - max_sightings)
+                )
+                gone += conn.execute(oldest).scalars()
+            for start in range(0, len(gone), 10_000):  # bounded IN lists
+                conn.execute(delete(sightings).where(sightings.c.sighting_id.in_(gone[start : start + 10_000])))
+        return gone
