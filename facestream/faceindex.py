@@ -1,0 +1,64 @@
+"""The sightings' faces, searchable by face: every sighting at least so similar to a query face.
+
+An HNSW graph (usearch) over the embeddings in float16, cosine distance, keyed by the sightings' ids in
+the alert store; ``python -m bench search`` measures it against faiss and exact search. Faces compare
+only with faces of the same embedder, so there is one graph per embedder. The graph answers
+a range query: the sightings within ``1 - min_similarity`` of the query, best first, up to a limit.
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from facestream.errors import ConfigError
+
+CONNECTIVITY = 16  # links per vector (HNSW's M)
+EXPANSION_ADD = 128  # candidates weighed while adding (efConstruction)
+EXPANSION_SEARCH = 64  # candidates weighed while searching (efSearch; a larger limit widens it)
+
+
+class FaceIndex:
+    """The embeddings of one embedder's sightings."""
+
+    def __init__(self, ndim: int) -> None:
+        try:
+            from usearch.index import Index
+        except ImportError:
+            raise ConfigError("search by face needs usearch: pip install 'facestream[search]'") from None
+        self.ndim = ndim
+        self.graph = Index(
+            ndim=ndim,
+            metric="cos",
+            dtype="f16",
+            connectivity=CONNECTIVITY,
+            expansion_add=EXPANSION_ADD,
+            expansion_search=EXPANSION_SEARCH,
+        )
+
+    def __len__(self) -> int:
+        return len(self.graph)
+
+    def add(self, keys: Sequence[int], embeddings: Sequence[bytes]) -> None:
+        """Index each embedding (little-endian float16 bytes, as on the wire) under its key."""
+        if not keys:
+            return
+        vectors = np.frombuffer(b"".join(embeddings), "<f2").reshape(len(keys), -1)
+        if vectors.shape[1] != self.ndim:
+            raise ValueError(f"embeddings of {vectors.shape[1]} values, the index holds {self.ndim}")
+        self.graph.add(np.asarray(keys, np.uint64), vectors)
+
+    def forget(self, keys: Sequence[int]) -> int:
+        """Drop these keys (those not indexed are ignored); return how many were dropped."""
+        present = [key for key in keys if key in self.graph]
+        if present:
+            self.graph.remove(np.asarray(present, np.uint64))
+        return len(present)
+
+    def within(self, embedding: bytes | np.ndarray, min_similarity: float, limit: int) -> list[tuple[int, float]]:
+        """(key, cosine similarity) of the indexed faces at least ``min_similarity`` alike, best first."""
+        if not len(self.graph):
+            return []
+        vector = np.frombuffer(embedding, "<f2") if isinstance(embedding, bytes) else np.asarray(embedding)
+        matches = self.graph.search(vector.astype(np.float16), limit, radius=1.0 - min_similarity)
+        found = [(int(key), 1.0 - float(distance)) for key, distance in zip(matches.keys, matches.distances)]
+        return [(key, similarity) for key, similarity in found if similarity >= min_similarity]
