@@ -2,8 +2,6 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# pytest-xdist workers for `make test`: most tests wait on the broker and the services they start
-TEST_WORKERS ?= 2
 PIP := $(BIN)/pip install --disable-pip-version-check
 
 .PHONY: setup demo test test-fast lint bench soak kafka-stop clean
@@ -32,7 +30,7 @@ test: $(VENV)/.test
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest
 
 ## test-fast: the quick unit tests: no broker, browser, containers, database server, camera, GPU or PyTorch
 test-fast: $(VENV)/.test
