@@ -8,7 +8,9 @@ about 0.5 to 0.8 alike (as SFace's are for one person in the sample photos, benc
 people's about 0 +- 0.09. Each query is a fresh sighting of a random person. For each library: how many
 sightings a second it indexes (in batches of ``--add-batch``, as a store adds them while they arrive),
 the query time (median and p99), the recall of what exact search (NumPy, all vectors in float32) finds
-above the threshold, and the index's memory.
+above the threshold, and the index's memory. First, how many sightings a second the alert store keeps
+(``alertdb.sightings``: rows and offsets in one transaction per batch of events, two faces an event),
+on SQLite and on a PostgreSQL server it starts.
 """
 
 import gc
@@ -16,15 +18,22 @@ import resource
 import statistics
 import time
 from collections.abc import Callable
+from tempfile import TemporaryDirectory
 from typing import Any, Protocol
 
 import numpy as np
 
 from bench import save, settings_of
 from bench.machine import describe
+from bench.postgres import PostgresServer
 from bench.settings import SearchBenchConfig
+from facestream.alertdb import open_database
+from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
+from facestream.schemas import DetectionEvent, Face, ModelRef, event_id_for
 
 NOISE = (0.05, 0.10)  # per sighting: same-person similarity about 1 / (1 + ndim * noise^2)
+FACES_PER_EVENT = 2
+DETECTOR, EMBEDDER = ModelRef("yunet", "2023mar", "0" * 64), ModelRef("sface", "2021dec", "1" * 64)
 
 
 class RangeIndex(Protocol):
@@ -113,6 +122,8 @@ def run(cfg: SearchBenchConfig, command: str) -> dict:
         "complete": False,
     }
     print(f"exact: {statistics.median(exact_ms):.1f} ms per query, {result['matches_per_query']['median']} matches")
+    result["store"] = {name: _store(name, cfg, seen[: cfg.store_sightings]) for name in cfg.engines}
+    save(result, cfg.out)
     keys = np.arange(cfg.sightings, dtype=np.int64)
     for name in cfg.libraries:
         result["libraries"][name] = _measure(name, cfg, keys, seen, queries, truth)
@@ -146,6 +157,35 @@ def _measure(name, cfg: SearchBenchConfig, keys, seen, queries, truth) -> dict:
     }
     print(f"{name}: {measured}")
     return measured
+
+
+def _store(name: str, cfg: SearchBenchConfig, seen: np.ndarray) -> dict:
+    """Sightings a second ``SightingWriter`` keeps on the database ``name``, in batches of ``cfg.batch`` events."""
+    events = [
+        ReceivedEvent("detections", 0, i, _event(i, seen[i * FACES_PER_EVENT : (i + 1) * FACES_PER_EVENT]))
+        for i in range(len(seen) // FACES_PER_EVENT)
+    ]
+    with TemporaryDirectory() as folder:
+        server = PostgresServer().start() if name == "postgresql" else None
+        try:
+            writer = SightingWriter(open_database(server.database() if server else f"sqlite:///{folder}/a.db"), "b")
+            started = time.perf_counter()
+            for start in range(0, len(events), cfg.batch):
+                writer.write(events[start : start + cfg.batch])
+            took = time.perf_counter() - started
+            writer.engine.dispose()
+        finally:
+            if server:
+                server.stop()
+    measured = {"sightings": len(events) * FACES_PER_EVENT, "per_s": round(len(events) * FACES_PER_EVENT / took)}
+    print(f"store on {name}: {measured}")
+    return measured
+
+
+def _event(seq: int, vectors: np.ndarray) -> DetectionEvent:
+    faces = tuple(Face((10.0, 20.0, 90.0, 120.0), 0.9, embedding=v.astype("<f2").tobytes()) for v in vectors)
+    ts = 1_700_000_000_000_000_000 + seq * 33_000_000
+    return DetectionEvent(event_id_for("cam", seq, DETECTOR), "cam", seq, ts, ts, DETECTOR, 640, 480, faces, EMBEDDER)
 
 
 def _exact(seen: np.ndarray, queries: np.ndarray, min_similarity: float) -> tuple[list[np.ndarray], list[float]]:

@@ -149,6 +149,11 @@ class SearchBenchConfig(Checked):
     expansion_add: int = setting(128, "HNSW candidates while adding (efConstruction).", minimum=1)
     expansion_search: int = setting(64, "HNSW candidates while searching (efSearch).", minimum=1)
     libraries: tuple[str, ...] = listed("usearch,faiss", "Libraries to measure.", item=str, metavar="NAME,...")
+    store_sightings: int = setting(100_000, "Sightings the alert store keeps, for its rate.", minimum=2)
+    batch: int = setting(500, "Detection events per store transaction (the store's --batch).", minimum=1)
+    engines: tuple[str, ...] = listed(
+        "sqlite,postgresql", "Databases the store keeps sightings in.", item=str, empty=True, metavar="NAME,..."
+    )
     out: Path = setting(RESULTS / "search-index-cpu.json", "Result file.", metavar="FILE")
 
 

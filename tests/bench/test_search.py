@@ -1,5 +1,5 @@
-"""The search benchmark on a small index: made-up sightings as described, and both libraries answering
-the range query as exact search does."""
+"""The search benchmark at a small size: made-up sightings as described, the store keeping them, and both
+libraries answering the range query as exact search does."""
 
 import json
 from pathlib import Path
@@ -22,10 +22,11 @@ def test_one_persons_sightings_are_alike_and_two_peoples_are_not() -> None:
 
 def test_both_libraries_find_what_exact_search_finds(tmp_path: Path) -> None:
     out = tmp_path / "search.json"
-    cfg = SearchBenchConfig(sightings=3000, people=60, queries=20, out=out)
+    cfg = SearchBenchConfig(sightings=3000, people=60, queries=20, store_sightings=1000, engines=("sqlite",), out=out)
     run(cfg, "python -m bench search --sightings 3000 --people 60 --queries 20")
     result = json.loads(out.read_text())
     assert result["complete"] and set(result["libraries"]) == {"usearch", "faiss"}
+    assert result["store"]["sqlite"]["sightings"] == 1000 and result["store"]["sqlite"]["per_s"] > 0
     assert result["matches_per_query"]["median"] > 10  # a person's other sightings pass the threshold
     for measured in result["libraries"].values():
         assert measured["recall"] > 0.95 and measured["add_per_s"] > 0 and measured["memory_mb"] > 0
