@@ -29,6 +29,7 @@ from bench.postgres import PostgresServer
 from bench.settings import SearchBenchConfig
 from facestream.alertdb import open_database
 from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
+from facestream.faceindex import FaceIndex
 from facestream.schemas import DetectionEvent, Face, ModelRef, event_id_for
 
 NOISE = (0.05, 0.10)  # per sighting: same-person similarity about 1 / (1 + ndim * noise^2)
@@ -43,29 +44,19 @@ class RangeIndex(Protocol):
 
 
 class Usearch:
-    """usearch's HNSW over float16 vectors, cosine: the radius is 1 - similarity."""
+    """The project's index (``facestream.faceindex``): usearch's HNSW over float16 vectors, cosine."""
 
     def __init__(self, ndim: int, connectivity: int, expansion_add: int, expansion_search: int) -> None:
-        from usearch.index import Index
-
-        self.index = Index(
-            ndim=ndim,
-            metric="cos",
-            dtype="f16",
-            connectivity=connectivity,
-            expansion_add=expansion_add,
-            expansion_search=expansion_search,
-        )
+        self.index = FaceIndex(ndim, connectivity, expansion_add, expansion_search)
 
     def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
-        self.index.add(keys, vectors)
+        self.index.add_vectors(keys, vectors)
 
     def within(self, vector: np.ndarray, min_similarity: float, limit: int) -> np.ndarray:
-        matches = self.index.search(vector, limit, radius=1.0 - min_similarity)
-        return np.asarray(matches.keys)
+        return np.asarray([key for key, _ in self.index.within(vector, min_similarity, limit)], np.int64)
 
     def memory_bytes(self) -> int:
-        return int(self.index.memory_usage)
+        return int(self.index.graph.memory_usage)
 
 
 class Faiss:

@@ -20,7 +20,13 @@ EXPANSION_SEARCH = 64  # candidates weighed while searching (efSearch; a larger 
 class FaceIndex:
     """The embeddings of one embedder's sightings."""
 
-    def __init__(self, ndim: int) -> None:
+    def __init__(
+        self,
+        ndim: int,
+        connectivity: int = CONNECTIVITY,
+        expansion_add: int = EXPANSION_ADD,
+        expansion_search: int = EXPANSION_SEARCH,
+    ) -> None:
         try:
             from usearch.index import Index
         except ImportError:
@@ -30,9 +36,9 @@ class FaceIndex:
             ndim=ndim,
             metric="cos",
             dtype="f16",
-            connectivity=CONNECTIVITY,
-            expansion_add=EXPANSION_ADD,
-            expansion_search=EXPANSION_SEARCH,
+            connectivity=connectivity,
+            expansion_add=expansion_add,
+            expansion_search=expansion_search,
         )
 
     def __len__(self) -> int:
@@ -40,9 +46,11 @@ class FaceIndex:
 
     def add(self, keys: Sequence[int], embeddings: Sequence[bytes]) -> None:
         """Index each embedding (little-endian float16 bytes, as on the wire) under its key."""
-        if not keys:
-            return
-        vectors = np.frombuffer(b"".join(embeddings), "<f2").reshape(len(keys), -1)
+        if keys:
+            self.add_vectors(keys, np.frombuffer(b"".join(embeddings), "<f2").reshape(len(keys), -1))
+
+    def add_vectors(self, keys: Sequence[int], vectors: np.ndarray) -> None:
+        """Index the rows of ``vectors`` (unit length) under ``keys``."""
         if vectors.shape[1] != self.ndim:
             raise ValueError(f"embeddings of {vectors.shape[1]} values, the index holds {self.ndim}")
         self.graph.add(np.asarray(keys, np.uint64), vectors)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, delete, func, select
 
 from facestream.alertdb.schema import sightings
-from facestream.alertdb.writer import ends, insert_statement, stored_positions
+from facestream.alertdb.writer import Written, ends, insert_statement, stored_positions
 from facestream.schemas import DetectionEvent, ModelRef
 
 
@@ -30,11 +30,8 @@ class ReceivedEvent:
 
 
 @dataclass
-class SightingsWritten:
-    kept: int = 0  # faces new to the store
-    repeats: int = 0  # faces it already had
+class SightingsWritten(Written):  # kept and repeats count faces
     events: int = 0  # events with at least one embedded face
-    unreadable: int = 0
 
 
 @dataclass(frozen=True)
