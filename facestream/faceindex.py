@@ -49,7 +49,7 @@ class FaceIndex:
         if keys:
             self.add_vectors(keys, np.frombuffer(b"".join(embeddings), "<f2").reshape(len(keys), -1))
 
-    def add_vectors(self, keys: Sequence[int], vectors: np.ndarray) -> None:
+    def add_vectors(self, keys: Sequence[int] | np.ndarray, vectors: np.ndarray) -> None:
         """Index the rows of ``vectors`` (unit length) under ``keys``."""
         if vectors.shape[1] != self.ndim:
             raise ValueError(f"embeddings of {vectors.shape[1]} values, the index holds {self.ndim}")
