@@ -15,6 +15,9 @@ from facestream.errors import ConfigError
 CONNECTIVITY = 16  # links per vector (HNSW's M)
 EXPANSION_ADD = 128  # candidates weighed while adding (efConstruction)
 EXPANSION_SEARCH = 64  # candidates weighed while searching (efSearch; a larger limit widens it)
+# Up to this many faces a search compares the query with every one (exact: a few ms here); beyond
+# it, the graph answers, approximately (bench search reports its recall).
+EXACT_UP_TO = 100_000
 
 
 class FaceIndex:
@@ -67,6 +70,7 @@ class FaceIndex:
         if not len(self.graph):
             return []
         vector = np.frombuffer(embedding, "<f2") if isinstance(embedding, bytes) else np.asarray(embedding)
-        matches = self.graph.search(vector.astype(np.float16), limit, radius=1.0 - min_similarity)
+        exact = len(self.graph) <= EXACT_UP_TO
+        matches = self.graph.search(vector.astype(np.float16), limit, radius=1.0 - min_similarity, exact=exact)
         found = [(int(key), 1.0 - float(distance)) for key, distance in zip(matches.keys, matches.distances)]
         return [(key, similarity) for key, similarity in found if similarity >= min_similarity]

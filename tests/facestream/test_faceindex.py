@@ -1,4 +1,5 @@
-"""The sightings' index: a range query finds every face at least so alike, best first, and forgets on demand."""
+"""The sightings' index: a range query finds every face at least so alike, best first (exactly, on an
+index this small), and forgets on demand."""
 
 import numpy as np
 import pytest
