@@ -12,10 +12,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import delete, func, select
 
 from facestream.alertdb.schema import sightings
-from facestream.alertdb.writer import Written, ends, insert_statement, stored_positions
+from facestream.alertdb.writer import SinkWriter, Written, ends, insert_statement
 from facestream.schemas import DetectionEvent, ModelRef
 
 
@@ -48,16 +48,10 @@ def embedder_name(model: ModelRef) -> str:
     return f"{model.name}@{model.version}:{model.weights_sha256[:16]}"
 
 
-class SightingWriter:
-    def __init__(self, engine: Engine, group: str) -> None:
-        self.engine, self.group = engine, group
-
-    def positions(self, topic: str) -> dict[int, int]:
-        return stored_positions(self.engine, self.group, topic)
-
+class SightingWriter(SinkWriter):
     def write(self, batch: list[ReceivedEvent]) -> SightingsWritten:
         """Keep the embedded faces of ``batch`` and the offsets past it, all or nothing."""
-        written, rows, event_ids = SightingsWritten(), [], set()
+        written, rows = SightingsWritten(), []
         for received in batch:
             event = received.event
             if event is None:
@@ -67,7 +61,6 @@ class SightingWriter:
             if not faces or event.embedder is None:
                 continue
             written.events += 1
-            event_ids.add(event.event_id)
             embedder = embedder_name(event.embedder)
             source = f"{received.topic}/{received.partition}@{received.offset}"
             rows += [
@@ -87,14 +80,11 @@ class SightingWriter:
             ]
         with self.engine.begin() as conn:
             if rows:
-                there = select(sightings.c.event_id, sightings.c.face).where(sightings.c.event_id.in_(event_ids))
-                known = {(event_id, place) for event_id, place in conn.execute(there)}
-                new = [row for row in rows if (row["event_id"], row["face"]) not in known]
                 # One INSERT of many rows (SQLAlchemy batches an executemany with RETURNING into
                 # multi-row statements; without it, psycopg sends each row on its own: 1,200 rows/s).
-                # A key taken meanwhile is skipped, and returns no id.
+                # A face already kept is skipped and returns no id.
                 inserted = insert_statement(conn, sightings).on_conflict_do_nothing()
-                ids = conn.execute(inserted.returning(sightings.c.sighting_id), new).all() if new else []
+                ids = conn.execute(inserted.returning(sightings.c.sighting_id), rows).all()
                 written.kept, written.repeats = len(ids), len(rows) - len(ids)
             ends(conn, self.group, batch)
         return written

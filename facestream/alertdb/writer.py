@@ -34,13 +34,17 @@ class Written:
     unreadable: int = 0
 
 
-class AlertWriter:
+class SinkWriter:
+    """A consumer group's rows in ``engine``, with the positions it reads from kept beside them."""
+
     def __init__(self, engine: Engine, group: str) -> None:
         self.engine, self.group = engine, group
 
     def positions(self, topic: str) -> dict[int, int]:
         return stored_positions(self.engine, self.group, topic)
 
+
+class AlertWriter(SinkWriter):
     def write(self, batch: list[Received]) -> Written:
         """Keep ``batch`` and the offsets past it, all or nothing."""
         written = Written()
