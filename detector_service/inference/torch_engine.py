@@ -1,19 +1,27 @@
-"""MogFace run by PyTorch: an AOTInductor package built ahead of time for every batch up to the largest.
+"""MogFace run by PyTorch: the project's own network compiled by Inductor, built ahead of time.
 
 ONNX Runtime's CUDA provider neither times its cuDNN kernels nor fuses a convolution with the ReLU
-and the residual Add after it, so on MogFace it trails ``torch.compile``. This engine compiles the
-project's own network (``models/mogface_torch``) with Inductor ahead of time into one package with a
-dynamic batch axis (``facestream models build-engine --provider torch``: minutes, once per model,
-batch, size, GPU and PyTorch version), then loads it at start in seconds; the buckets only pad
-batches to fixed sizes. The package takes the same uint8 NHWC BGR batch and returns the same top-k
-candidates (``scores``, ``deltas``, ``anchor``) as the ONNX engine's adapted graph, so
+and the residual Add after it, so on MogFace it trails ``torch.compile``. This engine runs the
+project's own network (``models/mogface_torch``) through ``torch.compile``: batch norms folded into
+the convolutions (Inductor's freezing), one compiled graph for every batch up to the largest, and a
+CUDA graph per bucket. Compiling (and, in the ``autotune`` build, timing Inductor's kernels) takes
+minutes, so ``facestream models build-engine --provider torch`` does it once per model, batch, size,
+GPU and PyTorch version and keeps what the engine needs beside each other: the network's FP16
+weights (``weights.pt``, checked against the model file's digest when built) and Inductor's caches
+(``torch.compiler.save_cache_artifacts``), which the engine loads at start so that compiling finds
+every kernel built and tuned. The engine takes the same uint8 NHWC BGR batch and returns the same
+top-k candidates (``scores``, ``deltas``, ``anchor``) as the ONNX engine's adapted graph, so
 ``MogFace.to_detections`` reads either. A decoded batch on the GPU comes in through DLPack, without
 a host copy.
+
+(AOTInductor packages were tried first: PyTorch 2.11's build links the C++ library statically into
+the package, and loading one crashed inside ``std::regex`` in most processes.)
 
 It serves the same calls as ``engine.Engine`` (``run``, ``replay``, ``close``, one thread of its
 own); ``engines.open_engine`` picks it when ``--provider`` starts with ``torch``.
 """
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -32,16 +40,20 @@ log = logging.getLogger(__name__)
 
 OUTPUTS = ("scores", "deltas", "anchor")  # what the ONNX engine's adapted MogFace graph returns
 # Inductor's settings per build kind. ``freezing`` folds every batch norm into its convolution's
-# weights; ``autotune`` also runs the 1x1 convolutions (two in three of MogFace's) as matrix products
-# and times Inductor's Triton kernels for them against cuBLAS, so that the ReLU and the residual Add
-# run inside the product (minutes). The 3x3 convolutions stay with cuDNN: Inductor's Triton
-# convolution templates took more than six minutes to tune on the H200, many refused for shared
-# memory. ``quick`` keeps Inductor's defaults (for tests).
+# weights; ``triton.cudagraphs`` replays each bucket as one CUDA graph (what batch 1 needs: MogFace
+# launches hundreds of kernels). ``autotune`` also runs the 1x1 convolutions (two in three of
+# MogFace's) as matrix products and times Inductor's Triton kernels for them against cuBLAS, so that
+# the ReLU and the residual Add run inside the product (minutes). The 3x3 convolutions stay with
+# cuDNN: Inductor's Triton convolution templates took more than six minutes to tune on the H200.
+# ``quick`` tunes nothing (tests).
+QUICK = {"freezing": True, "triton.cudagraphs": True}
 BUILDS: dict[str, dict[str, Any]] = {
-    "autotune": {"freezing": True, "max_autotune_gemm": True, "conv_1x1_as_mm": True},
-    "quick": {"freezing": True},
+    "autotune": {**QUICK, "max_autotune_gemm": True, "conv_1x1_as_mm": True},
+    "quick": QUICK,
 }
-WARM_RUNS = 3  # runs at start, so that the first batch does not pay for cuBLAS's and Triton's set-up
+WEIGHTS = "weights.pt"
+RECOMPILE_LIMIT = 64
+WARM_RUNS = 3  # runs per bucket at start: Inductor's cudagraph trees record a bucket on its second
 
 
 def _torch():
@@ -52,19 +64,20 @@ def _torch():
     return torch
 
 
-def packages_dir(model_path: Path) -> Path:
-    """Where this model file's packages are kept: keyed by the file, the GPU and the PyTorch version."""
+def built_dir(model_path: Path) -> Path:
+    """Where this model file's builds are kept: keyed by the file, the GPU and the PyTorch version."""
     return runtime.built_engines_dir(model_path, f"torch-{_torch().__version__}")
 
 
-def package_path(folder: Path, batch: int, input_hw: tuple[int, int]) -> Path:
-    """The package that runs any batch up to ``batch`` at ``input_hw``."""
-    return folder / f"batch-1-{batch}-{input_hw[1]}x{input_hw[0]}.pt2"
+def manifest_path(folder: Path, batch: int, input_hw: tuple[int, int]) -> Path:
+    """The record of the build that runs any batch up to ``batch`` at ``input_hw``: its kind, Inductor
+    settings and caches file."""
+    return folder / f"batch-1-{batch}-{input_hw[1]}x{input_hw[0]}.json"
 
 
 def served_module(net, transform: InputTransform, top_k: int):
-    """``net`` (float32 MogFace, weights loaded, heads merged) wrapped to take what the engines take:
-    uint8 NHWC BGR in, the best ``top_k`` candidates out, in float16 channels-last on the GPU."""
+    """``net`` (MogFace, heads merged) wrapped to take what the engines take: uint8 NHWC BGR in, the
+    best ``top_k`` candidates out, in float16 channels-last on the GPU."""
     torch: Any = _torch()
 
     class Served(torch.nn.Module):
@@ -84,32 +97,65 @@ def served_module(net, transform: InputTransform, top_k: int):
             kept = deltas.float().gather(1, anchor.unsqueeze(2).expand(-1, -1, deltas.shape[2]))
             return top, kept, anchor
 
-    return Served().cuda()
+    return Served().cuda().eval()
+
+
+def compiled_module(served, options: dict[str, Any], batch: int, input_hw: tuple[int, int], buckets: tuple[int, ...]):
+    """``served`` compiled with ``options`` and run on every bucket (``WARM_RUNS`` times each, inputs at
+    fixed addresses): one graph with a dynamic batch axis, tuned at ``batch``, and one for batch 1
+    (Dynamo specialises a size of 1). Returns (the compiled module, its input per bucket)."""
+    torch = _torch()
+    # each engine (and build) compiles a network of its own, two graphs each: room for many in one
+    # process (tests, benchmarks), and an error rather than a silent fall back to eager beyond it
+    torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
+    torch._dynamo.config.fail_on_recompile_limit_hit = True
+    compiled = torch.compile(served, options=options)
+    inputs = {b: torch.zeros((b, *input_hw, 3), dtype=torch.uint8, device="cuda") for b in buckets}
+    if batch > 1:  # first, so that the dynamic graph is the one compiled and tuned at ``batch``
+        torch._dynamo.mark_dynamic(inputs[batch], 0, min=2, max=batch)
+    with torch.inference_mode():
+        for b in sorted(inputs, reverse=True):
+            for _ in range(WARM_RUNS):
+                torch.compiler.cudagraph_mark_step_begin()
+                compiled(inputs[b])
+    torch.cuda.synchronize()
+    return compiled, inputs
 
 
 def build(
     served,
-    target: Path,
+    folder: Path,
     batch: int,
     input_hw: tuple[int, int],
     kind: str = "autotune",
     progress: Callable[[str], None] = log.info,
 ) -> Path:
-    """Compile ``served`` into ``target`` for any batch up to ``batch``, tuned at ``batch`` (the file
-    appears only once complete): one package, one copy of the weights, for every bucket."""
+    """Compile ``served`` for any batch up to ``batch`` (tuned at ``batch``) and keep its weights and
+    Inductor's caches in ``folder``; returns the manifest, written last (a build is whole or absent)."""
     torch = _torch()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     progress(f"torch engine: compiling batches 1-{batch} at {input_hw[1]}x{input_hw[0]} ({kind}) ...")
-    example = torch.zeros((batch, *input_hw, 3), dtype=torch.uint8, device="cuda")
-    sizes = ({0: torch.export.Dim("batch", min=1, max=batch)},) if batch > 1 else None
-    partial = target.with_name(target.name + ".partial.pt2")
-    with torch.no_grad():
-        program = torch.export.export(served, (example,), dynamic_shapes=sizes)
-        torch._inductor.aoti_compile_and_package(program, package_path=str(partial), inductor_configs=BUILDS[kind])
-    partial.replace(target)
-    progress(f"torch engine: built in {time.monotonic() - started:.0f} s: {target}")
+    _write(folder / WEIGHTS, lambda f: torch.save(served.state_dict(), f))
+    compiled_module(served, BUILDS[kind], batch, input_hw, buckets_for(batch))
+    saved = torch.compiler.save_cache_artifacts()
+    if saved is None:
+        raise ModelError("torch engine: Inductor saved no caches (are its caches turned off?)")
+    target = manifest_path(folder, batch, input_hw)
+    caches = target.with_suffix(".inductor")
+    _write(caches, lambda f: f.write(saved[0]))
+    manifest = {"build": kind, "inductor": BUILDS[kind], "caches": caches.name, "built_s": time.monotonic() - started}
+    _write(target, lambda f: f.write(json.dumps(manifest, indent=1).encode()))
+    progress(f"torch engine: built in {time.monotonic() - started:.0f} s: {folder}")
     return target
+
+
+def _write(path: Path, fill: Callable[[Any], Any]) -> None:
+    """Write ``path`` through ``fill(file)`` so that it appears only once complete."""
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("wb") as f:
+        fill(f)
+    partial.replace(path)
 
 
 def network_for(model_path: Path, metadata: dict[str, str], checkpoint: Path | None, seed: int | None):
@@ -146,22 +192,27 @@ def build_for_file(
     progress: Callable[[str], None] = log.info,
     rebuild: bool = False,
 ) -> Path:
-    """The package ``TorchEngine`` loads for ``model_path`` at any batch up to ``batch``, built unless
-    it exists (or with ``rebuild``)."""
+    """The build ``TorchEngine`` loads for ``model_path`` at any batch up to ``batch`` (its manifest),
+    made unless it exists (or with ``rebuild``)."""
     from facestream.detector_service.models import read_metadata
 
-    if plugin.name != mogface.MogFace.name:
-        raise ModelError(f"the torch engine runs MogFace only; {model_path.name} is a {plugin.name} model")
-    target = package_path(packages_dir(model_path), batch, input_hw)
+    _check_plugin(model_path, plugin)
+    folder = built_dir(model_path)
+    target = manifest_path(folder, batch, input_hw)
     if target.exists() and not rebuild:
         progress(f"torch engine: built already: {target}")
         return target
     net = network_for(model_path, read_metadata(model_path), checkpoint, seed)
-    return build(served_module(net, plugin.input_transform, mogface.TOP_K), target, batch, input_hw, kind, progress)
+    return build(served_module(net, plugin.input_transform, mogface.TOP_K), folder, batch, input_hw, kind, progress)
+
+
+def _check_plugin(path: Path, plugin: FaceModel) -> None:
+    if plugin.name != mogface.MogFace.name:
+        raise ModelError(f"the torch engine runs MogFace only; {path.name} is a {plugin.name} model")
 
 
 class TorchEngine(OwnThread):
-    """MogFace's packages for every bucket up to ``batch``, loaded on the engine's own thread."""
+    """MogFace compiled for every bucket up to ``batch`` from its build, run on the engine's own thread."""
 
     provider = runtime.TORCH
     on_gpu = True
@@ -176,19 +227,18 @@ class TorchEngine(OwnThread):
         buckets: tuple[int, ...] | None = None,
     ) -> None:
         torch = _torch()
-        if plugin.name != mogface.MogFace.name:
-            raise ModelError(f"the torch engine runs MogFace only; {path.name} is a {plugin.name} model")
+        _check_plugin(path, plugin)
         if not torch.cuda.is_available():
             raise ModelError("PyTorch sees no CUDA GPU")
         self.path, self.input_hw, self.batch, self.plugin = path, input_hw, batch, plugin
         self.buckets = buckets_for(batch, buckets or DEFAULT_BUCKETS)
         self.fallbacks: list[str] = []
         self.ranked_by = plugin.ranked_by
-        package = package_path(packages_dir(path), batch, input_hw)
-        if not package.exists():
+        manifest = manifest_path(built_dir(path), batch, input_hw)
+        if not manifest.exists():
             raise ModelError(
                 f"no torch engine is built for {path.name} at batch {batch} and {input_hw[1]}x{input_hw[0]} on this "
-                f"GPU and PyTorch ({package}); build it once with "
+                f"GPU and PyTorch ({manifest}); build it once with "
                 f"`facestream models build-engine --model {path} --provider torch --batch {batch} --checkpoint FILE`"
             )
         super().__init__()
@@ -196,8 +246,7 @@ class TorchEngine(OwnThread):
         # the 3x3 convolutions run through cuDNN: time its algorithms once per bucket (during the warm
         # runs) instead of taking its heuristic's choice, as a user tuning PyTorch would
         torch.backends.cudnn.benchmark = True
-        loaded = self._on_thread(_load, package)
-        self._runners = {b: self._on_thread(_Bucket, loaded, (b, *input_hw, 3)) for b in self.buckets}
+        self._compiled, self._inputs = self._on_thread(_load, path, plugin, manifest, batch, input_hw, self.buckets)
         log.info(
             "engine: torch %s, buckets %s ready in %.1f s",
             torch.__version__,
@@ -209,48 +258,54 @@ class TorchEngine(OwnThread):
         """Outputs by name for uint8 BGR ``images`` (N, H, W, 3): a NumPy array or a CUDA array (taken
         through DLPack). With ``floor``, only the leading candidates that pass it in some image come to
         the host (the others could never pass the score threshold)."""
-        runner = self._runners[bucket_of(len(images), self.buckets)]
-        return self._on_thread(runner, images, floor)
+        return self._on_thread(self._run, images, floor)
 
     def replay(self, batch: int) -> None:
         """Run bucket ``batch`` on whatever its input holds, outputs left on the device (benchmarks)."""
-        self._on_thread(self._runners[batch].replay)
+        self._on_thread(self._replay, batch)
 
-
-def _load(path: Path):
-    try:
-        return _torch()._inductor.aoti_load_package(str(path))
-    except Exception as exc:  # a damaged file, or one built by another PyTorch: its errors are untyped
-        raise ModelError(f"cannot load the torch engine {path}: {exc}") from None
-
-
-class _Bucket:
-    """The package at one batch size, with its input at a fixed device address. Not captured as a CUDA
-    graph: AOTInductor's runner (PyTorch 2.11) makes a call that a capture forbids, and a failed capture
-    leaves the process's graph state broken; it launches its kernels from C++, with no Python per kernel."""
-
-    def __init__(self, package, shape: tuple[int, ...]) -> None:
+    def _replay(self, batch: int):
         torch = _torch()
-        self.torch, self.package = torch, package
-        self.input = torch.zeros(shape, dtype=torch.uint8, device="cuda")
-        for _ in range(WARM_RUNS):
-            self.replay()
+        with torch.inference_mode():
+            torch.compiler.cudagraph_mark_step_begin()  # the last run's outputs are read: reuse their memory
+            outputs = self._compiled(self._inputs[batch])
+        torch.cuda.current_stream().synchronize()
+        return outputs
 
-    def replay(self) -> None:
-        with self.torch.inference_mode():
-            self.outputs = self.package(self.input)
-        self.torch.cuda.current_stream().synchronize()
-
-    def __call__(self, images, floor: float | None = None) -> dict[str, np.ndarray]:
-        torch, count = self.torch, len(images)
+    def _run(self, images, floor: float | None) -> dict[str, np.ndarray]:
+        torch, count = _torch(), len(images)
+        bucket = self._inputs[bucket_of(count, self.buckets)]
         if hasattr(images, "__dlpack__") and not isinstance(images, np.ndarray):
             source = torch.from_dlpack(images)  # on the device: the producer's stream is waited for
         else:
             source = torch.from_numpy(np.ascontiguousarray(images))
-        self.input[:count].copy_(source)
-        if count < len(self.input):
-            self.input[count:].zero_()
-        self.replay()
-        scores, deltas, anchor = self.outputs
+        bucket[:count].copy_(source)
+        if count < len(bucket):
+            bucket[count:].zero_()
+        scores, deltas, anchor = self._replay(len(bucket))
         columns = scores.shape[1] if floor is None else max(1, int((scores[:count] > floor).sum(dim=1).max()))
         return {name: value[:count, :columns].cpu().numpy() for name, value in zip(OUTPUTS, (scores, deltas, anchor))}
+
+
+def _load(
+    path: Path, plugin: FaceModel, manifest_file: Path, batch: int, input_hw: tuple[int, int], buckets: tuple[int, ...]
+):
+    """The compiled network and its bucket inputs, from the build beside ``manifest_file``: Inductor's
+    caches loaded first, so that compiling finds every kernel built."""
+    from facestream.detector_service.models import read_metadata
+    from facestream.detector_service.models.mogface_torch import merge_heads, net
+
+    torch = _torch()
+    folder = manifest_file.parent
+    try:
+        manifest = json.loads(manifest_file.read_text())
+        torch.compiler.load_cache_artifacts((folder / manifest["caches"]).read_bytes())
+        state = torch.load(folder / WEIGHTS, map_location="cuda", weights_only=True)
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:  # a damaged build, or another PyTorch's
+        raise ModelError(f"cannot load the torch engine in {folder}: {exc}") from None
+    with torch.device("meta"):  # shapes only: the weights come from the build
+        model = net.MogFace(read_metadata(path).get(META_VERSION, "mogface"))
+        merge_heads.merge_heads(model)
+    served = served_module(model.to_empty(device="cuda"), plugin.input_transform, mogface.TOP_K)
+    served.load_state_dict(state)
+    return compiled_module(served, manifest["inductor"], batch, input_hw, buckets)
