@@ -174,6 +174,7 @@ def embedding(result: dict) -> list[str]:
 def engine(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     baselines = [b for b in ("eager", "compile") if f"torch_{b}_ms_per_img" in result["rows"][0]]
+    torch_engine = "torch_engine_ms_per_img" in result["rows"][0]  # MogFace's PyTorch engine, this build
     options = ", ".join(f"{k}={v}" for k, v in s.get("cuda_options", ()))
     title = (
         f"**Engine, {s['model']} {s['precision'].upper()} at {s['width']}x{s['height']}, {m.get('gpu', '?')}"
@@ -186,13 +187,19 @@ def engine(result: dict) -> list[str]:
         "",
         "| batch | facestream ms/img | img/s |"
         + "".join(f" PyTorch {b} ms/img | x vs {b} |" for b in baselines)
+        + (f" torch engine ({s['torch_engine']}) ms/img | its x vs compile |" if torch_engine else "")
         + (" floor ms/img | of floor |" if result.get("gflops_per_image") else ""),
-        "|---|---|---|" + "---|---|" * len(baselines) + ("---|---|" if result.get("gflops_per_image") else ""),
+        "|---|---|---|"
+        + "---|---|" * (len(baselines) + torch_engine)
+        + ("---|---|" if result.get("gflops_per_image") else ""),
     ]
     for row in result["rows"]:
         cells = [str(row["batch"]), f"{row['project_ms_per_img']:.3f}", f"{row['project_img_per_s']:.0f}"]
         for b in baselines:
             cells += [f"{row[f'torch_{b}_ms_per_img']:.3f}", f"{row[f'speedup_vs_torch_{b}']:.2f}"]
+        if torch_engine:
+            versus = row.get("torch_engine_speedup_vs_torch_compile")
+            cells += [f"{row['torch_engine_ms_per_img']:.3f}", "-" if versus is None else f"{versus:.2f}"]
         if result.get("gflops_per_image"):
             cells += [f"{row['floor_ms_per_img']:.2f}", f"{100 * row['fraction_of_floor']:.0f}%"]
         lines.append("| " + " | ".join(cells) + " |")

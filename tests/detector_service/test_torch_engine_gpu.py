@@ -42,13 +42,21 @@ def built(tmp_path_factory) -> tuple[Path, models.FaceModel]:
 
 
 @pytest.fixture(scope="module")
+def engine(built):
+    """One engine for the tests that only run it: each start compiles (from Inductor's caches)."""
+    path, plugin = built
+    engine = torch_engine.TorchEngine(path, HW, 2, plugin)
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
 def images() -> np.ndarray:
     return np.random.default_rng(0).integers(0, 256, (2, *HW, 3), dtype=np.uint8)
 
 
-def test_it_finds_what_onnx_runtime_finds_in_the_same_file(built, images: np.ndarray) -> None:
+def test_it_finds_what_onnx_runtime_finds_in_the_same_file(built, engine, images: np.ndarray) -> None:
     path, plugin = built
-    engine = torch_engine.TorchEngine(path, HW, 2, plugin)
     reference = Engine(path, HW, 2, plugin, "cuda")
     assert engine.buckets == (1, 2) and engine.provider == "torch"
     for count in (1, 2):  # a full bucket and a padded one
@@ -59,13 +67,10 @@ def test_it_finds_what_onnx_runtime_finds_in_the_same_file(built, images: np.nda
         assert np.abs(np.sort(got["scores"], axis=1) - np.sort(expected["scores"], axis=1)).max() < FP16_TOLERANCE
         faces = plugin.to_detections(got, HW, dataclasses.replace(plugin.default_thresholds, score_threshold=0.0))
         assert len(faces) == count and all(len(image) > 0 for image in faces)
-    engine.close()
     reference.close()
 
 
-def test_a_score_floor_brings_only_the_leading_candidates(built, images: np.ndarray) -> None:
-    path, plugin = built
-    engine = torch_engine.TorchEngine(path, HW, 2, plugin)
+def test_a_score_floor_brings_only_the_leading_candidates(engine, images: np.ndarray) -> None:
     whole = engine.run(images)
     floor = float(np.median(whole["scores"][:, 0]))
     cut = engine.run(images, floor=floor)
@@ -73,18 +78,14 @@ def test_a_score_floor_brings_only_the_leading_candidates(built, images: np.ndar
     assert cut["scores"].shape == (2, max(1, columns))
     for name in ("scores", "deltas", "anchor"):
         np.testing.assert_array_equal(cut[name], whole[name][:, : cut[name].shape[1]])
-    engine.close()
 
 
-def test_a_decoded_batch_on_the_gpu_comes_in_through_dlpack(built, images: np.ndarray) -> None:
+def test_a_decoded_batch_on_the_gpu_comes_in_through_dlpack(engine, images: np.ndarray) -> None:
     import cupy as cp
 
-    path, plugin = built
-    engine = torch_engine.TorchEngine(path, HW, 2, plugin)
     from_host, from_device = engine.run(images), engine.run(cp.asarray(images))
     for name, value in from_host.items():
         np.testing.assert_array_equal(from_device[name], value)
-    engine.close()
 
 
 def test_a_bucket_not_built_falls_back_to_onnx_runtime_and_says_how_to_build_it(built) -> None:
