@@ -12,6 +12,7 @@ Examples:
   facestream alert-store                                    # SQLite in $FACESTREAM_HOME/alerts.db
   facestream alert-store --database postgresql://store:secret@db/facestream
   facestream alert-store --retention-days 90 --max-snapshot-mb 10000 --http-port 9466
+  facestream alert-store --sightings --sightings-days 3     # also every face seen, for search by face
 """,
     context_settings={"show_default": True},
 )

@@ -4,7 +4,7 @@ import sys
 from dataclasses import dataclass
 
 from facestream.config import check, command_line, names, setting
-from facestream.schemas import ALERTS_TOPIC, FRAMES_TOPIC
+from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
 DEAD_LETTER_TOPIC = "alerts.dlq"
 
@@ -18,6 +18,16 @@ class AlertStoreConfig:
     alerts_topic: str = setting(ALERTS_TOPIC, "Topic the alerts come from.")
     dead_letter_topic: str = setting(DEAD_LETTER_TOPIC, "Topic unreadable alert records go to, with why.")
     frames_topic: str = setting(FRAMES_TOPIC, "Topics of the frames snapshots are read back from (comma-separated).")
+    sightings: bool = setting(
+        False,
+        "Also keep every face with an embedding from the detections topic (a sighting), for search by face "
+        "(docs/search.md).",
+    )
+    detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the sightings come from (with --sightings).")
+    sightings_days: float = setting(7.0, "Sightings captured longer ago than this are forgotten.", minimum=0.001)
+    max_sightings: int = setting(
+        10_000_000, "Sightings kept at most; beyond it the oldest are forgotten first.", minimum=1
+    )
     batch: int = setting(500, "Records kept per transaction at most.", minimum=1)
     retention_days: float = setting(30.0, "Alerts last updated longer ago than this are forgotten.", minimum=0.001)
     max_snapshot_mb: float = setting(
@@ -42,6 +52,11 @@ class AlertStoreConfig:
     @property
     def frames_topics(self) -> tuple[str, ...]:
         return names(self.frames_topic)
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """What the store reads: the alerts, and the detections when it keeps sightings."""
+        return (self.alerts_topic, self.detections_topic) if self.sightings else (self.alerts_topic,)
 
 
 def alert_store_command(config: AlertStoreConfig | None = None, **changes) -> list[str]:

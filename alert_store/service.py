@@ -1,12 +1,14 @@
 """The store: a sink consumer (``alertdb.sink``: positions from the database, each batch of records
 written with the offsets past it in one transaction); an unreadable record dead-lettered (and
 acknowledged) before its offset is; snapshots read back from the frames topics by a thread of their
-own; retention now and then."""
+own; retention now and then. With ``--sightings`` it also reads the detections topic and keeps every
+face that carries an embedding (``alertdb.sightings``), for search by face."""
 
 import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily
@@ -14,12 +16,13 @@ from prometheus_client.core import CounterMetricFamily
 from facestream import health, kafka_clients
 from facestream.alert_store.config import AlertStoreConfig
 from facestream.alertdb import default_url, open_database
+from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
 from facestream.alertdb.sink import Every, consume_into
 from facestream.alertdb.writer import AlertWriter, Received
 from facestream.errors import BrokerError
 from facestream.evidence import evidence_jpeg
 from facestream.redact import redact
-from facestream.schemas import SchemaError, unpack_alert
+from facestream.schemas import Alert, DetectionEvent, SchemaError, unpack_alert, unpack_detection
 
 log = logging.getLogger(__name__)
 SNAPSHOT_BATCH = 20  # alerts whose snapshots are looked for per pass
@@ -32,6 +35,8 @@ class StoreStats:
     kept: int = 0  # new to the database
     repeats: int = 0  # already there (a worker's repeat, or a replay)
     unreadable: int = 0  # dead-lettered
+    sightings: int = 0  # faces with an embedding new to the database (--sightings)
+    sightings_forgotten: int = 0  # past the sightings' retention
     snapshots: dict[str, int] = field(default_factory=dict)  # by status: kept, gone, none
     forgotten: int = 0  # alerts past the retention
     images_dropped: int = 0  # snapshot images over the size limit
@@ -41,7 +46,8 @@ class StoreStats:
         shots = " ".join(f"{k}={v}" for k, v in sorted(self.snapshots.items())) or "none yet"
         return (
             f"records {self.records}, kept {self.kept}, repeats {self.repeats}, unreadable {self.unreadable} | "
-            f"snapshots {shots} | forgotten {self.forgotten}, images dropped {self.images_dropped}"
+            f"snapshots {shots} | forgotten {self.forgotten}, images dropped {self.images_dropped} | "
+            f"sightings kept {self.sightings}, forgotten {self.sightings_forgotten}"
         )
 
     def collect(self):
@@ -55,6 +61,12 @@ class StoreStats:
                 self.unreadable,
             ),
             ("facestream_alert_store_forgotten", "Alerts forgotten past the retention", self.forgotten),
+            ("facestream_alert_store_sightings", "Faces with an embedding new to the database", self.sightings),
+            (
+                "facestream_alert_store_sightings_forgotten",
+                "Sightings forgotten past their retention",
+                self.sightings_forgotten,
+            ),
             (
                 "facestream_alert_store_images_dropped",
                 "Snapshot images dropped over the size limit",
@@ -80,15 +92,17 @@ def run(config: AlertStoreConfig, bootstrap: str | None = None) -> StoreStats:
         registry = CollectorRegistry()
         registry.register(stats)
         health.serve(readiness, registry, config.http_port, config.http_host)
-    writer = AlertWriter(open_database(url), config.group)
+    database = open_database(url)
+    writer = AlertWriter(database, config.group)
+    sightings = SightingWriter(database, config.group) if config.sightings else None
     readiness.mark("database_open")
     kafka_clients.ensure_topics({config.dead_letter_topic: 1}, bootstrap)
-    log.info("alert store %s: %s -> %s", config.group, config.alerts_topic, redact(url))
+    log.info("alert store %s: %s -> %s", config.group, ", ".join(config.topics), redact(url))
     stop = threading.Event()
     snapshots = threading.Thread(target=_snapshots, args=(writer, config, stats, stop), name="snapshots", daemon=True)
     snapshots.start()
     try:
-        _consume(writer, config, bootstrap, stats, readiness)
+        _consume(writer, sightings, config, bootstrap, stats, readiness)
     finally:
         stop.set()
         snapshots.join(timeout=15)
@@ -97,25 +111,43 @@ def run(config: AlertStoreConfig, bootstrap: str | None = None) -> StoreStats:
 
 
 def _consume(
-    writer: AlertWriter, config: AlertStoreConfig, bootstrap: str, stats: StoreStats, readiness: health.Readiness
+    writer: AlertWriter,
+    sightings: SightingWriter | None,
+    config: AlertStoreConfig,
+    bootstrap: str,
+    stats: StoreStats,
+    readiness: health.Readiness,
 ) -> None:
     producer = kafka_clients.producer("facestream-alert-store", bootstrap)
 
     def write(messages: list) -> None:
-        written = writer.write(_batch(messages, producer, config, stats))
-        stats.kept += written.kept
-        stats.repeats += written.repeats
+        alerts = [msg for msg in messages if msg.topic() == config.alerts_topic]
+        if alerts:
+            written = writer.write(
+                [Received(m.topic(), m.partition(), m.offset(), m.value() or b"", a) for m, a in readable(alerts)]
+            )
+            stats.kept += written.kept
+            stats.repeats += written.repeats
+        events = [msg for msg in messages if msg.topic() != config.alerts_topic]
+        if events and sightings is not None:
+            batch = [ReceivedEvent(m.topic(), m.partition(), m.offset(), e) for m, e in readable(events)]
+            stats.sightings += sightings.write(batch).kept
+
+    def readable(messages: list) -> list[tuple]:
+        return _readable(messages, producer, config, stats)
 
     def prune() -> None:
         forgotten, dropped = writer.prune(config.retention_days * 86400, int(config.max_snapshot_mb * 1e6))
         stats.forgotten += forgotten
         stats.images_dropped += dropped
+        if sightings is not None:
+            stats.sightings_forgotten += len(sightings.prune(config.sightings_days * 86400, config.max_sightings))
 
     try:
         consume_into(
             bootstrap,
             config.group,
-            config.alerts_topic,
+            config.topics,
             writer.positions,
             write,
             readiness,
@@ -127,26 +159,27 @@ def _consume(
         kafka_clients.flush(producer, config.dead_letter_topic, 10)
 
 
-def _batch(messages: list, producer, config: AlertStoreConfig, stats: StoreStats) -> list[Received]:
-    """The readable records as they are; an unreadable one dead-lettered, acknowledged, then passed."""
-    batch, dead = [], 0
+def _readable(messages: list, producer, config: AlertStoreConfig, stats: StoreStats) -> list[tuple]:
+    """(message, what it holds) for each of ``messages`` of one topic; an unreadable one (None)
+    dead-lettered and acknowledged first: its offset is stored with the batch."""
+    unpack = unpack_alert if messages[0].topic() == config.alerts_topic else unpack_detection
+    out: list[tuple[Any, Alert | DetectionEvent | None]] = []
+    dead = 0
     for msg in messages:
         stats.records += 1
         value = msg.value() or b""
         try:
-            alert = unpack_alert(value)
+            out.append((msg, unpack(value)))
         except SchemaError as exc:
-            alert = None
+            out.append((msg, None))
             stats.unreadable += 1
             dead += 1
-            log.warning("unreadable alert record at %s/%d@%d: %s", msg.topic(), msg.partition(), msg.offset(), exc)
+            log.warning("unreadable record at %s/%d@%d: %s", msg.topic(), msg.partition(), msg.offset(), exc)
             headers = kafka_clients.dead_letter_headers(msg, "schema", exc, config.group)
             kafka_clients.send(producer, config.dead_letter_topic, value, msg.key(), headers=headers)
-        batch.append(Received(msg.topic(), msg.partition(), msg.offset(), value, alert))
-    # Its offset is stored with the batch: the dead letter must be in first.
     if dead and kafka_clients.flush(producer, config.dead_letter_topic, 30) > 0:
         raise BrokerError(f"dead letters not acknowledged by Kafka within 30 s ({config.dead_letter_topic})")
-    return batch
+    return out
 
 
 def _snapshots(writer: AlertWriter, config: AlertStoreConfig, stats: StoreStats, stop: threading.Event) -> None:

@@ -112,7 +112,7 @@ def run(config: NotifierConfig, bootstrap: str | None = None) -> NotifierStats:
         consume_into(
             bootstrap,
             config.group,
-            config.alerts_topic,
+            (config.alerts_topic,),
             outbox.positions,
             write,
             readiness,

@@ -26,7 +26,7 @@ class Every:
 def consume_into(
     bootstrap: str,
     group: str,
-    topic: str,
+    topics: tuple[str, ...],
     positions: Callable[[str], dict[int, int]],
     write: Callable[[list], None],
     readiness: health.Readiness,
@@ -34,7 +34,7 @@ def consume_into(
     stop_after_idle_s: float | None = None,
     every: tuple[Every, ...] = (),
 ) -> None:
-    """Consume ``topic`` as a member of ``group`` until SIGINT/SIGTERM (or ``stop_after_idle_s`` seconds
+    """Consume ``topics`` as a member of ``group`` until SIGINT/SIGTERM (or ``stop_after_idle_s`` seconds
     without records, counted from the latest assignment: a member that joins while a killed one still
     holds the partitions waits out its session before it gets any), ``write``-ing each batch of
     messages (none with an error)."""
@@ -45,16 +45,16 @@ def consume_into(
     def assigned(consumer, partitions) -> None:
         nonlocal assigned_at
         assigned_at = time.monotonic() if partitions else None
-        stored = positions(topic)
+        stored = {topic: positions(topic) for topic in {tp.topic for tp in partitions}}
         for tp in partitions:
-            tp.offset = stored.get(tp.partition, OFFSET_BEGINNING)
+            tp.offset = stored[tp.topic].get(tp.partition, OFFSET_BEGINNING)
         consumer.assign(partitions)
         readiness.mark("partitions_assigned", bool(partitions))
-        log.info("assigned %s", ", ".join(f"{tp.partition}@{tp.offset}" for tp in partitions) or "nothing")
+        log.info("assigned %s", ", ".join(f"{tp.topic}/{tp.partition}@{tp.offset}" for tp in partitions) or "nothing")
 
     settings = {"group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest"}
     consumer = kafka_clients.made(Consumer, kafka_clients.client_config(bootstrap, **settings))
-    consumer.subscribe([topic], on_assign=assigned)
+    consumer.subscribe(list(topics), on_assign=assigned)
     last_record = time.monotonic()
     try:
         with StopOnSignals("finishing the batch, then stopping") as stop:
@@ -62,7 +62,7 @@ def consume_into(
                 messages = []
                 for msg in consumer.consume(batch, 0.5):
                     if msg.error():
-                        kafka_clients.check_allowed(msg.error(), f"read {topic} in group {group}")
+                        kafka_clients.check_allowed(msg.error(), f"read {', '.join(topics)} in group {group}")
                         log.warning("consumer: %s", msg.error())
                     else:
                         messages.append(msg)

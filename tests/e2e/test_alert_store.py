@@ -1,6 +1,7 @@
 """The alert store as a deployment runs it (``facestream alert-store``), on the real broker, with SQLite
 and with a real PostgreSQL server: killed with SIGKILL again and again while it works, it keeps every
-record of the topic exactly once; unreadable records are dead-lettered; snapshots come from Kafka."""
+record of the topic exactly once, and with ``--sightings`` every embedded face of the detections topic
+too; unreadable records are dead-lettered; snapshots come from Kafka."""
 
 import dataclasses
 import random
@@ -11,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers.alert import event, face, person
 from helpers.http import free_port, get, scrape
 from helpers.kafka import read_topic
 from helpers.producer import wait_until
@@ -19,8 +21,8 @@ from sqlalchemy import func, select
 from facestream import kafka_clients
 from facestream.alert_store.config import AlertStoreConfig, alert_store_command
 from facestream.alertdb import open_database
-from facestream.alertdb.schema import alerts, offsets, records, snapshots
-from facestream.schemas import Alert, Frame, Sighting, alert_id_for, pack_alert, pack_frame
+from facestream.alertdb.schema import alerts, offsets, records, sightings, snapshots
+from facestream.schemas import Alert, Frame, Sighting, alert_id_for, pack_alert, pack_detection, pack_frame
 
 S = 1_000_000_000
 
@@ -28,8 +30,10 @@ S = 1_000_000_000
 @pytest.fixture
 def names(bootstrap: str) -> dict[str, str]:
     tag = uuid.uuid4().hex[:10]
-    names = {part: f"s-{tag}.{part}" for part in ("alerts", "dlq", "frames")}
-    kafka_clients.ensure_topics({names["alerts"]: 2, names["dlq"]: 1, names["frames"]: 1}, bootstrap)
+    names = {part: f"s-{tag}.{part}" for part in ("alerts", "dlq", "frames", "detections")}
+    kafka_clients.ensure_topics(
+        {names["alerts"]: 2, names["dlq"]: 1, names["frames"]: 1, names["detections"]: 3}, bootstrap
+    )
     return {**names, "group": f"s-{tag}.store"}
 
 
@@ -40,6 +44,7 @@ def store_config(names: dict, database: str, **changes) -> AlertStoreConfig:
         alerts_topic=names["alerts"],
         dead_letter_topic=names["dlq"],
         frames_topic=names["frames"],
+        detections_topic=names["detections"],
         stats_interval_s=1.0,
         **changes,
     )
@@ -68,6 +73,20 @@ def stored_through(engine) -> int:
         return conn.execute(select(func.coalesce(func.sum(offsets.c.next_offset), 0))).scalar_one()
 
 
+def kill_now_and_then(config: AlertStoreConfig, log: Path, rng: random.Random, runs: int = 3) -> int:
+    """Start the store ``runs`` times, each SIGKILLed at a random moment of its work; how many were."""
+    kills = 0
+    for _ in range(runs):
+        with open(log, "ab") as out:
+            store = subprocess.Popen(alert_store_command(config), stdout=out, stderr=subprocess.STDOUT)
+        time.sleep(rng.uniform(3.0, 6.0))
+        if store.poll() is None:
+            store.send_signal(signal.SIGKILL)
+            kills += 1
+        store.wait(timeout=30)
+    return kills
+
+
 def test_killed_again_and_again_it_keeps_every_record_exactly_once(
     names: dict, database_url: str, bootstrap: str, tmp_path: Path
 ) -> None:
@@ -80,15 +99,7 @@ def test_killed_again_and_again_it_keeps_every_record_exactly_once(
             kafka_clients.send(producer, names["alerts"], b"\x93not an alert", b"cam-0")
     assert producer.flush(30) == 0
     config = store_config(names, database_url, batch=5)
-    kills = 0
-    for _ in range(4):  # SIGKILL mid-way, at a random moment of its work
-        with open(tmp_path / "store.log", "ab") as out:
-            store = subprocess.Popen(alert_store_command(config), stdout=out, stderr=subprocess.STDOUT)
-        time.sleep(rng.uniform(3.0, 6.0))
-        if store.poll() is None:
-            store.send_signal(signal.SIGKILL)
-            kills += 1
-        store.wait(timeout=30)
+    kills = kill_now_and_then(config, tmp_path / "store.log", rng, runs=4)
     # The last one runs until it owns the partitions and its rows say it is past every record (not until
     # it idles: a killed member holds the partitions for a session, and a stalled machine can look
     # idle), then stops as asked.
@@ -114,6 +125,53 @@ def test_killed_again_and_again_it_keeps_every_record_exactly_once(
     dead = read_topic(bootstrap, names["dlq"], 2, timeout_s=10)
     sources = {dict(r.headers())["facestream.source"] for r in dead}
     assert len(sources) == 2 and all(dict(r.headers())["facestream.stage"] == b"schema" for r in dead)
+
+
+def test_with_sightings_it_keeps_every_embedded_face_once_beside_the_alerts(
+    names: dict, database_url: str, bootstrap: str, tmp_path: Path
+) -> None:
+    rng = random.Random(11)
+    producer = kafka_clients.producer("store-test", bootstrap)
+    expected, records_sent, start = set(), 0, time.time() - 600
+    for seq in range(1500):
+        camera = f"cam-{seq % 5}"
+        faces = [face(person(seq % 40 + k)) for k in range(seq % 3)]  # 0, 1 or 2 embedded faces
+        if seq % 10 == 0:
+            faces.append(face())  # a face too small to embed: no embedding, no sighting
+        sent = event(seq, start + seq * 0.1, *faces, camera=camera)
+        expected |= {(sent.event_id, i) for i, f in enumerate(faces) if f.embedding is not None}
+        repeats = 2 if seq % 50 == 0 else 1  # a detector's repeat after a rebalance
+        for _ in range(repeats):
+            kafka_clients.send(producer, names["detections"], pack_detection(sent), camera.encode())
+        records_sent += repeats
+    kafka_clients.send(producer, names["detections"], b"\x93not an event", b"cam-0")
+    alerts_sent = lives(20, rng)
+    for alert in alerts_sent:
+        kafka_clients.send(producer, names["alerts"], pack_alert(alert), alert.camera_id.encode())
+    assert producer.flush(30) == 0
+    total = records_sent + 1 + len(alerts_sent)
+    config = store_config(names, database_url, batch=50, sightings=True)
+    kills = kill_now_and_then(config, tmp_path / "store.log", rng, runs=2)
+    engine, port = open_database(database_url), free_port()
+    with open(tmp_path / "store.log", "ab") as out:
+        final = subprocess.Popen(alert_store_command(config, http_port=port), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: get(port, "/readyz")[0] == 200, 240, "the last store to own the partitions")
+        wait_until(lambda: stored_through(engine) == total, 240, "the last store to reach both topics' ends")
+    finally:
+        final.send_signal(signal.SIGTERM)
+        final.wait(timeout=60)
+    assert final.returncode == 0, (tmp_path / "store.log").read_text()[-3000:]
+    with engine.connect() as conn:
+        kept = conn.execute(select(sightings.c.event_id, sightings.c.face)).all()
+        row = conn.execute(select(sightings).where(sightings.c.face == 1).limit(1)).one()
+    assert kills >= 1, "the store finished before it could be killed: give it more records"
+    assert len(kept) == len(set(kept)) and set(kept) == expected  # every embedded face, once
+    assert table_count(engine, records) == len({(a.alert_id, a.state, a.updated_ts_ns) for a in alerts_sent})
+    assert row.embedder.startswith("sface@2021dec:") and len(row.embedding) == 256 and row.source
+    assert row.camera_id.startswith("cam-") and len(row.box) == 4
+    dead = read_topic(bootstrap, names["dlq"], 1, timeout_s=10)
+    assert dict(dead[0].headers())["facestream.stage"] == b"schema"
 
 
 def test_snapshots_are_read_back_from_kafka_once(names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path) -> None:
