@@ -2,7 +2,8 @@
 every record of its life, its snapshot, and the offsets of the alerts topic the rows came from
 (written in the same transaction, as Kafka Connect's sinks do, so a crash loses and doubles nothing);
 the notifier's: each message owed to a target, with its delivery, and each target's rule state; and
-every face with an embedding the detectors saw (a sighting), for search by face.
+every face with an embedding the detectors saw (a sighting), for search by face, and every search
+made in them (the audit log).
 
 Times are Unix nanoseconds (BigInteger), as on the wire. The same tables on SQLite and PostgreSQL;
 ``migrations/`` makes and changes them (Alembic).
@@ -123,4 +124,18 @@ sightings = Table(
     UniqueConstraint("event_id", "face", name="uq_sightings_face"),
     Index("ix_sightings_capture", "capture_ts_ns"),
     Index("ix_sightings_camera_capture", "camera_id", "capture_ts_ns"),
+)
+
+search_audit = Table(
+    "search_audit",
+    metadata,
+    Column("audit_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("at_ts_ns", BigInteger, nullable=False),
+    Column("who", String(255), nullable=False),  # the token's holder
+    Column("kind", String(16), nullable=False),  # photo, alert, person; forget for an erasure
+    Column("subject", String(300), nullable=False),  # what it was asked about: a photo's digest, an alert, a person
+    Column("since_ts_ns", BigInteger),
+    Column("min_similarity", Float),
+    Column("results", Integer, nullable=False),  # sightings found (or forgotten)
+    Index("ix_search_audit_at", "at_ts_ns"),
 )

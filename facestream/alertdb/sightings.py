@@ -12,11 +12,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Connection, Engine, delete, func, select
 
 from facestream.alertdb.schema import sightings
 from facestream.alertdb.writer import SinkWriter, Written, ends, insert_statement
 from facestream.schemas import DetectionEvent, ModelRef
+
+IN_LIST = 10_000  # ids per IN (...) list: bounded statements
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,20 @@ class Kept:
     sighting_id: int
     embedder: str
     embedding: bytes
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A sighting as a search shows it: where and when the face was, and which event holds it."""
+
+    sighting_id: int
+    event_id: str
+    face: int
+    camera_id: str
+    frame_seq: int
+    capture_ts_ns: int
+    box: tuple[float, float, float, float]
+    score: float
 
 
 def embedder_name(model: ModelRef) -> str:
@@ -89,22 +105,6 @@ class SightingWriter(SinkWriter):
             ends(conn, self.group, batch)
         return written
 
-    def since(self, after_id: int = 0, page: int = 10_000) -> Iterator[Kept]:
-        """Sightings kept after ``after_id``, in the order they were kept, a page of rows at a time."""
-        while True:
-            query = (
-                select(sightings.c.sighting_id, sightings.c.embedder, sightings.c.embedding)
-                .where(sightings.c.sighting_id > after_id)
-                .order_by(sightings.c.sighting_id)
-                .limit(page)
-            )
-            with self.engine.connect() as conn:
-                rows = conn.execute(query).all()
-            yield from (Kept(*row) for row in rows)
-            if len(rows) < page:
-                return
-            after_id = rows[-1].sighting_id
-
     def prune(self, max_age_s: float, max_sightings: int, now_ns: int | None = None) -> list[int]:
         """Forget sightings captured more than ``max_age_s`` ago, then the oldest beyond ``max_sightings``;
         return their ids (for the index to forget them too)."""
@@ -121,6 +121,57 @@ class SightingWriter(SinkWriter):
                     .limit(total - max_sightings)
                 )
                 gone += conn.execute(oldest).scalars()
-            for start in range(0, len(gone), 10_000):  # bounded IN lists
-                conn.execute(delete(sightings).where(sightings.c.sighting_id.in_(gone[start : start + 10_000])))
+            _delete(conn, gone)
         return gone
+
+
+def since(engine: Engine, after_id: int = 0, page: int = 10_000) -> Iterator[Kept]:
+    """Sightings kept after ``after_id``, in the order they were kept, a page of rows at a time."""
+    while True:
+        query = (
+            select(sightings.c.sighting_id, sightings.c.embedder, sightings.c.embedding)
+            .where(sightings.c.sighting_id > after_id)
+            .order_by(sightings.c.sighting_id)
+            .limit(page)
+        )
+        with engine.connect() as conn:
+            rows = conn.execute(query).all()
+        yield from (Kept(*row) for row in rows)
+        if len(rows) < page:
+            return
+        after_id = rows[-1].sighting_id
+
+
+def seen(engine: Engine, ids: list[int], since_ns: int = 0) -> dict[int, Seen]:
+    """The sightings of ``ids`` still kept and captured at ``since_ns`` or later, by id."""
+    columns = [sightings.c[name] for name in Seen.__dataclass_fields__]
+    found = {}
+    with engine.connect() as conn:
+        for start in range(0, len(ids), IN_LIST):
+            query = select(*columns).where(
+                sightings.c.sighting_id.in_(ids[start : start + IN_LIST]), sightings.c.capture_ts_ns >= since_ns
+            )
+            for row in conn.execute(query):
+                found[row.sighting_id] = Seen(**{**row._asdict(), "box": tuple(row.box)})
+    return found
+
+
+def first_id(engine: Engine) -> int | None:
+    """The oldest sighting's id still kept (retention forgets the oldest first), None when none is."""
+    with engine.connect() as conn:
+        return conn.execute(select(func.min(sightings.c.sighting_id))).scalar_one()
+
+
+def remove(engine: Engine, ids: list[int]) -> int:
+    """Delete the sightings of ``ids`` (erasure on request); return how many there were."""
+    with engine.begin() as conn:
+        return _delete(conn, ids)
+
+
+def _delete(conn: Connection, ids: list[int]) -> int:
+    removed = 0
+    for start in range(0, len(ids), IN_LIST):
+        removed += conn.execute(
+            delete(sightings).where(sightings.c.sighting_id.in_(ids[start : start + IN_LIST]))
+        ).rowcount
+    return removed

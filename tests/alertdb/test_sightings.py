@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from facestream.alertdb import open_database
 from facestream.alertdb.schema import sightings
-from facestream.alertdb.sightings import ReceivedEvent, SightingWriter, embedder_name
+from facestream.alertdb.sightings import ReceivedEvent, SightingWriter, embedder_name, since
 
 S = 1_000_000_000
 
@@ -44,17 +44,17 @@ def test_each_embedded_face_is_kept_once_with_the_offsets_after_its_event(writer
 
 def test_the_index_is_fed_in_the_order_sightings_were_kept_a_page_at_a_time(writer: SightingWriter) -> None:
     writer.write([received(i, face(person(i))) for i in range(25)])
-    kept = list(writer.since(page=10))
+    kept = list(since(writer.engine, page=10))
     assert [k.embedding for k in kept] == [person(i).astype("<f2").tobytes() for i in range(25)]
     ids = [k.sighting_id for k in kept]
     assert ids == sorted(ids) and len(set(ids)) == 25
-    assert [k.sighting_id for k in writer.since(after_id=ids[19])] == ids[20:]
+    assert [k.sighting_id for k in since(writer.engine, after_id=ids[19])] == ids[20:]
 
 
 def test_retention_forgets_by_age_then_keeps_the_newest_up_to_the_count(writer: SightingWriter) -> None:
     writer.write([received(i, face(person(i)), t=float(t)) for i, t in enumerate([10, 20, 30, 40, 50, 60])])
-    ids = [k.sighting_id for k in writer.since()]
+    ids = [k.sighting_id for k in since(writer.engine)]
     gone = writer.prune(max_age_s=35, max_sightings=2, now_ns=60 * S)  # 10 and 20 too old; 30 over the count
     assert sorted(gone) == ids[:4]
-    assert [k.sighting_id for k in writer.since()] == ids[4:]
+    assert [k.sighting_id for k in since(writer.engine)] == ids[4:]
     assert writer.prune(max_age_s=3600, max_sightings=10, now_ns=60 * S) == []
