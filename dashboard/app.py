@@ -23,7 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from facestream import health
 from facestream.alertdb import queries
-from facestream.dashboard import history, teach
+from facestream.dashboard import history, search, teach
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.state import DashboardState
 from facestream.evidence import evidence_jpeg
@@ -139,6 +139,7 @@ def make_app(
         Route("/evidence/{alert_id}.jpg", alert_evidence),
         *history.routes(database, (static / "history.html").read_bytes()),
         *teach.routes(config, gallery, find_alert, embed),
+        *search.routes(config, database, gallery, find_alert, embed),
         Mount("/static", StaticFiles(packages=[("facestream.dashboard", "static")])),
         *health.routes(readiness, registry),
     ]

@@ -5,6 +5,7 @@ import sys
 from dataclasses import dataclass
 
 from facestream.config import check, command_line, parse_topics, setting
+from facestream.errors import ConfigError
 from facestream.schemas import (
     ALERTS_TOPIC,
     CAMERA_STATUS_TOPIC,
@@ -31,6 +32,11 @@ class DashboardConfig:
     )
     database: str = setting(
         "", "The alert store's database, for the history: its --database (default $FACESTREAM_HOME/alerts.db)."
+    )
+    search: bool = setting(
+        False,
+        "Serve search by face over the sightings the alert store keeps (alert-store --sightings); needs --token; "
+        "every search is written to the audit log (docs/search.md).",
     )
     frames_topic: str = setting(FRAMES_TOPIC, "Topics of the camera frames (comma-separated).", parse=parse_topics)
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic of the detection events.")
@@ -62,6 +68,8 @@ class DashboardConfig:
 
     def __post_init__(self) -> None:
         check(self)
+        if self.search and not self.token:
+            raise ConfigError("--search needs --token: a search over people's movements is for those who hold it")
 
     @property
     def frames_topics(self) -> tuple[str, ...]:

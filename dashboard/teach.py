@@ -50,12 +50,16 @@ def lessons(gallery: Gallery) -> dict[str, dict[str, str]]:
     return found
 
 
+def change_entry(topic: str, gallery: Gallery, entry: GalleryEntry | None, person_id: str) -> None:
+    """Publish an entry (or remove the person) and hold it here at once, before the topic brings it."""
+    value = None if entry is None else pack_gallery_entry(entry)
+    publish(topic, person_id, value)
+    gallery.apply(person_id.encode(), value)
+
+
 def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, embed: Embed | None = None) -> list:
     def change(entry: GalleryEntry | None, person_id: str) -> None:
-        """Publish an entry (or remove the person) and hold it here at once, before the topic brings it."""
-        value = None if entry is None else pack_gallery_entry(entry)
-        publish(config.gallery_topic, person_id, value)
-        gallery.apply(person_id.encode(), value)
+        change_entry(config.gallery_topic, gallery, entry, person_id)
 
     def teach(alert: Alert, name: str, by: str) -> dict:
         faces, embedder = _faces(alert)

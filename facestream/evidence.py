@@ -104,20 +104,31 @@ def _find(
 
 def evidence_jpeg(alert: Alert, topics: tuple[str, ...]) -> bytes | None:
     """The frame of the alert's first sighting as a JPEG with the sighting's box drawn, or None."""
-    import cv2
-    import numpy as np
-
     if not alert.evidence:
         return None
     sighting = alert.evidence[0]
-    frame = find_frame(topics, alert.camera_id, sighting.frame_seq, sighting.capture_ts_ns)
+    return boxed_frame(topics, alert.camera_id, sighting.frame_seq, sighting.capture_ts_ns, sighting.box)
+
+
+def boxed_frame(
+    topics: tuple[str, ...],
+    camera_id: str,
+    frame_seq: int,
+    capture_ts_ns: int,
+    box: tuple[float, float, float, float] | None,
+) -> bytes | None:
+    """Frame ``camera_id``/``frame_seq`` as a JPEG with ``box`` drawn, or None if it is no longer kept."""
+    import cv2
+    import numpy as np
+
+    frame = find_frame(topics, camera_id, frame_seq, capture_ts_ns)
     if frame is None:
         return None
     image = cv2.imdecode(np.frombuffer(frame.data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
         return None
-    if sighting.box is not None:
-        x0, y0, x1, y1 = (round(v) for v in sighting.box)
+    if box is not None:
+        x0, y0, x1, y1 = (round(v) for v in box)
         cv2.rectangle(image, (x0, y0), (x1, y1), (40, 40, 230), max(2, image.shape[1] // 200))
     ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
     return jpeg.tobytes() if ok else None

@@ -6,6 +6,7 @@ only with faces of the same embedder, so there is one graph per embedder. The gr
 a range query: the sightings within ``1 - min_similarity`` of the query, best first, up to a limit.
 """
 
+import contextlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,6 +21,19 @@ EXPANSION_SEARCH = 64  # candidates weighed while searching (efSearch; a larger 
 EXACT_UP_TO = 100_000
 
 
+def _usearch_index():
+    """usearch's ``Index``. Its wheel links its own copy of the C++ library; a process that imports
+    ONNX Runtime after it crashes (usearch 2.26, onnxruntime 1.32: the dashboard embeds uploaded photos
+    with ONNX Runtime), one that imports ONNX Runtime first does not: so that comes first, when installed."""
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+    try:
+        from usearch.index import Index
+    except ImportError:
+        raise ConfigError("search by face needs usearch: pip install 'facestream[search]'") from None
+    return Index
+
+
 class FaceIndex:
     """The embeddings of one embedder's sightings."""
 
@@ -30,10 +44,7 @@ class FaceIndex:
         expansion_add: int = EXPANSION_ADD,
         expansion_search: int = EXPANSION_SEARCH,
     ) -> None:
-        try:
-            from usearch.index import Index
-        except ImportError:
-            raise ConfigError("search by face needs usearch: pip install 'facestream[search]'") from None
+        Index = _usearch_index()
         self.ndim = ndim
         self.graph = Index(
             ndim=ndim,

@@ -9,6 +9,7 @@ then groups them into visits: consecutive sightings on one camera, no more than 
 """
 
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from sqlalchemy import Engine
 
 from facestream.alertdb import sightings
 from facestream.alertdb.sightings import Seen
+from facestream.config import parse_duration
 from facestream.faceindex import FaceIndex
 
 # SFace's default match threshold, where bench/results/threshold-sface.json measured no false matches
@@ -24,6 +26,18 @@ from facestream.faceindex import FaceIndex
 MIN_SIMILARITY = 0.5
 VISIT_GAP_S = 30.0  # sightings on one camera further apart than this are separate visits
 LIMIT = 1000  # sightings a search returns at most, the most alike first
+
+
+def since_ns(text: str, now_ns: int | None = None) -> int:
+    """The start of a search's period from a duration (``24h``, ``90m``, ``7d``: that long ago) or Unix
+    milliseconds; ``""`` or ``0`` for all that is kept."""
+    text = text.strip()
+    if text in ("", "0"):
+        return 0
+    if text.isdigit():
+        return int(text) * 1_000_000
+    ago_s = parse_duration(text)
+    return (time.time_ns() if now_ns is None else now_ns) - int(ago_s * 1e9)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ SUBCOMMANDS = {
     "alert-store": "facestream.alert_store.cli:alert_store",
     "notify": "facestream.notifier.cli:notify",
     "dashboard": "facestream.tools.dashboard:dashboard",
+    "search": "facestream.tools.search:search",
     "export": "facestream.tools.export.cli:export",
     "config": "facestream.tools.config_show:config",
 }

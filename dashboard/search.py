@@ -1,0 +1,226 @@
+"""Search by face on the dashboard (``--search``, which needs ``--token``): where else was this face?
+
+``POST /api/search`` finds the sightings of a face the alert store keeps (``alert-store --sightings``):
+a photo as the body (``?photo=NAME``), or ``?alert=ID`` (the faces of an alert's evidence; ``&face=N``
+for one of them), or ``?person=ID`` (an enrolled person's faces). ``since`` (``24h``, ``7d``, Unix
+milliseconds; default 24h), ``threshold`` (default 0.5) and ``limit`` narrow it. It answers
+``{"audit_id", "sightings", "visits": [...]}``: visits newest first, each a camera's consecutive
+sightings with their similarity and ``frame`` (``GET /api/search/frames/<sighting_id>.jpg``: the frame
+with the face's box, while the frames topic still holds it). ``POST /api/search/forget`` erases a face:
+``?person=ID`` (every sighting alike to their enrolled faces, and their gallery entry) or a photo as the
+body. Every search and erasure is written to the audit log first (who, when, what, how many);
+``GET /api/search/audit`` shows it (``?format=csv`` exports it). Times are milliseconds in JSON.
+"""
+
+import hashlib
+import logging
+import threading
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from facestream import evidence
+from facestream.alertdb import audit, sightings
+from facestream.alertdb.sightings import embedder_name
+from facestream.dashboard.config import DashboardConfig
+from facestream.dashboard.teach import PHOTO_MAX_BYTES, Embed, FindAlert, change_entry
+from facestream.errors import FacestreamError
+from facestream.facesearch import LIMIT, MIN_SIMILARITY, Hit, SightingsIndex, Visit, since_ns, visits
+from facestream.gallery import Gallery
+
+log = logging.getLogger(__name__)
+MS = 1_000_000
+DEFAULT_SINCE = "24h"
+LIMIT_MAX = 10_000
+
+
+class Refused(Exception):
+    """A search that cannot be made, in words for the page, with its HTTP status."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a request asks about: its kind (audit.KINDS), in words, and the faces to look for."""
+
+    kind: str
+    subject: str
+    embeddings: list[bytes]
+    embedder: str
+    person_id: str | None = None  # an enrolled person's
+
+
+def routes(
+    config: DashboardConfig, engine: Engine, gallery: Gallery, find_alert: FindAlert, embed: Embed | None
+) -> list[Route]:
+    if not config.search:
+        return [Route("/api/search{rest:path}", _off, methods=["GET", "POST"])]
+    index = SightingsIndex(engine)
+    threading.Thread(target=index.follow, name="search-index", daemon=True).start()  # the first load: minutes at 10M
+
+    def query_of(request: Request, body: bytes) -> Query:
+        params = request.query_params
+        if "alert" in params:
+            alert = find_alert(params["alert"])
+            if alert is None:
+                raise Refused("no such alert in the feed or the alert store", 404)
+            faces, embedder = evidence.evidence_faces(alert, config.detections_topic)
+            embeddings = [face.embedding for face in faces if face.embedding is not None]
+            if "face" in params:
+                chosen = int(params["face"])
+                embeddings = embeddings[chosen : chosen + 1]
+            if not embeddings or embedder is None:
+                raise Refused("this alert's faces are no longer in Kafka, or carry no embeddings", 409)
+            face_said = f" face {params['face']}" if "face" in params else ""
+            return Query("alert", f"alert {alert.alert_id}{face_said}", embeddings, embedder_name(embedder))
+        if "person" in params:
+            entry = gallery.entry(params["person"])
+            if entry is None:
+                raise Refused("no such person in the gallery", 404)
+            subject = f"person {entry.person_id} ({entry.name})"
+            return Query("person", subject, list(entry.embeddings), embedder_name(entry.embedder), entry.person_id)
+        if embed is None:
+            raise Refused("this dashboard cannot embed photos (run it as `facestream dashboard`)", 501)
+        if not body or len(body) > PHOTO_MAX_BYTES:
+            raise Refused(f"send a photo as the body (up to {PHOTO_MAX_BYTES >> 20} MB), or ?alert= or ?person=")
+        try:
+            embeddings, embedder = embed([(params.get("photo", "photo.jpg"), body)])
+        except (ValueError, FacestreamError) as exc:
+            raise Refused(str(exc), 409) from None
+        subject = f"photo sha256 {hashlib.sha256(body).hexdigest()[:16]}"
+        return Query("photo", subject, embeddings, embedder_name(embedder))
+
+    def search(query: Query, who: str, since: str, threshold: float, limit: int) -> dict:
+        start = since_ns(since)
+        best: dict[int, Hit] = {}
+        for embedding in query.embeddings:  # several faces (a person's): each sighting at its best likeness
+            for hit in index.find(embedding, query.embedder, threshold, start, limit):
+                kept = best.get(hit.sighting.sighting_id)
+                if kept is None or hit.similarity > kept.similarity:
+                    best[hit.sighting.sighting_id] = hit
+        entry = audit.AuditEntry(who, query.kind, query.subject, len(best), start, threshold)
+        audit_id = audit.record(engine, entry)
+        log.info("search %d by %s: %s since %s: %d sightings", audit_id, who, query.subject, since, len(best))
+        return {"audit_id": audit_id, "sightings": len(best), "visits": [_visit(v) for v in visits(best.values())]}
+
+    def forget(query: Query, who: str, threshold: float) -> dict:
+        forgotten = index.forget(query.embeddings, query.embedder, threshold)
+        if query.person_id is not None:
+            change_entry(config.gallery_topic, gallery, None, query.person_id)
+        audit_id = audit.record(engine, audit.AuditEntry(who, "forget", query.subject, forgotten, None, threshold))
+        log.info("erasure %d by %s: %s: %d sightings forgotten", audit_id, who, query.subject, forgotten)
+        return {"audit_id": audit_id, "forgotten": forgotten, "gallery_entry_removed": query.kind == "person"}
+
+    async def find(request: Request) -> Response:
+        try:
+            params = request.query_params
+            threshold = float(params.get("threshold", MIN_SIMILARITY))
+            limit = int(params.get("limit", LIMIT))
+            if not 0.0 < threshold <= 1.0 or not 0 < limit <= LIMIT_MAX:
+                raise Refused(f"threshold must be in (0, 1] and limit in 1..{LIMIT_MAX}")
+            since_ns(params.get("since", DEFAULT_SINCE))  # checked before anything is looked at
+            query = await run_in_threadpool(query_of, request, await request.body())
+            found = await run_in_threadpool(
+                search, query, _who(request), params.get("since", DEFAULT_SINCE), threshold, limit
+            )
+        except ValueError as exc:
+            return PlainTextResponse(str(exc), 400)
+        except Refused as exc:
+            return PlainTextResponse(str(exc), exc.status)
+        return JSONResponse(found)
+
+    async def erase(request: Request) -> Response:
+        try:
+            threshold = float(request.query_params.get("threshold", MIN_SIMILARITY))
+            query = await run_in_threadpool(query_of, request, await request.body())
+            if query.kind == "alert":
+                raise Refused("erase by person or by photo: an alert's faces may be anyone's")
+            return JSONResponse(await run_in_threadpool(forget, query, _who(request), threshold))
+        except ValueError as exc:
+            return PlainTextResponse(str(exc), 400)
+        except Refused as exc:
+            return PlainTextResponse(str(exc), exc.status)
+
+    async def frame(request: Request) -> Response:
+        sighting_id = request.path_params["sighting_id"]
+        seen = (await run_in_threadpool(sightings.seen, engine, [sighting_id])).get(sighting_id)
+        if seen is None:
+            return PlainTextResponse("no such sighting is kept", 404)
+        jpeg = await run_in_threadpool(
+            evidence.boxed_frame, config.frames_topics, seen.camera_id, seen.frame_seq, seen.capture_ts_ns, seen.box
+        )
+        if jpeg is None:
+            return PlainTextResponse("that frame is no longer in Kafka", 404)
+        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "max-age=3600"})
+
+    async def audit_log(request: Request) -> Response:
+        try:
+            limit = min(int(request.query_params.get("limit", 200)), LIMIT_MAX)
+        except ValueError:
+            return PlainTextResponse("limit must be a number", 400)
+        entries = await run_in_threadpool(audit.entries, engine, limit)
+        if request.query_params.get("format") == "csv":
+            headers = {"Content-Disposition": 'attachment; filename="facestream-search-audit.csv"'}
+            return Response(audit.as_csv(entries), media_type="text/csv", headers=headers)
+        return JSONResponse({"entries": [_entry(e) for e in entries]})
+
+    return [
+        Route("/api/search", find, methods=["POST"]),
+        Route("/api/search/forget", erase, methods=["POST"]),
+        Route("/api/search/frames/{sighting_id:int}.jpg", frame),
+        Route("/api/search/audit", audit_log),
+    ]
+
+
+async def _off(_request: Request) -> Response:
+    return PlainTextResponse("search by face is off: start the dashboard with --search (and --token)", 404)
+
+
+def _who(request: Request) -> str:
+    return getattr(request.state, "reviewer", "anonymous")
+
+
+def _visit(visit: Visit) -> dict:
+    return {
+        "camera_id": visit.camera_id,
+        "first_ms": visit.first_ts_ns // MS,
+        "last_ms": visit.last_ts_ns // MS,
+        "best_similarity": round(visit.best.similarity, 4),
+        "sightings": [_sighting(hit) for hit in visit.hits],
+    }
+
+
+def _sighting(hit: Hit) -> dict:
+    seen = hit.sighting
+    return {
+        "sighting_id": seen.sighting_id,
+        "ms": seen.capture_ts_ns // MS,
+        "camera_id": seen.camera_id,
+        "frame_seq": seen.frame_seq,
+        "box": list(seen.box),
+        "score": seen.score,
+        "similarity": round(hit.similarity, 4),
+        "event_id": seen.event_id,
+        "face": seen.face,
+        "frame": f"/api/search/frames/{seen.sighting_id}.jpg",
+    }
+
+
+def _entry(entry: audit.AuditEntry) -> dict:
+    return {
+        "audit_id": entry.audit_id,
+        "at_ms": entry.at_ts_ns // MS,
+        "who": entry.who,
+        "kind": entry.kind,
+        "subject": entry.subject,
+        "since_ms": None if entry.since_ts_ns is None else entry.since_ts_ns // MS,
+        "min_similarity": entry.min_similarity,
+        "results": entry.results,
+    }
