@@ -78,7 +78,7 @@ def make_app(
 
     def shown() -> dict:
         """The state as the page draws it, with what each alert taught the gallery."""
-        return {**state.snapshot(), "taught": teach.lessons(gallery)}
+        return {**state.snapshot(), "taught": teach.lessons(gallery), "search": config.search}
 
     def find_alert(alert_id: str) -> Alert | None:
         """The alert as the feed has it, else as the alert store last kept it."""
@@ -139,7 +139,7 @@ def make_app(
         Route("/evidence/{alert_id}.jpg", alert_evidence),
         *history.routes(database, (static / "history.html").read_bytes()),
         *teach.routes(config, gallery, find_alert, embed),
-        *search.routes(config, database, gallery, find_alert, embed),
+        *search.routes(config, database, gallery, find_alert, embed, (static / "search.html").read_bytes()),
         Mount("/static", StaticFiles(packages=[("facestream.dashboard", "static")])),
         *health.routes(readiness, registry),
     ]

@@ -1,4 +1,6 @@
 """Search by face on the dashboard (``--search``, which needs ``--token``): where else was this face?
+The page ``/search`` (``static/search.*``; ``/search?alert=ID`` searches by an alert's faces at once,
+the live page's "Where else?" on a stranger) and its JSON API:
 
 ``POST /api/search`` finds the sightings of a face the alert store keeps (``alert-store --sightings``):
 a photo as the body (``?photo=NAME``), or ``?alert=ID`` (the faces of an alert's evidence; ``&face=N``
@@ -58,10 +60,15 @@ class Query:
 
 
 def routes(
-    config: DashboardConfig, engine: Engine, gallery: Gallery, find_alert: FindAlert, embed: Embed | None
+    config: DashboardConfig,
+    engine: Engine,
+    gallery: Gallery,
+    find_alert: FindAlert,
+    embed: Embed | None,
+    page_html: bytes,
 ) -> list[Route]:
     if not config.search:
-        return [Route("/api/search{rest:path}", _off, methods=["GET", "POST"])]
+        return [Route("/search", _off), Route("/api/search{rest:path}", _off, methods=["GET", "POST"])]
     index = SightingsIndex(engine)
     threading.Thread(target=index.follow, name="search-index", daemon=True).start()  # the first load: minutes at 10M
 
@@ -171,7 +178,11 @@ def routes(
             return Response(audit.as_csv(entries), media_type="text/csv", headers=headers)
         return JSONResponse({"entries": [_entry(e) for e in entries]})
 
+    async def page(_request: Request) -> Response:
+        return Response(page_html, media_type="text/html")
+
     return [
+        Route("/search", page),
         Route("/api/search", find, methods=["POST"]),
         Route("/api/search/forget", erase, methods=["POST"]),
         Route("/api/search/frames/{sighting_id:int}.jpg", frame),

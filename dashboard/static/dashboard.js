@@ -163,6 +163,8 @@ function evidenceImage(alertId) {
 // Teaching the gallery from an alert: "this is NAME" on a stranger's, "not NAME" on a watched
 // person's, and undo on whatever an alert taught. Rebuilt only when what the alert taught changes, so
 // a name being typed survives the stream's updates.
+let searchOn = false;  // the dashboard runs with --search
+
 function renderTeach(item, alert, lesson) {
   const key = lesson ? `${lesson.how}:${lesson.name}` : alert.kind;
   if (item.dataset.lesson === key) return;
@@ -192,6 +194,11 @@ function renderTeach(item, alert, lesson) {
     const wrong = element("button", "not-person", `Not ${alert.evidence.person}`);
     wrong.addEventListener("click", act("not-person"));
     box.append(wrong);
+  }
+  if (searchOn && (alert.kind === "stranger" || alert.kind === "person_seen")) {
+    const where = element("a", "search-face", "Where else?");  // search by this alert's faces
+    where.href = `search?alert=${encodeURIComponent(alert.alert_id)}`;
+    box.append(where);
   }
   box.append(said);
 }
@@ -264,6 +271,7 @@ function render(state) {
     if (alert.zone) open.get(alert.camera_id).add(alert.zone);
   }
   renderCameras(state.cameras, open);
+  searchOn = Boolean(state.search);
   renderAlerts(state.alerts, state.taught || {});
   renderGroups(state.groups);
   const events = state.cameras.reduce((n, c) => n + c.events_total, 0);

@@ -1,7 +1,7 @@
 """Search by face as a deployment runs it: detection events with real SFace embeddings of the sample
-photos, kept by ``alert-store --sightings``, searched through the dashboard's API (``--search``) and
-the command line, by photo, by an alert's face and by an enrolled person; every search in the audit
-log; a person erased on request is gone from the database, the index and the gallery."""
+photos, kept by ``alert-store --sightings``, searched through the dashboard's API (``--search``), its
+page in Chromium and the command line, by photo, by an alert's face and by an enrolled person; every
+search in the audit log; a person erased on request is gone from the database, index and gallery."""
 
 import csv
 import io
@@ -16,6 +16,7 @@ import cv2
 import pytest
 from click.testing import CliRunner
 from helpers.alert import DETECTOR
+from helpers.browser import chromium, console_errors, count, images_loaded
 from helpers.http import free_port, get
 from helpers.producer import wait_until
 from helpers.worker import enrol, pipeline_names
@@ -155,6 +156,20 @@ def test_a_face_is_found_across_cameras_audited_and_erased_on_request(
         by_alert = json.loads(api(port, "POST", f"/api/search?alert={alert.alert_id}&face=0")[1])
         assert [(v["camera_id"], len(v["sightings"])) for v in by_alert["visits"]] == [("gate", 3)]
 
+        with chromium() as browser:  # the page: a photo uploaded, then the live page's link from an alert
+            browser.get(f"http://127.0.0.1:{port}/search?token={TOKEN}")
+            browser.find_element("css selector", "input[name=photo]").send_keys(str(sample_dir / "obama.jpg"))
+            browser.find_element("css selector", "#query button[type=submit]").click()
+            wait_until(lambda: count(browser, "#visits .visit") == 2, 60, "the visits on the page")
+            cameras = [
+                li.get_attribute("data-camera") for li in browser.find_elements("css selector", "#visits .visit")
+            ]
+            assert cameras == ["hall", "door"] and count(browser, "#timeline .lane") == 2
+            wait_until(lambda: images_loaded(browser, "#visits .visit img") == 2, 30, "each visit's frame")
+            browser.get(f"http://127.0.0.1:{port}/search?alert={alert.alert_id}")
+            wait_until(lambda: count(browser, "#visits .visit[data-camera=gate]") == 1, 60, "the alert's face found")
+            assert count(browser, "#audit tbody tr") == 5 and console_errors(browser) == []
+
         said = CliRunner().invoke(
             cli, ["search", "--person", "barack-obama", "--url", f"http://127.0.0.1:{port}", "--token", TOKEN]
         )
@@ -177,7 +192,17 @@ def test_a_face_is_found_across_cameras_audited_and_erased_on_request(
 
         status, exported = api(port, "GET", "/api/search/audit?format=csv")
         rows = list(csv.DictReader(io.StringIO(exported.decode())))
-        assert status == 200 and [r["kind"] for r in rows] == ["photo", "forget", "person", "alert", "photo", "photo"]
+        kinds = [
+            "photo",
+            "forget",
+            "person",
+            "alert",
+            "photo",
+            "alert",
+            "photo",
+            "photo",
+        ]  # the page's two in the middle
+        assert status == 200 and [r["kind"] for r in rows] == kinds
         assert {r["who"] for r in rows} == {"auditor"} and rows[1]["results"] == "5"
         assert rows[-1]["subject"].startswith("photo sha256 ") and rows[-1]["results"] == "5"
 
