@@ -87,6 +87,23 @@ def kill_now_and_then(config: AlertStoreConfig, log: Path, rng: random.Random, r
     return kills
 
 
+def run_to_the_end(config: AlertStoreConfig, database_url: str, log: Path, records: int):
+    """Run the store until it owns the partitions and its rows say it is past all ``records`` (not until
+    it idles: a killed member holds the partitions for a session, and a stalled machine can look
+    idle), then stop it as asked; its database."""
+    engine, port = open_database(database_url), free_port()
+    with open(log, "ab") as out:
+        final = subprocess.Popen(alert_store_command(config, http_port=port), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: get(port, "/readyz")[0] == 200, 240, "the last store to own the partitions")
+        wait_until(lambda: stored_through(engine) == records, 240, "the last store to reach the topics' ends")
+    finally:
+        final.send_signal(signal.SIGTERM)
+        final.wait(timeout=60)
+    assert final.returncode == 0, log.read_text()[-3000:]
+    return engine
+
+
 def test_killed_again_and_again_it_keeps_every_record_exactly_once(
     names: dict, database_url: str, bootstrap: str, tmp_path: Path
 ) -> None:
@@ -100,19 +117,7 @@ def test_killed_again_and_again_it_keeps_every_record_exactly_once(
     assert producer.flush(30) == 0
     config = store_config(names, database_url, batch=5)
     kills = kill_now_and_then(config, tmp_path / "store.log", rng, runs=4)
-    # The last one runs until it owns the partitions and its rows say it is past every record (not until
-    # it idles: a killed member holds the partitions for a session, and a stalled machine can look
-    # idle), then stops as asked.
-    engine, port = open_database(database_url), free_port()
-    with open(tmp_path / "store.log", "ab") as out:
-        final = subprocess.Popen(alert_store_command(config, http_port=port), stdout=out, stderr=subprocess.STDOUT)
-    try:
-        wait_until(lambda: get(port, "/readyz")[0] == 200, 240, "the last store to own the partitions")
-        wait_until(lambda: stored_through(engine) == len(sent) + 2, 240, "the last store to reach the topic's end")
-    finally:
-        final.send_signal(signal.SIGTERM)
-        final.wait(timeout=60)
-    assert final.returncode == 0, (tmp_path / "store.log").read_text()[-3000:]
+    engine = run_to_the_end(config, database_url, tmp_path / "store.log", len(sent) + 2)
     distinct = {(a.alert_id, a.state, a.updated_ts_ns) for a in sent}
     with engine.connect() as conn:
         kept = set(conn.execute(select(records.c.alert_id, records.c.state, records.c.updated_ts_ns)).all())
@@ -152,16 +157,7 @@ def test_with_sightings_it_keeps_every_embedded_face_once_beside_the_alerts(
     total = records_sent + 1 + len(alerts_sent)
     config = store_config(names, database_url, batch=50, sightings=True)
     kills = kill_now_and_then(config, tmp_path / "store.log", rng, runs=2)
-    engine, port = open_database(database_url), free_port()
-    with open(tmp_path / "store.log", "ab") as out:
-        final = subprocess.Popen(alert_store_command(config, http_port=port), stdout=out, stderr=subprocess.STDOUT)
-    try:
-        wait_until(lambda: get(port, "/readyz")[0] == 200, 240, "the last store to own the partitions")
-        wait_until(lambda: stored_through(engine) == total, 240, "the last store to reach both topics' ends")
-    finally:
-        final.send_signal(signal.SIGTERM)
-        final.wait(timeout=60)
-    assert final.returncode == 0, (tmp_path / "store.log").read_text()[-3000:]
+    engine = run_to_the_end(config, database_url, tmp_path / "store.log", total)
     with engine.connect() as conn:
         kept = conn.execute(select(sightings.c.event_id, sightings.c.face)).all()
         row = conn.execute(select(sightings).where(sightings.c.face == 1).limit(1)).one()

@@ -19,14 +19,14 @@ from helpers.alert import DETECTOR
 from helpers.browser import chromium, console_errors, count, images_loaded
 from helpers.http import free_port, get
 from helpers.producer import wait_until
-from helpers.worker import enrol, pipeline_names
+from helpers.worker import dashboard_on, enrol, pipeline_names
 from sqlalchemy import func, select
 
 from facestream import gallery, kafka_clients
 from facestream.alert_store.config import AlertStoreConfig, alert_store_command
 from facestream.alertdb import open_database
 from facestream.alertdb.schema import sightings
-from facestream.dashboard.config import DashboardConfig, dashboard_command
+from facestream.dashboard.config import dashboard_command
 from facestream.detector_service.config import DetectorConfig
 from facestream.schemas import (
     Alert,
@@ -118,18 +118,7 @@ def test_a_face_is_found_across_cameras_audited_and_erased_on_request(
         assert conn.execute(select(func.count()).select_from(sightings)).scalar_one() == 8
     enrol(names, "Barack Obama", sample_dir / "obama.jpg")
     port = free_port()
-    config = DashboardConfig(
-        http_port=port,
-        token=TOKEN,
-        search=True,
-        database=database,
-        frames_topic=names["frames"],
-        detections_topic=names["detections"],
-        alerts_topic=names["alerts"],
-        gallery_topic=names["gallery"],
-        poses_topic=f"{names['alerts']}.poses",
-        status_topic=f"{names['alerts']}.status",
-    )
+    config = dashboard_on(names, port, database, token=TOKEN, search=True)
     with open(tmp_path / "dashboard.log", "wb") as out:
         page = subprocess.Popen(dashboard_command(config), stdout=out, stderr=subprocess.STDOUT)
     try:

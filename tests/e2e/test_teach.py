@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from helpers.browser import chromium, console_errors, count, wait_until
 from helpers.http import free_port, get
 from helpers.kafka import detector_config, photos_to, read_topic
-from helpers.worker import alerting, enrol, pipeline_names, scene, states, stop
+from helpers.worker import alerting, dashboard_on, enrol, pipeline_names, scene, states, stop
 
 from facestream import gallery
-from facestream.dashboard.config import DashboardConfig, dashboard_command
+from facestream.dashboard.config import dashboard_command
 from facestream.detector_service.config import detector_command
 from facestream.schemas import unpack_alert
 from facestream.tools.cli import cli
@@ -49,17 +49,7 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
         names, log, rules="stranger,person_seen", stranger={"cooldown_s": 0}, person_seen={"cooldown_s": 0}
     )
     port, page_log = free_port(), tmp_path / "dashboard.log"
-    config = DashboardConfig(
-        http_port=port,
-        token=TOKEN,
-        frames_topic=names["frames"],
-        detections_topic=names["detections"],
-        alerts_topic=names["alerts"],
-        gallery_topic=names["gallery"],
-        poses_topic=f"{names['alerts']}.poses",
-        status_topic=f"{names['alerts']}.status",
-        database=f"sqlite:///{tmp_path / 'alerts.db'}",
-    )
+    config = dashboard_on(names, port, f"sqlite:///{tmp_path / 'alerts.db'}", token=TOKEN)
     with open(page_log, "wb") as out:
         page_proc = subprocess.Popen(dashboard_command(config), stdout=out, stderr=subprocess.STDOUT)
 

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig, alerting_command
+from facestream.dashboard.config import DashboardConfig
 from facestream.schemas import Alert, unpack_alert
 from facestream.tools.cli import cli
 from helpers.kafka import read_topic
@@ -105,3 +106,18 @@ def enrol(names: dict, name: str, photo: Path) -> None:
         cli, ["gallery", "enroll", "--name", name, "--topic", names["gallery"], "--provider", "cpu", str(photo)]
     )
     assert result.exit_code == 0, result.output
+
+
+def dashboard_on(names: dict, port: int, database: str, **changes) -> DashboardConfig:
+    """The dashboard's settings for a test's pipeline topics (``pipeline_names``), its page on ``port``."""
+    return DashboardConfig(
+        http_port=port,
+        database=database,
+        frames_topic=names["frames"],
+        detections_topic=names["detections"],
+        alerts_topic=names["alerts"],
+        gallery_topic=names["gallery"],
+        poses_topic=f"{names['alerts']}.poses",
+        status_topic=f"{names['alerts']}.status",
+        **changes,
+    )
