@@ -104,18 +104,11 @@ def routes(
         subject = f"photo sha256 {hashlib.sha256(body).hexdigest()[:16]}"
         return Query("photo", subject, embeddings, embedder_name(embedder))
 
-    def search(query: Query, who: str, since: str, threshold: float, limit: int) -> dict:
-        start = since_ns(since)
-        best: dict[int, Hit] = {}
-        for embedding in query.embeddings:  # several faces (a person's): each sighting at its best likeness
-            for hit in index.find(embedding, query.embedder, threshold, start, limit):
-                kept = best.get(hit.sighting.sighting_id)
-                if kept is None or hit.similarity > kept.similarity:
-                    best[hit.sighting.sighting_id] = hit
-        entry = audit.AuditEntry(who, query.kind, query.subject, len(best), start, threshold)
-        audit_id = audit.record(engine, entry)
-        log.info("search %d by %s: %s since %s: %d sightings", audit_id, who, query.subject, since, len(best))
-        return {"audit_id": audit_id, "sightings": len(best), "visits": [_visit(v) for v in visits(best.values())]}
+    def search(query: Query, who: str, start: int, threshold: float, limit: int) -> dict:
+        hits = index.find(query.embeddings, query.embedder, threshold, start, limit)
+        audit_id = audit.record(engine, audit.AuditEntry(who, query.kind, query.subject, len(hits), start, threshold))
+        log.info("search %d by %s: %s: %d sightings", audit_id, who, query.subject, len(hits))
+        return {"audit_id": audit_id, "sightings": len(hits), "visits": [_visit(v) for v in visits(hits)]}
 
     def forget(query: Query, who: str, threshold: float) -> dict:
         forgotten = index.forget(query.embeddings, query.embedder, threshold)
@@ -132,11 +125,9 @@ def routes(
             limit = int(params.get("limit", LIMIT))
             if not 0.0 < threshold <= 1.0 or not 0 < limit <= LIMIT_MAX:
                 raise Refused(f"threshold must be in (0, 1] and limit in 1..{LIMIT_MAX}")
-            since_ns(params.get("since", DEFAULT_SINCE))  # checked before anything is looked at
+            start = since_ns(params.get("since", DEFAULT_SINCE))
             query = await run_in_threadpool(query_of, request, await request.body())
-            found = await run_in_threadpool(
-                search, query, _who(request), params.get("since", DEFAULT_SINCE), threshold, limit
-            )
+            found = await run_in_threadpool(search, query, _who(request), start, threshold, limit)
         except ValueError as exc:
             return PlainTextResponse(str(exc), 400)
         except Refused as exc:

@@ -10,7 +10,7 @@ then groups them into visits: consecutive sightings on one camera, no more than 
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,40 +136,39 @@ class SightingsIndex:
 
     def find(
         self,
-        embedding: bytes,
+        embeddings: Sequence[bytes],
         embedder: str,
         min_similarity: float = MIN_SIMILARITY,
         since_ns: int = 0,
         limit: int = LIMIT,
     ) -> list[Hit]:
-        """The sightings of faces at least ``min_similarity`` alike captured since ``since_ns``, the
-        most alike first (at most ``limit`` are looked at: older ones can take the places of newer)."""
+        """The sightings of faces at least ``min_similarity`` alike to one of ``embeddings`` (one face,
+        or a person's several: each sighting at its best likeness), captured since ``since_ns``, the most
+        alike first (at most ``limit`` per face are looked at: older ones can take the places of newer)."""
         self.follow()
+        best: dict[int, float] = {}
         with self._lock:
             index = self.indexes.get(embedder)
-            matches = index.within(embedding, min_similarity, limit) if index is not None else []
-        rows = sightings.seen(self.engine, [key for key, _ in matches])
-        gone = [key for key, _ in matches if key not in rows]
+            for embedding in embeddings if index is not None else ():
+                for key, similarity in index.within(embedding, min_similarity, limit):
+                    best[key] = max(similarity, best.get(key, similarity))
+        rows = sightings.seen(self.engine, list(best))
+        gone = [key for key in best if key not in rows]
         if gone:
             with self._lock:
                 self.indexes[embedder].forget(gone)
-        return [
-            Hit(rows[key], similarity)
-            for key, similarity in matches
-            if key in rows and rows[key].capture_ts_ns >= since_ns
-        ]
+        hits = [Hit(rows[key], similarity) for key, similarity in best.items() if key in rows]
+        hits = [hit for hit in hits if hit.sighting.capture_ts_ns >= since_ns]
+        return sorted(hits, key=lambda hit: hit.similarity, reverse=True)
 
-    def forget(self, embeddings: Iterable[bytes], embedder: str, min_similarity: float = MIN_SIMILARITY) -> int:
+    def forget(self, embeddings: Sequence[bytes], embedder: str, min_similarity: float = MIN_SIMILARITY) -> int:
         """Delete every sighting at least ``min_similarity`` alike to any of ``embeddings`` from the
         table and the index (erasure on request); return how many were."""
-        ids: set[int] = set()
-        for embedding in embeddings:
-            while True:  # a face seen more often than one search returns: search again until none is left
-                found = {hit.sighting.sighting_id for hit in self.find(embedding, embedder, min_similarity)}
-                if not found:
-                    break
-                ids |= found
-                sightings.remove(self.engine, sorted(found))
-                with self._lock:
-                    self.indexes[embedder].forget(sorted(found))
-        return len(ids)
+        forgotten = 0
+        while True:  # a face seen more often than one search returns: search again until none is left
+            found = sorted(hit.sighting.sighting_id for hit in self.find(embeddings, embedder, min_similarity))
+            if not found:
+                return forgotten
+            forgotten += sightings.remove(self.engine, found)
+            with self._lock:
+                self.indexes[embedder].forget(found)

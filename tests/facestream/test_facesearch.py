@@ -45,36 +45,38 @@ def query(seed: int) -> bytes:
 
 def test_a_face_is_found_in_visits_newest_first(store: SightingWriter) -> None:
     index = SightingsIndex(store.engine)
-    hits = index.find(query(1), SFACE_NAME)
+    hits = index.find([query(1)], SFACE_NAME)
     assert len(hits) == 10 and all(hit.similarity > 0.8 for hit in hits)
     assert hits == sorted(hits, key=lambda hit: hit.similarity, reverse=True)
     found = visits(hits)
     assert [(v.camera_id, len(v.hits)) for v in found] == [("gate", 2), ("hall", 3), ("gate", 5)]
     assert [v.first_ts_ns // S for v in found] == [1300, 1100, 1000] and found[1].last_ts_ns == 1104 * S
     assert all(a.sighting.capture_ts_ns > b.sighting.capture_ts_ns for v in found for a, b in zip(v.hits, v.hits[1:]))
-    assert len(index.find(query(1), SFACE_NAME, since_ns=1100 * S)) == 5
-    assert index.find(query(1), "another-embedder") == [] and index.find(query(7), SFACE_NAME) == []
+    assert len(index.find([query(1)], SFACE_NAME, since_ns=1100 * S)) == 5
+    assert index.find([query(1)], "another-embedder") == [] and index.find([query(7)], SFACE_NAME) == []
+    both = index.find([query(1), query(2)], SFACE_NAME)  # a person's several faces: each sighting once
+    assert len(both) == 14 and len({hit.sighting.sighting_id for hit in both}) == 14
 
 
 def test_the_index_follows_the_table_and_drops_what_retention_took(store: SightingWriter) -> None:
     index = SightingsIndex(store.engine)
     assert index.follow() == 14 and len(index) == 14
     store.write([ReceivedEvent("detections", 0, 14, event(40, 1400, face(alike(1, 40)), camera="lift"))])
-    assert [v.camera_id for v in visits(index.find(query(1), SFACE_NAME))] == ["lift", "gate", "hall", "gate"]
+    assert [v.camera_id for v in visits(index.find([query(1)], SFACE_NAME))] == ["lift", "gate", "hall", "gate"]
     gone = store.prune(max_age_s=350, max_sightings=100, now_ns=1400 * S)  # before 1050 s: both at the gate
     assert len(gone) == 5 + 4
-    assert [v.camera_id for v in visits(index.find(query(1), SFACE_NAME))] == ["lift", "gate", "hall"]
+    assert [v.camera_id for v in visits(index.find([query(1)], SFACE_NAME))] == ["lift", "gate", "hall"]
     assert len(index) == 15 - 5  # the ids before the oldest kept are dropped; the other person's later ones ...
-    assert index.find(query(2), SFACE_NAME) == [] and len(index) == 15 - 9  # ... when a search finds them gone
+    assert index.find([query(2)], SFACE_NAME) == [] and len(index) == 15 - 9  # ... when a search finds them gone
 
 
 def test_forget_erases_a_face_from_the_table_and_the_index(store: SightingWriter) -> None:
     index = SightingsIndex(store.engine)
     index.follow()
     assert index.forget([query(1)], SFACE_NAME) == 10
-    assert index.find(query(1), SFACE_NAME) == [] and len(index) == 4
+    assert index.find([query(1)], SFACE_NAME) == [] and len(index) == 4
     fresh = SightingsIndex(store.engine)  # what a restarted dashboard reads: the rows are gone too
-    assert fresh.follow() == 4 and len(fresh.find(query(2), SFACE_NAME)) == 4
+    assert fresh.follow() == 4 and len(fresh.find([query(2)], SFACE_NAME)) == 4
 
 
 def test_every_search_is_in_the_audit_log(database_url: str) -> None:
