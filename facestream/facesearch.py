@@ -149,8 +149,8 @@ class SightingsIndex:
         best: dict[int, float] = {}
         with self._lock:
             index = self.indexes.get(embedder)
-            for embedding in embeddings if index is not None else ():
-                for key, similarity in index.within(embedding, min_similarity, limit):
+            for embedding in embeddings:
+                for key, similarity in index.within(embedding, min_similarity, limit) if index else ():
                     best[key] = max(similarity, best.get(key, similarity))
         rows = sightings.seen(self.engine, list(best))
         gone = [key for key in best if key not in rows]
