@@ -35,7 +35,8 @@ class StoreStats:
     kept: int = 0  # new to the database
     repeats: int = 0  # already there (a worker's repeat, or a replay)
     unreadable: int = 0  # dead-lettered
-    sightings: int = 0  # faces with an embedding new to the database (--sightings)
+    keeps_sightings: bool = False  # --sightings: the figures below are on the stats line
+    sightings: int = 0  # faces with an embedding new to the database
     sightings_forgotten: int = 0  # past the sightings' retention
     snapshots: dict[str, int] = field(default_factory=dict)  # by status: kept, gone, none
     forgotten: int = 0  # alerts past the retention
@@ -44,11 +45,13 @@ class StoreStats:
 
     def line(self) -> str:
         shots = " ".join(f"{k}={v}" for k, v in sorted(self.snapshots.items())) or "none yet"
-        return (
+        line = (
             f"records {self.records}, kept {self.kept}, repeats {self.repeats}, unreadable {self.unreadable} | "
-            f"snapshots {shots} | forgotten {self.forgotten}, images dropped {self.images_dropped} | "
-            f"sightings kept {self.sightings}, forgotten {self.sightings_forgotten}"
+            f"snapshots {shots} | forgotten {self.forgotten}, images dropped {self.images_dropped}"
         )
+        if self.keeps_sightings:
+            line += f" | sightings kept {self.sightings}, forgotten {self.sightings_forgotten}"
+        return line
 
     def collect(self):
         for name, help_text, value in (
@@ -86,7 +89,7 @@ def run(config: AlertStoreConfig, bootstrap: str | None = None) -> StoreStats:
     bootstrap = bootstrap or kafka_clients.bootstrap_servers()
     kafka_clients.check_reachable(bootstrap)
     url = config.database or default_url()
-    stats = StoreStats()
+    stats = StoreStats(keeps_sightings=config.sightings)
     readiness = health.Readiness("database_open", "partitions_assigned")
     if config.http_port:
         registry = CollectorRegistry()
