@@ -23,7 +23,9 @@ from facestream.schemas import (
 Record = TypeVar("Record", Frame, DetectionEvent)
 
 LOOK_BEFORE_S = 2.0  # records' timestamps trail capture slightly; start a little earlier
-LOOK_AFTER_S = 10.0  # give up past this, or past the topics' ends
+# Give up on a partition past this, or past its end. Detection events carry the detector's clock: one
+# running behind (SFace on a loaded CPU) stamps them well after capture, so a minute, not seconds.
+LOOK_AFTER_S = 60.0
 READ_TIMEOUT_S = 10.0
 
 
