@@ -577,6 +577,46 @@ def soak(result: dict) -> list[str]:
     return lines
 
 
+def search(result: dict) -> list[str]:
+    """The face-search index side by side with exact search, and the store's rate of keeping sightings."""
+    m, s = result["machine"], result["settings"]
+    lines = [
+        f"**Search by face, {m['cores']} cores of an {m['cpu']}** (`{result['command']}`): {s['sightings']:,} "
+        f"made-up {s['ndim']}-value sightings of {s['people']:,} people ({result['matches_per_query']['median']:.0f} "
+        f"matches per query at the median), {s['queries']} queries at similarity {s['min_similarity']:g}, HNSW with "
+        f"{s['connectivity']} links, {s['expansion_add']} candidates while adding and {s['expansion_search']} while "
+        "searching:",
+        "",
+        "| | adds per second | query median | query p99 | recall (mean, worst query) | memory |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, r in result["libraries"].items():
+        q = r["query_ms"]
+        lines.append(
+            f"| {name} | {r['add_per_s']:,} | {q['median']:.2f} ms | {q['p99']:.2f} ms "
+            f"| {r['recall']:.4f}, {r['recall_worst']:.3f} | {r['memory_mb']:.0f} MB |"
+        )
+    q = result["exact"]["query_ms"]
+    lines.append(
+        f"| exact (NumPy) | - | {q['median']:.2f} ms | {q['p99']:.2f} ms | 1 | {result['exact']['memory_mb']:.0f} MB |"
+    )
+    kept = "; ".join(f"{engine} {r['per_s']:,}" for engine, r in result.get("store", {}).items())
+    if kept:
+        lines += [
+            "",
+            f"Sightings the alert store kept per second ({s['store_sightings']:,} sightings, {s['batch']} events per "
+            f"transaction): {kept}.",
+        ]
+    lines += ["", f"Source: `bench/results/{result['_file']}`."]
+    return lines
+
+
+def render_search() -> str:
+    """The newest search measurement for docs/search.md."""
+    runs = [r for r in load().values() if r["benchmark"] == "search"]
+    return "\n".join(search(runs[-1])) if runs else "Not measured yet: run `python -m bench search`."
+
+
 RENDERERS = {
     "alert_store": alert_store,
     "alerting": alerting,
@@ -593,6 +633,7 @@ RENDERERS = {
     "pipeline": pipeline,
     "pose": pose,
     "profile": profile,
+    "search": search,
     "soak": soak,
     "threshold": threshold,
 }
@@ -1045,6 +1086,7 @@ BLOCKS = {
     ("README.md", "summary"): render_summary,
     ("docs/mogface.md", "mogface-speed"): render_mogface_speed,
     ("docs/alerting.md", "threshold"): render_threshold,
+    ("docs/search.md", "search"): render_search,
 }
 
 
