@@ -600,6 +600,7 @@ def search(result: dict) -> list[str]:
     lines.append(
         f"| exact (NumPy) | - | {q['median']:.2f} ms | {q['p99']:.2f} ms | 1 | {result['exact']['memory_mb']:.0f} MB |"
     )
+    lines += _search_growth(result) + _search_real_faces(result)
     kept = "; ".join(f"{engine} {r['per_s']:,}" for engine, r in result.get("store", {}).items())
     if kept:
         lines += [
@@ -608,6 +609,51 @@ def search(result: dict) -> list[str]:
             f"transaction): {kept}.",
         ]
     lines += ["", f"Source: `bench/results/{result['_file']}`."]
+    return lines
+
+
+def _search_growth(result: dict) -> list[str]:
+    """Query time and recall at the sizes measured on the way to the full index."""
+    full = result["settings"]["sightings"]
+    rows = [
+        (name, size)
+        for name, r in result["libraries"].items()
+        for size in [*r.get("growth", []), {**r, "sightings": full}]
+    ]
+    if len(rows) == len(result["libraries"]):  # no sizes on the way
+        return []
+    lines = ["", "| | sightings | query median | query p99 | recall (mean, worst query) |", "|---|---|---|---|---|"]
+    for name, size in rows:
+        q = size["query_ms"]
+        lines.append(
+            f"| {name} | {size['sightings']:,} | {q['median']:.2f} ms | {q['p99']:.2f} ms "
+            f"| {size['recall']:.4f}, {size['recall_worst']:.3f} |"
+        )
+    return lines
+
+
+def _search_real_faces(result: dict) -> list[str]:
+    """The sample photos' faces searched for among the made-up sightings."""
+    real = result.get("real_faces")
+    if not real:
+        return []
+    pairs = real["exact"]["pairs"]
+    lines = [
+        "",
+        f"Real faces: {real['faces']} faces of {real['people']} people ({real['photos']} photos, each also flipped, "
+        "cropped, re-encoded and scaled; YuNet and SFace) added to the full index and each searched for at "
+        f"similarity {result['settings']['min_similarity']:g}: the share of the same person's other faces found "
+        f"({pairs['one_photo']:,} pairs from one photo, {pairs['two_photos']:,} from two), and other people's faces "
+        f"found ({pairs['two_people']:,} pairs):",
+        "",
+        "| | recall | one photo | two photos | false matches | made-up sightings found |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, r in [("exact", real["exact"]), *((n, m["real_faces"]) for n, m in result["libraries"].items())]:
+        lines.append(
+            f"| {name} | {r['recall']:.4f} | {r['recall_one_photo']:.4f} | {r['recall_two_photos']:.4f} "
+            f"| {r['false_matches']} ({100 * r['false_match_rate']:.2f}%) | {r['made_up_found']} |"
+        )
     return lines
 
 

@@ -8,9 +8,15 @@ about 0.5 to 0.8 alike (as SFace's are for one person in the sample photos, benc
 people's about 0 +- 0.09. Each query is a fresh sighting of a random person. For each library: how many
 sightings a second it indexes (in batches of ``--add-batch``, as a store adds them while they arrive),
 the query time (median and p99), the recall of what exact search (NumPy, all vectors in float32) finds
-above the threshold, and the index's memory. First, how many sightings a second the alert store keeps
+above the threshold, and the index's memory; the query time and recall also at smaller sizes on the
+way (``--checkpoints``: how they grow). First, how many sightings a second the alert store keeps
 (``alertdb.sightings``: rows and offsets in one transaction per batch of events, two faces an event),
 on SQLite and on a PostgreSQL server it starts.
+
+Made-up vectors say nothing of real faces, so the faces ``bench threshold`` reads (the sample photos and
+their flipped, cropped, re-encoded and scaled views, through YuNet and SFace) are then added to each
+full index and each searched for at the threshold: the share of the same person's other faces found,
+and the other people's faces found (false matches), beside exact search over the same vectors.
 """
 
 import gc
@@ -115,9 +121,18 @@ def run(cfg: SearchBenchConfig, command: str) -> dict:
     print(f"exact: {statistics.median(exact_ms):.1f} ms per query, {result['matches_per_query']['median']} matches")
     result["store"] = {name: _store(name, cfg, seen[: cfg.store_sightings]) for name in cfg.engines}
     save(result, cfg.out)
+    real = _real_faces() if cfg.real_faces else []
+    if real:
+        result["real_faces"] = {
+            "faces": len(real),
+            "people": len({face["person"] for face in real}),
+            "photos": len({face["photo"] for face in real}),
+            "exact": _real_search(_exact_finder(seen, real, cfg.min_similarity), real, cfg.sightings),
+        }
+        print(f"real faces, exact: {result['real_faces']['exact']}")
     keys = np.arange(cfg.sightings, dtype=np.int64)
     for name in cfg.libraries:
-        result["libraries"][name] = _measure(name, cfg, keys, seen, queries, truth)
+        result["libraries"][name] = _measure(name, cfg, keys, seen, queries, truth, real)
         save(result, cfg.out)
         gc.collect()
     result["complete"] = True
@@ -125,12 +140,37 @@ def run(cfg: SearchBenchConfig, command: str) -> dict:
     return result
 
 
-def _measure(name, cfg: SearchBenchConfig, keys, seen, queries, truth) -> dict:
+def _measure(name, cfg: SearchBenchConfig, keys, seen, queries, truth, real: list[dict]) -> dict:
     index = LIBRARIES[name](cfg.ndim, cfg.connectivity, cfg.expansion_add, cfg.expansion_search)
-    started = time.perf_counter()
+    add_s, growth = 0.0, []
+    sizes = sorted({n for n in cfg.checkpoints if n < len(keys)} | {len(keys)})
     for start in range(0, len(keys), cfg.add_batch):
-        index.add(keys[start : start + cfg.add_batch], seen[start : start + cfg.add_batch])
-    add_s = time.perf_counter() - started
+        stop = min(start + cfg.add_batch, len(keys))
+        began = time.perf_counter()
+        index.add(keys[start:stop], seen[start:stop])
+        add_s += time.perf_counter() - began
+        if any(start < size <= stop for size in sizes):
+            growth.append({"sightings": stop, **_queries(index, cfg, queries, [t[t < stop] for t in truth])})
+            print(f"{name} at {stop:,}: {growth[-1]['query_ms']}")
+    measured = {
+        "add_per_s": round(len(keys) / add_s),
+        **growth[-1],
+        "growth": growth[:-1],
+        "memory_mb": round(index.memory_bytes() / 2**20, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+    del measured["sightings"]
+    if real:
+        index.add(len(keys) + np.arange(len(real)), np.stack([face["vector"] for face in real]).astype(np.float16))
+        measured["real_faces"] = _real_search(
+            lambda vector: index.within(vector, cfg.min_similarity, cfg.limit), real, len(keys)
+        )
+    print(f"{name}: {measured}")
+    return measured
+
+
+def _queries(index: RangeIndex, cfg: SearchBenchConfig, queries: np.ndarray, truth: list[np.ndarray]) -> dict:
+    """The query time over what ``index`` holds now, and the share of what exact search finds."""
     times, recalls = [], []
     for query, expected in zip(queries, truth):
         began = time.perf_counter()
@@ -138,16 +178,59 @@ def _measure(name, cfg: SearchBenchConfig, keys, seen, queries, truth) -> dict:
         times.append((time.perf_counter() - began) * 1000)
         if len(expected):
             recalls.append(len(np.intersect1d(found, expected)) / min(len(expected), cfg.limit))
-    measured = {
-        "add_per_s": round(len(keys) / add_s),
+    return {
         "query_ms": _spread(times),
         "recall": round(float(np.mean(recalls)), 4) if recalls else None,
         "recall_worst": round(float(np.min(recalls)), 4) if recalls else None,
-        "memory_mb": round(index.memory_bytes() / 2**20, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
-    print(f"{name}: {measured}")
-    return measured
+
+
+def _real_faces() -> list[dict]:
+    """The sample photos' faces and their transformed views, embedded as the detector does
+    (``bench threshold``'s faces: person, photo, variant, unit vector)."""
+    from bench.threshold import embed
+
+    faces, missed = embed("cpu")
+    print(f"{len(faces)} real faces embedded ({len(missed)} views with no face)")
+    return faces
+
+
+def _exact_finder(seen: np.ndarray, real: list[dict], min_similarity: float) -> Callable[[np.ndarray], np.ndarray]:
+    """Exact search over the made-up sightings, then the real faces keyed after them."""
+    matrix = np.concatenate([seen.astype(np.float32), np.stack([face["vector"] for face in real])])
+    return lambda vector: np.flatnonzero(matrix @ vector.astype(np.float32) >= min_similarity)
+
+
+def _real_search(find: Callable[[np.ndarray], np.ndarray], real: list[dict], first_key: int) -> dict:
+    """Each real face searched for: how many of its person's other faces come back (from the same photo:
+    what a camera sees frame to frame; from other photos), how many of other people's (false matches),
+    and how many made-up sightings (keys below ``first_key``)."""
+    counts = dict.fromkeys(("one_photo", "one_photo_found", "two_photos", "two_photos_found", "others", "false"), 0)
+    made_up = 0
+    for i, face in enumerate(real):
+        keys = np.asarray(find(face["vector"]), np.int64)
+        made_up += int((keys < first_key).sum())
+        found = set((keys[keys >= first_key] - first_key).tolist())
+        for j, other in enumerate(real):
+            if j == i:
+                continue
+            if other["person"] != face["person"]:
+                kind, hit = "others", "false"
+            else:
+                kind = "one_photo" if other["photo"] == face["photo"] else "two_photos"
+                hit = kind + "_found"
+            counts[kind] += 1
+            counts[hit] += j in found
+    same = counts["one_photo"] + counts["two_photos"]
+    return {
+        "recall": round((counts["one_photo_found"] + counts["two_photos_found"]) / same, 4),
+        "recall_one_photo": round(counts["one_photo_found"] / counts["one_photo"], 4),
+        "recall_two_photos": round(counts["two_photos_found"] / counts["two_photos"], 4),
+        "false_matches": counts["false"],
+        "false_match_rate": round(counts["false"] / counts["others"], 4),
+        "pairs": {"one_photo": counts["one_photo"], "two_photos": counts["two_photos"], "two_people": counts["others"]},
+        "made_up_found": made_up,
+    }
 
 
 def _store(name: str, cfg: SearchBenchConfig, seen: np.ndarray) -> dict:

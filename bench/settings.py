@@ -145,6 +145,15 @@ class SearchBenchConfig(Checked):
     min_similarity: float = setting(0.5, "Cosine similarity a sighting needs to be found.", minimum=-1, maximum=1)
     limit: int = setting(1000, "Most sightings one search returns.", minimum=1)
     add_batch: int = setting(1000, "Sightings added to the index at a time.", minimum=1)
+    checkpoints: tuple[int, ...] = listed(
+        "250000,500000", "Index sizes at which the queries are also timed while adding (its growth).", empty=True
+    )
+    real_faces: bool = setting(
+        True,
+        "Also search the sample photos' faces and their transformed views (YuNet and SFace on the CPU) "
+        "among the made-up sightings.",
+        off="no-real-faces",
+    )
     connectivity: int = setting(16, "HNSW links per vector (M).", minimum=2)
     expansion_add: int = setting(128, "HNSW candidates while adding (efConstruction).", minimum=1)
     expansion_search: int = setting(64, "HNSW candidates while searching (efSearch).", minimum=1)
