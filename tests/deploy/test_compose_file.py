@@ -106,7 +106,8 @@ def test_the_images_pin_every_package_the_services_need() -> None:
         return {name.lower().replace("_", "-"): version for name, version in pins}
 
     cpu, gpu = names(ROOT / "deploy" / "requirements.txt"), names(ROOT / "deploy" / "requirements-gpu.txt")
-    needed = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    needed = project["dependencies"] + project["optional-dependencies"]["search"]  # search is on by a setting
     for requirement in needed:
         name = re.split(r"[<>=\[ ;]", requirement)[0].lower()
         assert name in cpu, f"deploy/requirements.txt does not pin {name}"
