@@ -6,11 +6,11 @@ PIP := $(BIN)/pip install --disable-pip-version-check
 
 .PHONY: setup demo test test-fast lint bench soak kafka-stop clean
 
-# The services alone: what the demo needs.
+# The services alone (with search by face's index): what the demo needs.
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) -q --upgrade pip
-	$(PIP) -e .
+	$(PIP) -e '.[search]'
 	touch $@
 
 # Plus pytest and the export tools (PyTorch: a large download, cached by pip afterwards).

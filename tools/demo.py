@@ -7,21 +7,28 @@ detection event and every alert as it arrives: on the portraits camera Obama is 
 (person_seen alerts name him) and Biden appears as a stranger; the annotated camera, with two faces in
 most of its photos, runs the crowd rule in a zone (drawn on its tile); the corridor camera shows a
 basketball player toppling and lying on the floor (``samples.fall_footage``), for the pose service
-and the fall rule only. The dashboard shows it all live in a browser. The services are the same
-commands a deployment runs, in child processes; their logs go to files so the terminal shows events
-and alerts.
+and the fall rule only. The dashboard shows it all live in a browser. With usearch installed
+(``facestream[search]``) the alert store keeps every embedded face and, a little after the first
+stranger alert, the demo asks the dashboard where else that stranger was and prints the visits (the
+page's "Where else?" link on the alert shows the same). The services are the same commands a
+deployment runs, in child processes; their logs go to files so the terminal shows events and alerts.
 """
 
+import importlib.util
+import json
+import secrets
 import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import click
 
 from facestream import kafka_clients, paths
+from facestream.schemas import Alert
 from facestream.signals import StopOnSignals
 
 # The annotated photos hold 2, 2 and 1 faces, all in their upper 70%: a crowd of two in the zone "room".
@@ -42,6 +49,7 @@ LIVE_S = 5.0  # the demo's services skip frames older than this: it shows the pr
 # detector with embeddings and the pose service cannot both take every camera's frames.
 CORRIDOR_TOPIC = "frames.corridor"
 KNOWN = ("Barack Obama", "obama.jpg")
+SEARCH_AFTER_S = 5.0  # after the first stranger alert: its face's sightings are kept by then
 
 
 @click.command(
@@ -62,7 +70,12 @@ KNOWN = ("Barack Obama", "obama.jpg")
     default="",
     help="An Apprise URL (ntfy://, mailto://, json://, ...) the demo's alerts are sent to, with its default rules.",
 )
-def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_url: str) -> None:
+@click.option(
+    "--search/--no-search",
+    default=True,
+    help="Keep every face and show where else the first stranger was (needs facestream[search] and the dashboard).",
+)
+def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_url: str, search: bool) -> None:
     """Stream real photos as three cameras through Kafka; print detections and alerts live."""
     from facestream import samples
     from facestream.alert_store.config import AlertStoreConfig, alert_store_command
@@ -91,12 +104,15 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
     pose = PoseConfig(
         group="facestream-demo-pose", frames_topic=CORRIDOR_TOPIC, max_wait_ms=100.0, max_frame_age_s=LIVE_S
     )
+    token = _search_token(search, dashboard_port)
     started_ns = time.time_ns()
     commands = {
         "detector": detector_command(detector),
         "pose": pose_command(pose),
         "alerting": alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS)),
-        "alert-store": alert_store_command(AlertStoreConfig(frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}")),
+        "alert-store": alert_store_command(
+            AlertStoreConfig(frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}", sightings=bool(token))
+        ),
         "producer": producer_command(list(cameras.items()), fps=fps, loop=True),
         "corridor": producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, frames_topic=CORRIDOR_TOPIC),
     }
@@ -108,10 +124,19 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
         )
     if dashboard_port:
         zones = {camera: own["zones"] for camera, own in CAMERAS.items() if "zones" in own}
-        page = DashboardConfig(http_port=dashboard_port, frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}", zones=zones)
+        page = DashboardConfig(
+            http_port=dashboard_port,
+            frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}",
+            zones=zones,
+            token=token,
+            search=bool(token),
+        )
         commands["dashboard"] = dashboard_command(page)
+        signed = f"?token={urllib.parse.quote(token)}" if token else ""
         click.echo(
-            f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser; the alerts kept: /history)",
+            f"dashboard: http://127.0.0.1:{dashboard_port}/{signed} (open it in a browser; the alerts kept: /history"
+            + (", search by face: /search" if token else "")
+            + ")",
             err=True,
         )
     children = {name: _spawn(log_dir / f"{name}.log", command) for name, command in commands.items()}
@@ -121,19 +146,75 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
         err=True,
     )
     counts: dict[str, int] = {}
+    where_else = _WhereElse(f"http://127.0.0.1:{dashboard_port}", token) if token else None
     # Ctrl-C (or SIGTERM) ends the stream through StopOnSignals, not KeyboardInterrupt: a shell that
     # starts the demo in the background ignores SIGINT for it, and Python then raises none.
     with StopOnSignals("stopping the services") as stop:
         try:
-            for line, kind in _since(started_ns, duration, children, log_dir, stop):
+            for line, kind, alert in _since(started_ns, duration, children, log_dir, stop):
                 click.echo(line)
                 counts[kind] = counts.get(kind, 0) + 1
+                if where_else is not None:
+                    for said in where_else.step(alert):
+                        click.echo(said)
+            if where_else is not None:  # the stream ended before the search was due: ask now
+                for said in where_else.step(None, now=True):
+                    click.echo(said)
         finally:
             _stop(children)
     click.echo(", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing arrived", err=True)
     if not any(kind.startswith("events") for kind in counts):
         raise click.ClickException(f"no detection events arrived; see the logs in {log_dir}")
     click.echo("Kafka keeps running; `facestream kafka stop` stops it.", err=True)
+
+
+def _search_token(wanted: bool, dashboard_port: int) -> str:
+    """The dashboard's token when the demo searches by face ('' when it does not): search needs one,
+    and a fresh one each run keeps the page to whoever started the demo."""
+    if not wanted or not dashboard_port:
+        return ""
+    if importlib.util.find_spec("usearch") is None:
+        click.echo("search by face is off: it needs usearch (pip install 'facestream[search]')", err=True)
+        return ""
+    return f"demo:{secrets.token_urlsafe(12)}"
+
+
+class _WhereElse:
+    """Asks the dashboard, a little after the first stranger alert, where else that face was: what a
+    guard asks first. Tries again a few times while the store catches up."""
+
+    TRIES = 4
+
+    def __init__(self, url: str, token: str) -> None:
+        from facestream.tools.search import Api
+
+        self.api, self.url = Api(url, token), url
+        self.alert_id = ""
+        self.due = 0.0
+        self.tries = 0
+
+    def step(self, alert: Alert | None, now: bool = False) -> list[str]:
+        """Lines to print now: none until the search is due (``now``: due), then its visits (or why it
+        failed)."""
+        if not self.alert_id and alert is not None and alert.kind == "stranger":
+            self.alert_id, self.due = alert.alert_id, time.monotonic() + SEARCH_AFTER_S
+        if not self.alert_id or self.tries >= self.TRIES or (time.monotonic() < self.due and not now):
+            return []
+        from facestream.errors import ConfigError
+        from facestream.tools.search import visit_lines
+
+        self.tries += 1
+        asked = f"SEARCH where else was the stranger of alert {self.alert_id[:8]}?"
+        try:
+            answer = json.loads(self.api.call("POST", "/api/search", {"alert": self.alert_id, "since": "1h"}))
+        except ConfigError as exc:
+            self.due = time.monotonic() + SEARCH_AFTER_S
+            return [f"{asked} not yet: {exc}"]
+        self.tries = self.TRIES
+        return [
+            f"{asked} {visit_lines(answer)}",
+            f"  on the page: {self.url}/search?alert={self.alert_id}",
+        ]
 
 
 def _ensure_broker() -> None:
@@ -183,7 +264,7 @@ def _die_with_parent() -> None:
 
 
 def _since(started_ns: int, duration: float, children: dict[str, subprocess.Popen], log_dir: Path, stop: StopOnSignals):
-    """(line to print, what it counts as) for each detection event and alert made after
+    """(line to print, what it counts as, the alert or None) for each detection event and alert made after
     ``started_ns``, until ``duration`` passes, a stop is asked for, or a child dies (then the end of
     its log says why)."""
     from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, unpack_alert, unpack_detection
@@ -204,11 +285,11 @@ def _since(started_ns: int, duration: float, children: dict[str, subprocess.Pope
         if msg.topic() == ALERTS_TOPIC:
             alert = unpack_alert(msg.value())
             if alert.updated_ts_ns >= started_ns:
-                yield f"ALERT {describe_alert(alert)}", f"alerts ({alert.kind} {alert.state})"
+                yield f"ALERT {describe_alert(alert)}", f"alerts ({alert.kind} {alert.state})", alert
             continue
         event = unpack_detection(msg.value())
         if event.detect_ts_ns >= started_ns:
-            yield describe_event(event), f"events ({event.camera_id})"
+            yield describe_event(event), f"events ({event.camera_id})", None
 
 
 def _stop(children: dict[str, subprocess.Popen], grace_s: float = 30.0) -> None:

@@ -54,7 +54,7 @@ def search(
 ) -> None:
     """Find the sightings of a face across the cameras' history (the alert store's sightings), grouped
     into visits, newest first; or erase a face; or show who searched for what."""
-    api = _Api(url, token)
+    api = Api(url, token)
     if audit:
         answer = api.call("GET", "/api/search/audit", {"format": "csv"} if as_csv else {})
         click.echo(answer if as_csv else _audit_lines(json.loads(answer)), nl=not as_csv)
@@ -80,10 +80,12 @@ def search(
         )
         return
     answer = json.loads(api.call("POST", "/api/search", {**params, "since": since, "limit": str(limit)}, body))
-    click.echo(json.dumps(answer, indent=1) if as_json else _visit_lines(answer))
+    click.echo(json.dumps(answer, indent=1) if as_json else visit_lines(answer))
 
 
-class _Api:
+class Api:
+    """The dashboard's search API, as the token's holder."""
+
     def __init__(self, url: str, token: str) -> None:
         self.url, self.token = url.rstrip("/"), token
 
@@ -106,7 +108,8 @@ def _when(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ms / 1000))
 
 
-def _visit_lines(answer: dict) -> str:
+def visit_lines(answer: dict) -> str:
+    """A search's answer as lines: the count, then one line per visit."""
     lines = [f"{answer['sightings']} sighting(s) in {len(answer['visits'])} visit(s) (audit {answer['audit_id']})"]
     for visit in answer["visits"]:
         lines.append(

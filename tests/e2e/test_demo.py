@@ -2,6 +2,7 @@
 dashboard as they see it: in a real headless Chromium."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -44,8 +45,11 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
         )
     try:
         wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 90)
+        # Search by face is on (usearch is installed): the page wants the token the demo printed.
+        address = re.search(r"dashboard: (http://\S+)", err.read_text())
+        assert address and "?token=demo%3A" in address[1], err.read_text()
         with chromium() as page:
-            page.get(f"http://127.0.0.1:{port}/")
+            page.get(address[1])
             wait_until("three camera tiles", lambda: count(page, ".tile") == 3, 30)
             wait_until(
                 "faces boxed on both face cameras",
@@ -64,6 +68,7 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             wait_until(
                 "the stranger's evidence frame", lambda: images_loaded(page, ".alert[data-kind=stranger] img") >= 1, 20
             )
+            assert count(page, ".alert[data-kind=stranger] a.search-face") >= 1  # "Where else?"
             watched = ".alert[data-kind=person_seen][data-camera=portraits]"
             wait_until("the watched person seen", lambda: count(page, watched) >= 1, 40)
             assert "Barack Obama" in page.find_element("css selector", f"{watched} .kind").get_attribute("textContent")
@@ -94,6 +99,8 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             60,
         )
         wait_until("a stranger notified", lambda: any(p["title"] == "Stranger at portraits" for p in phone.posts), 60)
+        # A little after the first stranger alert, the demo asks where else that face was.
+        wait_until("the stranger's visits printed", lambda: "sighting(s) in" in out.read_text(), 60)
         demo.send_signal(signal.SIGINT)  # Ctrl-C
         demo.wait(timeout=120)
     finally:
@@ -114,6 +121,9 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
     # The corridor's player topples and lies on the floor: the pose service and the fall rule say so.
     assert printed_alerts(out, ("portraits", "stranger"), ("corridor", "fall")), stdout[-3000:]
     assert not printed_alerts(out, ("annotated", "stranger"))  # the crowd rule only there
+    said = stdout.splitlines()
+    found = next(i for i, line in enumerate(said) if line.startswith("SEARCH") and "visit(s)" in line)
+    assert said[found + 1].split()[0] == "portraits", stdout[-3000:]  # the stranger's visit, on their camera
 
 
 def ignore_sigint() -> None:
