@@ -587,18 +587,20 @@ def search(result: dict) -> list[str]:
         f"{s['connectivity']} links, {s['expansion_add']} candidates while adding and {s['expansion_search']} while "
         "searching:",
         "",
-        "| | adds per second | query median | query p99 | recall (mean, worst query) | memory |",
-        "|---|---|---|---|---|---|",
+        "| | adds per second | query median | query p99 | recall (mean, worst query) | memory | saved, loaded again |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, r in result["libraries"].items():
-        q = r["query_ms"]
+        q, saved = r["query_ms"], r.get("saved")
         lines.append(
             f"| {name} | {r['add_per_s']:,} | {q['median']:.2f} ms | {q['p99']:.2f} ms "
-            f"| {r['recall']:.4f}, {r['recall_worst']:.3f} | {r['memory_mb']:.0f} MB |"
+            f"| {r['recall']:.4f}, {r['recall_worst']:.3f} | {r['memory_mb']:.0f} MB "
+            + (f"| {saved['save_s']:g} s, {saved['load_s']:g} s ({saved['file_mb']:.0f} MB) |" if saved else "| - |")
         )
     q = result["exact"]["query_ms"]
     lines.append(
-        f"| exact (NumPy) | - | {q['median']:.2f} ms | {q['p99']:.2f} ms | 1 | {result['exact']['memory_mb']:.0f} MB |"
+        f"| exact (NumPy) | - | {q['median']:.2f} ms | {q['p99']:.2f} ms | 1 | {result['exact']['memory_mb']:.0f} MB "
+        "| - |"
     )
     lines += _search_growth(result) + _search_real_faces(result)
     kept = "; ".join(f"{engine} {r['per_s']:,}" for engine, r in result.get("store", {}).items())

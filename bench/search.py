@@ -8,7 +8,8 @@ about 0.5 to 0.8 alike (as SFace's are for one person in the sample photos, benc
 people's about 0 +- 0.09. Each query is a fresh sighting of a random person. For each library: how many
 sightings a second it indexes (in batches of ``--add-batch``, as a store adds them while they arrive),
 the query time (median and p99), the recall of what exact search (NumPy, all vectors in float32) finds
-above the threshold, and the index's memory; the query time and recall also at smaller sizes on the
+above the threshold, the index's memory and the time to save it to a file and load it back (what a
+restarted dashboard waits); the query time and recall also at smaller sizes on the
 way (``--checkpoints``: how they grow). First, how many sightings a second the alert store keeps
 (``alertdb.sightings``: rows and offsets in one transaction per batch of events, two faces an event),
 on SQLite and on a PostgreSQL server it starts.
@@ -24,6 +25,7 @@ import resource
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any, Protocol
 
@@ -47,6 +49,8 @@ class RangeIndex(Protocol):
     def add(self, keys: np.ndarray, vectors: np.ndarray) -> None: ...
     def within(self, vector: np.ndarray, min_similarity: float, limit: int) -> np.ndarray: ...
     def memory_bytes(self) -> int: ...
+    def save(self, path: Path) -> None: ...
+    def load(self, path: Path) -> None: ...
 
 
 class Usearch:
@@ -64,6 +68,12 @@ class Usearch:
     def memory_bytes(self) -> int:
         return int(self.index.graph.memory_usage)
 
+    def save(self, path: Path) -> None:
+        self.index.save(path)
+
+    def load(self, path: Path) -> None:
+        self.index = FaceIndex.restore(path)
+
 
 class Faiss:
     """faiss's HNSW over float32 vectors, inner product (the vectors are unit length)."""
@@ -74,7 +84,7 @@ class Faiss:
         self.faiss = faiss
         self.graph = faiss.IndexHNSWFlat(ndim, connectivity, faiss.METRIC_INNER_PRODUCT)
         self.graph.hnsw.efConstruction, self.graph.hnsw.efSearch = expansion_add, expansion_search
-        self.index = faiss.IndexIDMap2(self.graph)  # keys of our own; it holds the graph, as we do
+        self.index: Any = faiss.IndexIDMap2(self.graph)  # keys of our own; it holds the graph, as we do
 
     def add(self, keys: np.ndarray, vectors: np.ndarray) -> None:
         self.index.add_with_ids(vectors.astype(np.float32), keys.astype(np.int64))
@@ -85,6 +95,12 @@ class Faiss:
 
     def memory_bytes(self) -> int:
         return int(self.faiss.serialize_index(self.index).nbytes)
+
+    def save(self, path: Path) -> None:
+        self.faiss.write_index(self.index, str(path))
+
+    def load(self, path: Path) -> None:
+        self.index = self.faiss.read_index(str(path))
 
 
 LIBRARIES: dict[str, Callable[..., RangeIndex]] = {"usearch": Usearch, "faiss": Faiss}
@@ -160,6 +176,7 @@ def _measure(name, cfg: SearchBenchConfig, keys, seen, queries, truth, real: lis
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
     del measured["sightings"]
+    measured["saved"] = _save_and_load(index)
     if real:
         index.add(len(keys) + np.arange(len(real)), np.stack([face["vector"] for face in real]).astype(np.float16))
         measured["real_faces"] = _real_search(
@@ -167,6 +184,21 @@ def _measure(name, cfg: SearchBenchConfig, keys, seen, queries, truth, real: lis
         )
     print(f"{name}: {measured}")
     return measured
+
+
+def _save_and_load(index: RangeIndex) -> dict:
+    """Seconds to write the index to a file and to read it back (a restart's wait), and the file's size."""
+    with TemporaryDirectory() as folder:
+        path = Path(folder) / "index"
+        began = time.perf_counter()
+        index.save(path)
+        saved = time.perf_counter()
+        index.load(path)
+        return {
+            "save_s": round(saved - began, 2),
+            "load_s": round(time.perf_counter() - saved, 2),
+            "file_mb": round(path.stat().st_size / 2**20, 1),
+        }
 
 
 def _queries(index: RangeIndex, cfg: SearchBenchConfig, queries: np.ndarray, truth: list[np.ndarray]) -> dict:

@@ -18,6 +18,7 @@ import hashlib
 import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
@@ -25,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from facestream import evidence
+from facestream import evidence, paths
 from facestream.alertdb import audit, sightings
 from facestream.alertdb.sightings import embedder_name
 from facestream.dashboard.config import DashboardConfig
@@ -59,6 +60,12 @@ class Query:
     person_id: str | None = None  # an enrolled person's
 
 
+def index_folder(engine: Engine) -> Path:
+    """Where the index of this database's sightings is kept between runs (``$FACESTREAM_HOME``)."""
+    database = engine.url.render_as_string(hide_password=True)
+    return paths.home() / "search-index" / hashlib.sha256(database.encode()).hexdigest()[:16]
+
+
 def routes(
     config: DashboardConfig,
     engine: Engine,
@@ -69,8 +76,8 @@ def routes(
 ) -> list[Route]:
     if not config.search:
         return [Route("/search", _off), Route("/api/search{rest:path}", _off, methods=["GET", "POST"])]
-    index = SightingsIndex(engine)
-    threading.Thread(target=index.follow, name="search-index", daemon=True).start()  # the first load: minutes at 10M
+    index = SightingsIndex(engine, index_folder(engine))
+    threading.Thread(target=index.keep_up, name="search-index", daemon=True).start()
 
     def query_of(request: Request, body: bytes) -> Query:
         params = request.query_params

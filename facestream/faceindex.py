@@ -7,7 +7,9 @@ a range query: the sightings within ``1 - min_similarity`` of the query, best fi
 """
 
 import contextlib
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -58,16 +60,36 @@ class FaceIndex:
     def __len__(self) -> int:
         return len(self.graph)
 
+    def save(self, path: Path) -> None:
+        """Write the graph to ``path`` (through a file beside it, so a crash leaves the previous copy)."""
+        part = path.with_name(path.name + ".part")
+        self.graph.save(str(part))
+        os.replace(part, path)
+
+    @classmethod
+    def restore(cls, path: Path) -> "FaceIndex":
+        """The graph ``save`` wrote to ``path``, with the settings it was made with."""
+        graph = _usearch_index().restore(str(path))
+        if graph is None:
+            raise ConfigError(f"{path} holds no search index")
+        index = cls.__new__(cls)
+        index.ndim, index.graph = graph.ndim, graph
+        return index
+
     def add(self, keys: Sequence[int], embeddings: Sequence[bytes]) -> None:
         """Index each embedding (little-endian float16 bytes, as on the wire) under its key."""
         if keys:
             self.add_vectors(keys, np.frombuffer(b"".join(embeddings), "<f2").reshape(len(keys), -1))
 
     def add_vectors(self, keys: Sequence[int] | np.ndarray, vectors: np.ndarray) -> None:
-        """Index the rows of ``vectors`` (unit length) under ``keys``."""
+        """Index the rows of ``vectors`` (unit length) under ``keys``; keys already indexed are left as
+        they are (a copy restored from disk may hold some that the table is followed from again)."""
         if vectors.shape[1] != self.ndim:
             raise ValueError(f"embeddings of {vectors.shape[1]} values, the index holds {self.ndim}")
-        self.graph.add(np.asarray(keys, np.uint64), vectors)
+        keys = np.asarray(keys, np.uint64)
+        new = ~np.asarray(self.graph.contains(keys), bool) if len(self.graph) else np.ones(len(keys), bool)
+        if new.any():
+            self.graph.add(keys[new], vectors[new])
 
     def forget(self, keys: Sequence[int]) -> int:
         """Drop these keys (those not indexed are ignored); return how many were dropped."""

@@ -8,10 +8,15 @@ the index which keys retention took. A search finds the sightings at least ``min
 then groups them into visits: consecutive sightings on one camera, no more than ``VISIT_GAP_S`` apart.
 """
 
+import hashlib
+import json
+import logging
+import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from sqlalchemy import Engine
@@ -20,6 +25,12 @@ from facestream.alertdb import sightings
 from facestream.alertdb.sightings import Seen
 from facestream.config import parse_duration
 from facestream.faceindex import FaceIndex
+
+log = logging.getLogger(__name__)
+
+FOLLOW_EVERY_S = 30.0  # the index follows the table this often between searches
+SAVE_EVERY_S = 300.0  # and writes its copy to disk at most this often, when it changed
+STATE_FILE = "index.json"  # beside the graphs: the last sighting id they hold, and their files
 
 # SFace's default match threshold, where bench/results/threshold-sface.json measured no false matches
 # among 2,450 pairs of two people's photos (docs/search.md)
@@ -85,53 +96,111 @@ def visits(hits: Iterable[Hit], gap_s: float = VISIT_GAP_S) -> list[Visit]:
 
 
 class SightingsIndex:
-    """One ``FaceIndex`` per embedder over the sightings table of ``engine``. Thread-safe."""
+    """One ``FaceIndex`` per embedder over the sightings table of ``engine``, kept in ``folder`` (if
+    given) so that a restart loads it in seconds instead of indexing every sighting again. Thread-safe."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine, folder: Path | None = None) -> None:
+        self.engine, self.folder = engine, folder
         self.indexes: dict[str, FaceIndex] = {}
         self.after_id = 0  # the last sighting indexed
         self.first_id = 0  # the oldest sighting kept when last looked
-        self._lock = threading.Lock()
+        self.changed = False  # since the copy in the folder was written
+        self.saved_at = 0.0  # time.monotonic() of that
+        self._lock = threading.Lock()  # the graphs and the ids
+        self._following = threading.Lock()  # one follower at a time
 
     def __len__(self) -> int:
         return sum(len(index) for index in self.indexes.values())
 
-    def follow(self) -> int:
+    def follow(self, wait: bool = True) -> int:
         """Index the sightings kept since the last call, forget those retention took; return how many
-        were added."""
-        with self._lock:
+        were added. Without ``wait``, nothing is done while another thread follows (a search then
+        answers from what is indexed so far rather than wait for a first load)."""
+        if not self._following.acquire(blocking=wait):
+            return 0
+        try:
             added = self._add(sightings.since(self.engine, self.after_id))
             oldest = sightings.first_id(self.engine) or self.after_id + 1
             if oldest > self.first_id:  # retention took the ones before it
-                self.first_id = oldest
-                for index in self.indexes.values():
-                    keys = np.asarray(index.graph.keys, np.uint64)
-                    index.forget(keys[keys < oldest].tolist())
+                with self._lock:
+                    self.first_id = oldest
+                    for index in self.indexes.values():
+                        keys = np.asarray(index.graph.keys, np.uint64)
+                        self.changed |= index.forget(keys[keys < oldest].tolist()) > 0
             return added
+        finally:
+            self._following.release()
+
+    def restore(self) -> bool:
+        """Load the copy ``save`` left in the folder; False (and nothing loaded) when there is none or
+        it is not of this table (holding ids the table never gave: a database made afresh)."""
+        state_file = self.folder / STATE_FILE if self.folder else None
+        if state_file is None or not state_file.exists():
+            return False
+        state = json.loads(state_file.read_text())
+        if state["after_id"] > sightings.highest_id_given(self.engine):
+            log.warning("the search index in %s is ahead of the sightings table: indexing afresh", self.folder)
+            return False
+        assert self.folder is not None  # a state file was found in it
+        loaded = {name: FaceIndex.restore(self.folder / file) for name, file in state["graphs"].items()}
+        with self._lock:
+            self.indexes, self.after_id = loaded, state["after_id"]
+        log.info("search index loaded from %s: %d sightings, up to id %d", self.folder, len(self), self.after_id)
+        return True
+
+    def save(self) -> None:
+        """Write every graph, then the last id indexed, to the folder (each through a file beside it)."""
+        if self.folder is None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            graphs = {}
+            for name, index in self.indexes.items():
+                graphs[name] = hashlib.sha256(name.encode()).hexdigest()[:16] + ".usearch"
+                index.save(self.folder / graphs[name])
+            part = self.folder / (STATE_FILE + ".part")
+            part.write_text(json.dumps({"after_id": self.after_id, "graphs": graphs}))
+            os.replace(part, self.folder / STATE_FILE)
+            self.changed, self.saved_at = False, time.monotonic()
+
+    def keep_up(self, every_s: float = FOLLOW_EVERY_S, stop: threading.Event | None = None) -> None:
+        """Restore the saved copy (if any), then follow the table every ``every_s`` and save what changed
+        at most every ``SAVE_EVERY_S``: run on a thread of its own."""
+        stop = stop or threading.Event()
+        self.restore()
+        while True:
+            self.follow()
+            if self.changed and time.monotonic() - self.saved_at >= SAVE_EVERY_S:
+                self.save()
+            if stop.wait(every_s):
+                return
 
     def _add(self, kept: Iterable[sightings.Kept]) -> int:
-        added = 0
+        added, upto = 0, self.after_id
         pending: dict[str, tuple[list[int], list[bytes]]] = {}  # embedder -> keys, embeddings: a page at a time
         for row in kept:
             keys, embeddings = pending.setdefault(row.embedder, ([], []))
             keys.append(row.sighting_id)
             embeddings.append(row.embedding)
-            self.after_id = max(self.after_id, row.sighting_id)
+            upto = max(upto, row.sighting_id)
             if len(keys) >= 10_000:
-                added += self._flush(pending)
-        return added + self._flush(pending)
+                added += self._flush(pending, upto)
+        return added + self._flush(pending, upto)
 
-    def _flush(self, pending: dict[str, tuple[list[int], list[bytes]]]) -> int:
+    def _flush(self, pending: dict[str, tuple[list[int], list[bytes]]], upto: int) -> int:
+        """Index what is pending, every sighting up to id ``upto`` then indexed."""
         added = 0
-        for embedder, (keys, embeddings) in pending.items():
-            if keys:
-                if embedder not in self.indexes:
-                    self.indexes[embedder] = FaceIndex(len(embeddings[0]) // 2)  # float16 values
-                self.indexes[embedder].add(keys, embeddings)
-                added += len(keys)
-                keys.clear()
-                embeddings.clear()
+        with self._lock:  # a page at a time: searches go on between pages
+            for embedder, (keys, embeddings) in pending.items():
+                if keys:
+                    if embedder not in self.indexes:
+                        self.indexes[embedder] = FaceIndex(len(embeddings[0]) // 2)  # float16 values
+                    self.indexes[embedder].add(keys, embeddings)
+                    added += len(keys)
+                    keys.clear()
+                    embeddings.clear()
+            self.changed |= added > 0
+            self.after_id = upto  # a copy saved now holds every sighting up to it
         return added
 
     def find(
@@ -145,7 +214,7 @@ class SightingsIndex:
         """The sightings of faces at least ``min_similarity`` alike to one of ``embeddings`` (one face,
         or a person's several: each sighting at its best likeness), captured since ``since_ns``, the most
         alike first (at most ``limit`` per face are looked at: older ones can take the places of newer)."""
-        self.follow()
+        self.follow(wait=False)
         best: dict[int, float] = {}
         with self._lock:
             index = self.indexes.get(embedder)
@@ -166,9 +235,11 @@ class SightingsIndex:
         table and the index (erasure on request); return how many were."""
         forgotten = 0
         while True:  # a face seen more often than one search returns: search again until none is left
+            self.follow()  # every sighting kept so far, waiting for a first load if need be
             found = sorted(hit.sighting.sighting_id for hit in self.find(embeddings, embedder, min_similarity))
             if not found:
                 return forgotten
             forgotten += sightings.remove(self.engine, found)
             with self._lock:
                 self.indexes[embedder].forget(found)
+            self.save()  # the copy on disk must not keep an erased face either

@@ -109,7 +109,7 @@ gates = Table(
 sightings = Table(
     "sightings",
     metadata,
-    # the nearest-neighbour index's key: 64-bit, and a rowid alias on SQLite so that it counts up there too
+    # the nearest-neighbour index's key: 64-bit, and a rowid alias on SQLite
     Column("sighting_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
     Column("event_id", String(64), nullable=False),
     Column("face", Integer, nullable=False),  # its place among the event's faces
@@ -124,6 +124,9 @@ sightings = Table(
     UniqueConstraint("event_id", "face", name="uq_sightings_face"),
     Index("ix_sightings_capture", "capture_ts_ns"),
     Index("ix_sightings_camera_capture", "camera_id", "capture_ts_ns"),
+    # SQLite's AUTOINCREMENT: an id is never given again once its row is deleted (an erasure of the
+    # newest rows), since the index follows the table by id; PostgreSQL's sequence never does
+    sqlite_autoincrement=True,
 )
 
 search_audit = Table(

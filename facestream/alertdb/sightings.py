@@ -187,6 +187,17 @@ def first_id(engine: Engine) -> int | None:
         return conn.execute(select(func.min(sightings.c.sighting_id))).scalar_one()
 
 
+def highest_id_given(engine: Engine) -> int:
+    """The highest id the table ever gave a sighting, deleted ones included (0: none yet): a copy of the
+    index that holds more is of another table."""
+    if engine.dialect.name == "postgresql":
+        given = text("SELECT pg_sequence_last_value(pg_get_serial_sequence(:table, 'sighting_id')::regclass)")
+    else:
+        given = text("SELECT seq FROM sqlite_sequence WHERE name = :table")
+    with engine.connect() as conn:
+        return conn.execute(given, {"table": sightings.name}).scalar() or 0
+
+
 def remove(engine: Engine, ids: list[int]) -> int:
     """Delete the sightings of ``ids`` (erasure on request); return how many there were."""
     with engine.begin() as conn:

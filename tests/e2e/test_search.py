@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from helpers.alert import DETECTOR
@@ -197,6 +198,11 @@ def test_a_face_is_found_across_cameras_audited_and_erased_on_request(
 
         status, _ = api(port, "POST", "/api/search", b"")
         assert status == 400  # no photo, no alert, no person
+        status, said = api(port, "POST", "/api/search?photo=notes.txt", b"not a picture at all")
+        assert status == 409 and b"notes.txt" in said, said  # the photo named, and why
+        blank = cv2.imencode(".jpg", np.full((480, 640, 3), 128, np.uint8))[1].tobytes()
+        status, said = api(port, "POST", "/api/search?photo=wall.jpg", blank)
+        assert status == 409 and b"wall.jpg: no face found" in said, said
         request = urllib.request.Request(f"http://127.0.0.1:{port}/api/search/audit")
         with pytest.raises(urllib.error.HTTPError, match="401"):
             urllib.request.urlopen(request, timeout=10)  # not without the token

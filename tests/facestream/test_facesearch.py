@@ -2,13 +2,17 @@
 index follows the table, answers in visits newest first, drops what retention took, erases a face on
 request; and every search goes to the audit log."""
 
+import threading
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 from helpers.alert import SFACE, event, face, person
 
 from facestream.alertdb import audit, open_database
 from facestream.alertdb.sightings import ReceivedEvent, SightingWriter, embedder_name
-from facestream.facesearch import SightingsIndex, visits
+from facestream.facesearch import STATE_FILE, SightingsIndex, visits
 
 S = 1_000_000_000
 SFACE_NAME = embedder_name(SFACE)
@@ -77,6 +81,58 @@ def test_forget_erases_a_face_from_the_table_and_the_index(store: SightingWriter
     assert index.find([query(1)], SFACE_NAME) == [] and len(index) == 4
     fresh = SightingsIndex(store.engine)  # what a restarted dashboard reads: the rows are gone too
     assert fresh.follow() == 4 and len(fresh.find([query(2)], SFACE_NAME)) == 4
+
+
+def seen_at(camera: str, who: int, seq: int, t: float, offset: int) -> ReceivedEvent:
+    return ReceivedEvent("detections", 0, offset, event(seq, t, face(alike(who, seq)), camera=camera))
+
+
+def test_a_restart_loads_the_saved_index_and_follows_on_from_it(store: SightingWriter, tmp_path: Path) -> None:
+    index = SightingsIndex(store.engine, tmp_path / "index")
+    index.follow()
+    index.save()
+    store.write([seen_at("lift", 1, 40, 1400, 14)])
+    again = SightingsIndex(store.engine, tmp_path / "index")
+    assert again.restore() and len(again) == 14 and again.after_id == index.after_id
+    assert again.follow() == 1  # only what was kept since the copy was saved
+    assert [v.camera_id for v in visits(again.find([query(1)], SFACE_NAME))] == ["lift", "gate", "hall", "gate"]
+
+
+def test_an_erasure_leaves_nothing_in_the_saved_index_and_its_ids_are_not_given_again(
+    store: SightingWriter, tmp_path: Path
+) -> None:
+    index = SightingsIndex(store.engine, tmp_path / "index")
+    index.follow()
+    assert index.forget([query(2)], SFACE_NAME) == 4  # the newest rows: the other person's
+    again = SightingsIndex(store.engine, tmp_path / "index")
+    assert again.restore() and len(again) == 10 and again.find([query(2)], SFACE_NAME) == []
+    store.write([seen_at("lift", 3, 50, 1500, 14)])  # a new id, above the erased ones, so followed
+    assert again.follow() == 1 and len(again.find([query(3)], SFACE_NAME)) == 1
+
+
+def test_a_saved_index_of_another_table_is_not_loaded(store: SightingWriter, tmp_path: Path) -> None:
+    index = SightingsIndex(store.engine, tmp_path / "index")
+    index.follow()
+    index.save()
+    other = SightingWriter(open_database(f"sqlite:///{tmp_path / 'fresh.db'}"), "store")
+    other.write([seen_at("lift", 3, 50, 1500, 0)])  # a database made afresh: its ids start again
+    fresh = SightingsIndex(other.engine, tmp_path / "index")
+    assert not fresh.restore() and fresh.follow() == 1 and len(fresh) == 1
+
+
+def test_the_follower_thread_restores_follows_and_saves(store: SightingWriter, tmp_path: Path) -> None:
+    index, stop = SightingsIndex(store.engine, tmp_path / "index"), threading.Event()
+    follower = threading.Thread(target=index.keep_up, kwargs={"every_s": 0.05, "stop": stop})
+    follower.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "index" / STATE_FILE).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        follower.join(30)
+    restored = SightingsIndex(store.engine, tmp_path / "index")
+    assert restored.restore() and len(restored) == 14
 
 
 def test_every_search_is_in_the_audit_log(database_url: str) -> None:

@@ -33,6 +33,7 @@ def upgrade() -> None:
         sa.Column("embedding", sa.LargeBinary, nullable=False),
         sa.Column("source", sa.String(300), nullable=False),
         sa.UniqueConstraint("event_id", "face", name="uq_sightings_face"),
+        sqlite_autoincrement=True,  # ids never reused: the index follows the table by id
     )
     op.create_index("ix_sightings_capture", "sightings", ["capture_ts_ns"])
     op.create_index("ix_sightings_camera_capture", "sightings", ["camera_id", "capture_ts_ns"])
