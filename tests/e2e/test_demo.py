@@ -85,7 +85,7 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
                 20,
             )
             assert "live" in page.find_element("id", "status").text
-            settled(port, within_s=20)  # frames queued while the services warmed up, worked off
+            settled(port, address[1].split("?")[1], within_s=20)  # frames queued while warming up, worked off
             page.save_screenshot(str(tmp_path / "dashboard.png"))
             if SCREENSHOT:
                 page.save_screenshot(SCREENSHOT)
@@ -144,12 +144,12 @@ def printed_alerts(out: Path, *wanted: tuple[str, str]) -> bool:
     return all(pair in alerts for pair in wanted)
 
 
-def settled(port: int, within_s: float) -> bool:
+def settled(port: int, signed: str, within_s: float) -> bool:
     """Whether every camera's latency fell under a second within ``within_s`` (no failure if not:
-    this only times the screenshot)."""
+    this only times the screenshot); ``signed``: the token's query."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        cameras = get(port, "/api/state")[1].get("cameras", [])
+        cameras = get(port, f"/api/state?{signed}")[1].get("cameras", [])
         if cameras and all((c["latency_max_ms"] or 0) < 1000 for c in cameras):
             return True
         time.sleep(1)
