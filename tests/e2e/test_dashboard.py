@@ -16,11 +16,12 @@ import pytest
 from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
 from helpers.http import free_port, get
 from helpers.store import OPENED, S, received
+from helpers.worker import dashboard_on
 
 from facestream import gallery, kafka_clients
 from facestream.alertdb import open_database
 from facestream.alertdb.writer import AlertWriter
-from facestream.dashboard.config import DashboardConfig, dashboard_command
+from facestream.dashboard.config import dashboard_command
 from facestream.schemas import (
     Alert,
     CameraStatus,
@@ -45,16 +46,11 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
     names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts", "status", "gallery")}
     kafka_clients.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
     port = free_port()
-    config = DashboardConfig(
-        http_port=port,
+    config = dashboard_on(
+        names,
+        port,
+        f"sqlite:///{tmp_path / 'alerts.db'}",
         token=TOKEN,
-        frames_topic=names["frames"],
-        detections_topic=names["detections"],
-        poses_topic=names["poses"],
-        alerts_topic=names["alerts"],
-        status_topic=names["status"],
-        gallery_topic=names["gallery"],
-        database=f"sqlite:///{tmp_path / 'alerts.db'}",
         zones={"gate": {"door": [[0, 0], [0.5, 0], [0.5, 1], [0, 1]], "drive": [[0.5, 0.5], [1, 0.5], [1, 1]]}},
         lines={"gate": {"entrance": [[0.5, 0], [0.5, 1]]}},
     )

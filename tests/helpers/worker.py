@@ -109,7 +109,8 @@ def enrol(names: dict, name: str, photo: Path) -> None:
 
 
 def dashboard_on(names: dict, port: int, database: str, **changes) -> DashboardConfig:
-    """The dashboard's settings for a test's pipeline topics (``pipeline_names``), its page on ``port``."""
+    """The dashboard's settings for a test's pipeline topics (``pipeline_names``; poses and status beside
+    the alerts unless named), its page on ``port``."""
     return DashboardConfig(
         http_port=port,
         database=database,
@@ -117,7 +118,7 @@ def dashboard_on(names: dict, port: int, database: str, **changes) -> DashboardC
         detections_topic=names["detections"],
         alerts_topic=names["alerts"],
         gallery_topic=names["gallery"],
-        poses_topic=f"{names['alerts']}.poses",
-        status_topic=f"{names['alerts']}.status",
+        poses_topic=names.get("poses", f"{names['alerts']}.poses"),
+        status_topic=names.get("status", f"{names['alerts']}.status"),
         **changes,
     )
