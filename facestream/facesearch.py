@@ -143,7 +143,7 @@ class SightingsIndex:
             return False
         assert self.folder is not None  # a state file was found in it
         loaded = {name: FaceIndex.restore(self.folder / file) for name, file in state["graphs"].items()}
-        with self._lock:
+        with self._following, self._lock:  # not in the middle of a search's follow
             self.indexes, self.after_id = loaded, state["after_id"]
         log.info("search index loaded from %s: %d sightings, up to id %d", self.folder, len(self), self.after_id)
         return True
@@ -167,11 +167,17 @@ class SightingsIndex:
         """Restore the saved copy (if any), then follow the table every ``every_s`` and save what changed
         at most every ``SAVE_EVERY_S``: run on a thread of its own."""
         stop = stop or threading.Event()
-        self.restore()
+        try:
+            self.restore()
+        except Exception:  # an unreadable copy: the table still has everything
+            log.exception("search index: the copy in %s cannot be loaded; indexing afresh", self.folder)
         while True:
-            self.follow()
-            if self.changed and time.monotonic() - self.saved_at >= SAVE_EVERY_S:
-                self.save()
+            try:
+                self.follow()
+                if self.changed and time.monotonic() - self.saved_at >= SAVE_EVERY_S:
+                    self.save()
+            except Exception:  # the database or the disk away for a while: say so and keep trying
+                log.exception("search index: following the sightings failed; trying again in %g s", every_s)
             if stop.wait(every_s):
                 return
 

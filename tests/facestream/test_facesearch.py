@@ -135,6 +135,26 @@ def test_the_follower_thread_restores_follows_and_saves(store: SightingWriter, t
     assert restored.restore() and len(restored) == 14
 
 
+def test_an_unreadable_copy_is_said_and_the_table_indexed_afresh(
+    store: SightingWriter, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "index"
+    folder.mkdir()
+    (folder / STATE_FILE).write_text('{"after_id": 3, "graphs": {"x": "broken.usearch"}}')
+    (folder / "broken.usearch").write_bytes(b"not an index")
+    index, stop = SightingsIndex(store.engine, folder), threading.Event()
+    follower = threading.Thread(target=index.keep_up, kwargs={"every_s": 0.05, "stop": stop})
+    follower.start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(index) < 14 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        follower.join(30)
+    assert len(index) == 14 and "cannot be loaded; indexing afresh" in caplog.text
+
+
 def test_every_search_is_in_the_audit_log(database_url: str) -> None:
     engine = open_database(database_url)
     first = audit.record(engine, audit.AuditEntry("ana", "photo", "sha256 12ab", 3, 1000 * S, 0.5, at_ts_ns=5 * S))
