@@ -364,8 +364,9 @@ class EngineBenchConfig(Checked):
     merge_heads: bool = setting(True, MERGE_HEADS_HELP, off="separate-heads")
     torch_engine: str = setting(
         "off",
-        "MogFace: also time the project's PyTorch engine, built here from the same weights (AOTInductor, one "
-        "package per batch): autotune (max-autotune, minutes per batch), quick (Inductor's defaults) or off.",
+        "MogFace: also time the project's PyTorch engine, built here from the same weights (one build per "
+        "batch): quick (Inductor's defaults, batch norms folded, CUDA graphs), autotune (also times Triton "
+        "kernels, much longer) or off.",
         choices=("off", "quick", "autotune"),
     )
     out: Path | None = setting(

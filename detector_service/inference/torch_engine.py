@@ -43,11 +43,12 @@ log = logging.getLogger(__name__)
 OUTPUTS = ("scores", "deltas", "anchor")  # what the ONNX engine's adapted MogFace graph returns
 # Inductor's settings per build kind. ``freezing`` folds every batch norm into its convolution's
 # weights; ``triton.cudagraphs`` replays each bucket as one CUDA graph (what batch 1 needs: MogFace
-# launches hundreds of kernels). ``autotune`` also runs the 1x1 convolutions (two in three of
-# MogFace's) as matrix products and times Inductor's Triton kernels for them against cuBLAS, so that
-# the ReLU and the residual Add run inside the product (minutes). The 3x3 convolutions stay with
-# cuDNN: Inductor's Triton convolution templates took more than six minutes to tune on the H200.
-# ``quick`` tunes nothing (tests).
+# launches hundreds of kernels); cuDNN times its own algorithms for each bucket at start. ``autotune``
+# also runs the 1x1 convolutions (two in three of MogFace's) as matrix products and times Inductor's
+# Triton kernels against cuBLAS and cuDNN, so that a ReLU or residual Add could run inside them. On
+# the H200 with PyTorch 2.11 that tuning took in the 3x3 convolutions too, was still going after
+# minutes, and the Triton templates it had timed were slower than cuDNN's kernels: ``quick``, which
+# tunes nothing, is the default.
 QUICK = {"freezing": True, "triton.cudagraphs": True}
 BUILDS: dict[str, dict[str, Any]] = {
     "autotune": {**QUICK, "max_autotune_gemm": True, "conv_1x1_as_mm": True},
@@ -140,7 +141,7 @@ def build(
     folder: Path,
     batch: int,
     input_hw: tuple[int, int],
-    kind: str = "autotune",
+    kind: str = "quick",
     progress: Callable[[str], None] = log.info,
 ) -> Path:
     """Compile ``served`` for any batch up to ``batch`` (tuned at ``batch``) and keep its weights and
@@ -203,7 +204,7 @@ def build_for_file(
     batch: int,
     checkpoint: Path | None,
     seed: int | None,
-    kind: str = "autotune",
+    kind: str = "quick",
     progress: Callable[[str], None] = log.info,
     rebuild: bool = False,
 ) -> Path:

@@ -1,5 +1,5 @@
 """MogFace as a PyTorch network: the official checkpoint loaded strictly, its heads merged.
 
 Used by ``facestream export mogface`` (checkpoint -> ONNX) and by the PyTorch engine (checkpoint ->
-AOTInductor package); nothing else imports PyTorch.
+``torch.compile`` build); nothing else imports PyTorch.
 """
