@@ -262,7 +262,12 @@ class TorchEngine(OwnThread):
         # the 3x3 convolutions run through cuDNN: time its algorithms once per bucket (during the warm
         # runs) instead of taking its heuristic's choice, as a user tuning PyTorch would
         torch.backends.cudnn.benchmark = True
+        skipped = _cudagraph_skips()
         self._compiled, self._inputs = self._on_thread(_load, path, plugin, manifest, batch, input_hw, self.buckets)
+        if _cudagraph_skips() > skipped:  # each run then launches MogFace's hundreds of kernels one by one
+            reason = "torch: Inductor runs some buckets without CUDA graphs (TORCH_LOGS=perf_hints says why)"
+            self.fallbacks.append(reason)
+            log.warning("FALLBACK: %s", reason)
         log.info(
             "engine: torch %s, buckets %s ready in %.1f s",
             torch.__version__,
@@ -301,6 +306,13 @@ class TorchEngine(OwnThread):
         scores, deltas, anchor = self._replay(len(bucket))
         columns = scores.shape[1] if floor is None else max(1, int((scores[:count] > floor).sum(dim=1).max()))
         return {name: value[:count, :columns].cpu().numpy() for name, value in zip(OUTPUTS, (scores, deltas, anchor))}
+
+
+def _cudagraph_skips() -> int:
+    """How many graphs Inductor has compiled without a CUDA graph in this process (its own counter)."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["inductor"]["cudagraph_skips"])
 
 
 def _load(
