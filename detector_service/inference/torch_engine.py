@@ -82,10 +82,12 @@ def served_module(net, transform: InputTransform, top_k: int):
     """``net`` (MogFace) wrapped to take what the engines take: uint8 NHWC BGR in, the
     best ``top_k`` candidates out, in float16 channels-last on the GPU."""
     torch: Any = _torch()
+    from facestream.detector_service.models.mogface_torch.group_norm import use_channels_last_group_norms
 
     class Served(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
+            use_channels_last_group_norms(net)
             self.net = net.half().to(memory_format=torch.channels_last).eval()
             self.register_buffer("mean", torch.tensor(transform.mean_bgr).view(1, 3, 1, 1))
             self.register_buffer("scale", torch.tensor(transform.scale_bgr).view(1, 3, 1, 1))
