@@ -314,6 +314,7 @@ def kafka(**values) -> None:
 Examples:
   python -m bench e2e --model yunet --cameras 1,2,3,4 --provider cpu          # this machine
   python -m bench e2e --model mogface.onnx --cameras 4,8,10,12 --batch 16 --provider cuda
+  python -m bench e2e --model mogface-random.onnx --allow-random-weights --cameras 12 --batch 16 --provider torch,cuda
   python -m bench e2e --model yunet --cameras 50,100,200,300 --replicas 2 --batch 64
   python -m bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --frame-size 640x480
   python -m bench e2e --model yunet.onnx --cameras 300 --replicas 4 --batch 128 --producer-cpus 12-15 --profile-s 5

@@ -34,6 +34,7 @@ from bench.machine import cpu_seconds, describe
 from bench.settings import E2EConfig
 from facestream import kafka_clients, paths, samples
 from facestream.broker.local import LocalBroker
+from facestream.config import command_line
 from facestream.detector_service import models
 from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.detector_service.stats import STAGES
@@ -57,6 +58,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     broker_pid = LocalBroker().status().pid
     cpus = _Cpus(cfg.producer_cpus)
     cpus.pin_rest(os.getpid(), broker_pid)  # the reader, the broker and (inherited) the detectors
+    _build_torch_engine(cfg)
     ports = [free_port() for _ in log_files]
     front_ports = [port + front for port in ports for front in range(cfg.fronts)]  # a replica's fronts: port + i
     # The replicas start once and serve every camera count, as long-running services do: a count's
@@ -105,7 +107,8 @@ def run(cfg: E2EConfig, command: str) -> dict:
     within = [r for r in rows if r["latency_ms_p99"] <= cfg.latency_limit_ms and not r["not_delivered_10s_after_end"]]
     model_name = models.read_metadata(models.resolve(cfg.model)).get(models.META_MODEL, cfg.model)
     fronts = f"-f{cfg.fronts}" if cfg.fronts > 1 else ""
-    out = cfg.out or RESULTS / f"e2e-{model_name}-{cfg.provider}-r{cfg.replicas}{fronts}.json"
+    provider = cfg.provider.split(",")[0]  # the first of a chain: torch,cuda -> torch
+    out = cfg.out or RESULTS / f"e2e-{model_name}-{provider}-r{cfg.replicas}{fronts}.json"
     result: dict[str, Any] = {
         "benchmark": "e2e",
         "command": command,
@@ -191,6 +194,20 @@ def _p99_by_window(latencies: np.ndarray, arrivals_ns: np.ndarray, window_s: flo
     captured_s = (arrivals_ns - latencies * 1e6) / 1e9
     window = ((captured_s - captured_s.min()) // window_s).astype(int)
     return [round(float(np.percentile(latencies[window == w], 99)), 1) for w in np.unique(window)]
+
+
+def _build_torch_engine(cfg: E2EConfig) -> None:
+    """With ``--provider torch,...``, build MogFace's PyTorch engine first (minutes; `build-engine` says
+    "built already" when it is), so that no replica falls back to ONNX Runtime for want of it."""
+    if not cfg.provider.startswith("torch"):
+        return
+    config = DetectorConfig(
+        model=cfg.model, batch=cfg.batch, provider=cfg.provider, allow_random_weights=cfg.allow_random_weights
+    )
+    seed = ["--random-seed", str(cfg.torch_seed)] if cfg.allow_random_weights else []
+    command = [sys.executable, "-m", "facestream", "models", "build-engine", *command_line(config), *seed]
+    print(f"building the torch engine: {' '.join(command[2:])}", flush=True)
+    subprocess.run(command, check=True)
 
 
 def _start_detector(

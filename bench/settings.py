@@ -15,7 +15,7 @@ from bench import RESULTS
 from facestream.config import check, parse_size, repeated, setting, show_size
 from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER
-from facestream.detector_service.inference.runtime import PROVIDER_CHOICES
+from facestream.detector_service.inference.runtime import PROVIDER_CHOICES, parse_chain
 from facestream.errors import ConfigError
 
 LIVE_MODES = ("pyav-all", "pyav-keyframes", "opencv-grab", "opencv-read")  # bench.live's decoding modes
@@ -545,7 +545,17 @@ class E2EConfig(Checked):
     )
     batch: int = setting(8, "Frames per inference (poll size).", minimum=1)
     max_wait_ms: float = setting(20.0, "The detector's longest wait to fill a batch.", minimum=0)
-    provider: str = setting("auto", "Where the detector runs.", choices=PROVIDER_CHOICES)
+    provider: str = setting(
+        "auto",
+        "Where the detector runs, as for detect (e.g. cuda, or torch,cuda for MogFace).",
+        parse=parse_chain,
+        metavar="CHAIN",
+    )
+    torch_seed: int = setting(
+        0,
+        "--provider torch with --allow-random-weights: the seed the model file was exported with (its build).",
+        minimum=0,
+    )
     latency_limit_ms: float = setting(200.0, "Stop once p99 capture-to-event passes this.", minimum=1)
     allow_random_weights: bool = setting(False, "Pass through to detect (random-init benchmark files).")
     cameras_per_producer: int = setting(
