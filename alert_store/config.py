@@ -3,7 +3,7 @@
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, names, setting
+from facestream.config import check, command_line, names, session_timeout, setting
 from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
 DEAD_LETTER_TOPIC = "alerts.dlq"
@@ -45,6 +45,7 @@ class AlertStoreConfig:
     stop_after_idle_s: float | None = setting(
         None, "Stop after this many seconds without records (tests, backfills).", minimum=0.1, was="stop_after_idle"
     )
+    session_timeout_s: float = session_timeout("store")
 
     def __post_init__(self) -> None:
         check(self)

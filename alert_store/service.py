@@ -157,6 +157,7 @@ def _consume(
             config.batch,
             config.stop_after_idle_s,
             (Every(config.prune_every_s, prune), Every(config.stats_interval_s, lambda: log.info("%s", stats.line()))),
+            session_timeout_s=config.session_timeout_s,
         )
     finally:
         kafka_clients.flush(producer, config.dead_letter_topic, 10)

@@ -5,7 +5,7 @@ are made from and checked by it; nothing else in the service re-checks them."""
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, parse_duration, parse_size, setting, show_size
+from facestream.config import check, command_line, parse_duration, parse_size, session_timeout, setting, show_size
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.inference.runtime import parse_chain
 from facestream.kafka_clients import MAX_MESSAGE_BYTES
@@ -42,12 +42,7 @@ class DetectorConfig:
         "Kafka transactions: a batch's events, dead letters and frame offsets commit together, so readers with "
         "isolation.level=read_committed see each frame's event once, even across crashes (costs throughput).",
     )
-    session_timeout_s: float = setting(
-        6.0,
-        "A replica that stops answering (killed, hung, cut off) loses its partitions to the others after this "
-        "many seconds (Kafka's brokers accept 6 and more by default; librdkafka's own default is 45).",
-        minimum=1.0,
-    )
+    session_timeout_s: float = session_timeout("replica")
     batch: int = setting(8, "Frames per inference (poll size); the largest batch bucket.", minimum=1)
     every_nth: int = setting(
         1,

@@ -27,6 +27,7 @@ from typing import Any
 import click
 
 from facestream.errors import ConfigError
+from facestream.kafka_clients import SESSION_TIMEOUT_S
 
 Parse = Callable[[str], Any]  # text -> value; raises ValueError with a sentence for the user
 Show = Callable[[Any], str]  # value -> the text its Parse reads back
@@ -356,6 +357,17 @@ def command_line(config: Any, **changes: Any) -> list[str]:
         else:
             args += [name, meta.show(value)]
     return args
+
+
+def session_timeout(member: str) -> Any:
+    """The ``session_timeout_s`` setting of a service whose processes share a consumer group (one wording
+    and one default for all of them)."""
+    return setting(
+        SESSION_TIMEOUT_S,
+        f"A {member} that stops answering (killed, hung, cut off) loses its partitions to the group's others "
+        "after this many seconds (Kafka's brokers accept 6 and more by default; librdkafka's own default is 45).",
+        minimum=1.0,
+    )
 
 
 def settings_table(cls: type) -> str:

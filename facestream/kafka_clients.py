@@ -42,6 +42,19 @@ def client_config(bootstrap: str | None = None, **config) -> dict:
     return {"bootstrap.servers": bootstrap or bootstrap_servers(), **kafka_settings.load(), **config}
 
 
+SESSION_TIMEOUT_S = 6.0  # the least Kafka's brokers accept by default (librdkafka's own default is 45)
+
+
+def membership(session_timeout_s: float) -> dict:
+    """A consumer group member's liveness settings: it loses its partitions ``session_timeout_s`` after
+    it stops answering (killed, hung, cut off). Heartbeats run on librdkafka's own thread, whatever a
+    batch costs in Python."""
+    return {
+        "session.timeout.ms": int(session_timeout_s * 1000),
+        "heartbeat.interval.ms": max(100, int(session_timeout_s * 1000 / 6)),
+    }
+
+
 def made(kind, config: dict):
     """``kind(config)`` (a confluent-kafka client class); a setting librdkafka refuses is a ConfigError."""
     from confluent_kafka import KafkaException

@@ -5,7 +5,7 @@ import json
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, names, setting, tables_of
+from facestream.config import check, command_line, names, session_timeout, setting, tables_of
 from facestream.errors import ConfigError
 from facestream.notifier.rules import TargetSettings
 from facestream.schemas import ALERTS_TOPIC, FRAMES_TOPIC
@@ -37,6 +37,7 @@ class NotifierConfig:
         minimum=0.1,
         was="stop_after_idle",
     )
+    session_timeout_s: float = session_timeout("notifier")
 
     def __post_init__(self) -> None:
         check(self)

@@ -119,6 +119,7 @@ def run(config: NotifierConfig, bootstrap: str | None = None) -> NotifierStats:
             config.batch,
             config.stop_after_idle_s,
             (Every(config.stats_interval_s, lambda: log.info("%s", stats.line())),),
+            session_timeout_s=config.session_timeout_s,
         )
         if config.stop_after_idle_s is not None:
             _drain(stats)

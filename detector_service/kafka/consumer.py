@@ -35,7 +35,7 @@ class GroupMember:
         publisher_flush,
         start_at: str = "earliest",
         start_back_s: float | None = None,
-        session_timeout_s: float = 6.0,
+        session_timeout_s: float = kafka_clients.SESSION_TIMEOUT_S,
         transactions: Transactions | None = None,
         fetch_queue_mb: int = 256,
         on_ownership: Callable[[bool], None] = lambda owns: None,
@@ -64,9 +64,7 @@ class GroupMember:
                 # A partition without a commit: start_back_s places it in _on_assign instead.
                 "auto.offset.reset": "latest" if start_back_s is not None else start_at,
                 "partition.assignment.strategy": "cooperative-sticky",
-                # Heartbeats run on librdkafka's own thread, whatever a batch costs in Python.
-                "session.timeout.ms": int(session_timeout_s * 1000),
-                "heartbeat.interval.ms": max(100, int(session_timeout_s * 1000 / 6)),
+                **kafka_clients.membership(session_timeout_s),
                 # Frames are large (tens of KB to MBs): fetch big chunks per partition and keep a deep
                 # local queue, or the consumer waits on round trips of ~1 MB (librdkafka's default).
                 "fetch.max.bytes": 4 * kafka_clients.MAX_MESSAGE_BYTES,

@@ -33,6 +33,7 @@ def consume_into(
     batch: int,
     stop_after_idle_s: float | None = None,
     every: tuple[Every, ...] = (),
+    session_timeout_s: float = kafka_clients.SESSION_TIMEOUT_S,
 ) -> None:
     """Consume ``topics`` as a member of ``group`` until SIGINT/SIGTERM (or ``stop_after_idle_s`` seconds
     without records, counted from the latest assignment: a member that joins while a killed one still
@@ -52,7 +53,12 @@ def consume_into(
         readiness.mark("partitions_assigned", bool(partitions))
         log.info("assigned %s", ", ".join(f"{tp.topic}/{tp.partition}@{tp.offset}" for tp in partitions) or "nothing")
 
-    settings = {"group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+    settings = {
+        "group.id": group,
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        **kafka_clients.membership(session_timeout_s),
+    }
     consumer = kafka_clients.made(Consumer, kafka_clients.client_config(bootstrap, **settings))
     consumer.subscribe(list(topics), on_assign=assigned)
     last_record = time.monotonic()
