@@ -27,8 +27,13 @@ def test_idleness_counts_from_the_latest_assignment(bootstrap: str) -> None:
     try:
         poll_until(member, lambda: len(member.assigned) == 2)
         first = member.assigned_at
-        other = Consumer(
-            {"bootstrap.servers": bootstrap, "group.id": group, "partition.assignment.strategy": "cooperative-sticky"}
+        other = Consumer(  # a replica's session: a member that leaves mid-rebalance is dropped after it
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "partition.assignment.strategy": "cooperative-sticky",
+                **kafka_clients.membership(kafka_clients.SESSION_TIMEOUT_S),
+            }
         )
         other.subscribe([topic])
         deadline = time.monotonic() + 45
