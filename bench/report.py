@@ -8,6 +8,7 @@ commit the result file together with the docs it changed (``--check`` fails if t
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -333,8 +334,8 @@ def e2e(result: dict) -> list[str]:
     produce = f" (produce {' '.join(s['extra_produce_args'])})" if s.get("extra_produce_args") else ""
     per = "front (its share of the owner's)" if _fronts(s) else "replica"
     lines = [
-        f"**End to end, {_model_label(result)} on {s['provider']}, {_replicas(s)}, {_frames(s)}{source}"
-        f"{produce}, {m['cores']} cores"
+        f"**End to end, {_model_label(result)}{_with_embedder(s)} on {s['provider']}, {_replicas(s)}, "
+        f"{_frames(s)}{source}{produce}, {m['cores']} cores"
         f"{', ' + m['gpu'] if m.get('gpu') else ''}** (`{result['command']}`; cameras at {s['fps']:g} fps for "
         f"{s['duration_s']:g} s each; latency = a downstream reader's arrival time - capture time):",
         "",
@@ -359,6 +360,22 @@ def e2e(result: dict) -> list[str]:
         f"Source: `bench/results/{result['_file']}`."
     )
     return lines
+
+
+def _embedder(settings: dict) -> str | None:
+    """The embedder a run's detectors ran (``--embedder=NAME`` among the arguments it passed to detect)."""
+    args = list(settings.get("extra_detect_args", []))
+    for i, arg in enumerate(args):
+        if arg.startswith("--embedder="):
+            return arg.split("=", 1)[1]
+        if arg == "--embedder" and i + 1 < len(args):
+            return args[i + 1]
+    return None
+
+
+def _with_embedder(settings: dict) -> str:
+    name = _embedder(settings)
+    return f" with {name} embeddings" if name and name != "none" else ""
 
 
 def _fronts(settings: dict) -> int:
@@ -406,6 +423,39 @@ def _span(cores: list[int]) -> str:
 
 
 LATENCY_GOAL_MS = 200.0
+
+
+def _add_repeated_300(add: Callable, runs: list[dict], what: str) -> None:
+    """The goal of 300 cameras within 200 ms in 3 of 3 runs, from every file that repeated 300 cameras
+    (none is left out), per design (replicas, or a GPU owner with fronts): met where one design held
+    in every one of its runs; each design's count and p99s are listed."""
+    repeated = [r for r in runs if sum(row["cameras"] == 300 for row in r["rows"]) >= 3]
+    if not repeated:
+        return
+    designs: dict[str, list[dict]] = {}
+    for run in repeated:
+        designs.setdefault(_design(run["settings"]), []).append(run)
+    scores = []  # (share of runs held, design, runs held, runs, what the runs measured)
+    for design, files in designs.items():
+        rows = [row for r in files for row in r["rows"] if row["cameras"] == 300]
+        held = sum(map(_within, rows))
+        p99s = ", ".join(f"{row['latency_ms_p99']:.0f}" for row in rows)
+        rate = statistics.median(row["events_per_s"] for row in rows)
+        scores.append((held / len(rows), design, held, len(rows), f"p99 {p99s} ms; median {rate:.0f} events/s"))
+    scores.sort(reverse=True)
+    best = scores[0]
+    add(
+        f"e2e on one GPU, {what}, {_frames(repeated[0]['settings'])}: 300 cameras, p99 < 200 ms in 3 of 3 runs",
+        "; ".join(f"{design}: {held} of {total} runs ({figures})" for _, design, held, total, figures in scores),
+        best[0] == 1.0,
+        ", ".join(r["_file"] for r in repeated),
+        f"{best[2]} of {best[3]} runs, {best[1]}",
+    )
+
+
+def _design(settings: dict) -> str:
+    """``GPU owner + 4 fronts`` or ``4 replicas``: how a run's detectors shared the GPU."""
+    return f"GPU owner + {settings['fronts']} fronts" if _fronts(settings) else f"{settings['replicas']} replicas"
 
 
 def _within(row: dict) -> bool:
@@ -857,20 +907,10 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             cameras_within(best) >= 10,
             best["_file"],
         )
-    yunet = [r for r in measured if _model_name(r) == "yunet"]
-    repeated = [r for r in yunet if sum(row["cameras"] == 300 for row in r["rows"]) >= 3]
-    if repeated:  # every run of every file that repeated 300 cameras: none is left out
-        rows300 = [[row for row in r["rows"] if row["cameras"] == 300] for r in repeated]
-        passed = sum(_within(row) for rows in rows300 for row in rows)
-        total = sum(map(len, rows300))
-        p99s = "; ".join(", ".join(f"{row['latency_ms_p99']:.0f}" for row in rows) for rows in rows300)
-        add(
-            f"e2e on one GPU, yunet, {_frames(repeated[0]['settings'])}: 300 cameras, p99 < 200 ms in 3 of 3 runs",
-            f"{passed} of {total} runs (p99 {p99s} ms)",
-            passed == total,
-            ", ".join(r["_file"] for r in repeated),
-            f"{passed} of {total} runs",
-        )
+    detecting = [r for r in measured if _model_name(r) == "yunet"]
+    yunet = [r for r in detecting if not _with_embedder(r["settings"])]
+    _add_repeated_300(add, yunet, "yunet")
+    _add_repeated_300(add, [r for r in detecting if _embedder(r["settings"]) == "sface"], "yunet + sface")
     at500 = [(r, row) for r in yunet for row in r["rows"] if row["cameras"] == 500]
     if at500:
         run, row = max(at500, key=lambda pair: pair[1]["events_per_s"])
@@ -933,6 +973,7 @@ def target_rows(results: dict[str, dict]) -> list[Target]:
             + " (medians)",
             singles[0][0]["events_per_s"] >= 9000,
             ", ".join(run["_file"] for _, run in singles),
+            f"{singles[0][0]['events_per_s']:.0f}/s at least (medians)",
         )
     falls = [r for r in results.values() if r["benchmark"] == "fall"]
     if falls:

@@ -53,3 +53,35 @@ def test_batch1_target_takes_the_median_of_runs_of_the_same_engine() -> None:
     }
     runs, ratios, median = report._batch1_vs_eager(results, main)
     assert ratios == [2.9, 3.14, 4.48] and median == 3.14 and len(runs) == 3
+
+
+def _e2e_run(p99s: list[float], detect_args: list[str], **settings) -> dict:
+    rows = [
+        {"cameras": 300, "latency_ms_p99": p99, "not_delivered_10s_after_end": 0, "events_per_s": 8700.0}
+        for p99 in p99s
+    ]
+    return {
+        "benchmark": "e2e",
+        "settings": {"replicas": 1, "frame_size": [640, 480], "extra_detect_args": detect_args, **settings},
+        "rows": rows,
+        "_file": f"e2e-{len(p99s)}-{'-'.join(detect_args)}.json",
+    }
+
+
+def test_300_cameras_are_judged_per_design_and_embedding_runs_apart() -> None:
+    targets: list[report.Target] = []
+
+    def add(*fields) -> None:
+        targets.append(report.Target(*fields))
+
+    replicas = _e2e_run([146, 245, 154], ["--decode=gpu"], replicas=4)
+    owner = _e2e_run([146, 148, 161], ["--decode=gpu"], fronts=4)
+    embedding = _e2e_run([12639, 14128, 12433], ["--decode=gpu", "--embedder=sface"], fronts=4)
+    runs = [replicas, owner, embedding]
+    plain = [r for r in runs if not report._with_embedder(r["settings"])]
+    report._add_repeated_300(add, plain, "yunet")
+    report._add_repeated_300(add, [r for r in runs if report._embedder(r["settings"]) == "sface"], "yunet + sface")
+    held, embedded = targets
+    assert held.met and held.short == "3 of 3 runs, GPU owner + 4 fronts"
+    assert "4 replicas: 2 of 3 runs" in held.measured
+    assert not embedded.met and embedded.short == "0 of 3 runs, GPU owner + 4 fronts"
