@@ -50,37 +50,24 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
     result["memcpy_nodes"] = memcpy
     _progress(f"Memcpy nodes in the optimised graph (static batch {max(cfg.batches)}): {memcpy}")
     result["rows"] = list(rows.values())  # filled in place; saved after each measurement
+    # One batch size at a time, every contender in turn: a run cut short at a time limit leaves whole
+    # rows for the sizes it finished (builds take minutes: a torch engine, torch.compile per size).
     for b in cfg.batches:
         timing, memory, check = _time_engine(path, cfg, b)
         rows[b].update(project_ms_per_img=timing, project_gpu_mb=memory, max_abs_diff_vs_plain_session=check)
         _progress(f"project engine  batch {b:>3}: {rows[b]['project_ms_per_img']:.3f} ms/img")
         save({**result, "complete": False}, cfg.result_file)
-    if torch_model is not None and cfg.torch_engine != "off":
-        for b in cfg.batches:
+        if torch_model is not None and cfg.torch_engine != "off":
             rows[b].update(_time_torch_engine(path, cfg, b))
             timing, built_s = rows[b]["torch_engine_ms_per_img"], rows[b]["torch_engine_build_s"]
             _progress(f"torch engine    batch {b:>3}: {timing:.3f} ms/img (built in {built_s:.0f} s)")
             save({**result, "complete": False}, cfg.result_file)
-    if torch_model is not None:
-        for name in cfg.baselines:
-            for b in cfg.batches:
-                rows[b][f"torch_{name}_ms_per_img"] = _time_torch(torch_model, cfg, b, TORCH_MODES[name])
-                _progress(f"torch {name:<8} batch {b:>3}: {rows[b][f'torch_{name}_ms_per_img']:.3f} ms/img")
-                save({**result, "complete": False}, cfg.result_file)
-    for row in rows.values():
-        row["project_img_per_s"] = round(1000.0 / row["project_ms_per_img"], 1)
-        for name in cfg.baselines:
-            key = f"torch_{name}_ms_per_img"
-            if key in row:
-                row[f"speedup_vs_torch_{name}"] = round(row[key] / row["project_ms_per_img"], 3)
-                if "torch_engine_ms_per_img" in row:
-                    row[f"torch_engine_speedup_vs_torch_{name}"] = round(row[key] / row["torch_engine_ms_per_img"], 3)
-        if flops is not None:
-            floor_ms = flops / (H200_DENSE_FP16_TFLOPS * 1e12) * 1000.0
-            row["floor_ms_per_img"] = round(floor_ms, 3)
-            row["fraction_of_floor"] = round(floor_ms / row["project_ms_per_img"], 3)
-            if "torch_engine_ms_per_img" in row:
-                row["torch_engine_fraction_of_floor"] = round(floor_ms / row["torch_engine_ms_per_img"], 3)
+        for name in cfg.baselines if torch_model is not None else ():
+            rows[b][f"torch_{name}_ms_per_img"] = _time_torch(torch_model, cfg, b, TORCH_MODES[name])
+            _progress(f"torch {name:<8} batch {b:>3}: {rows[b][f'torch_{name}_ms_per_img']:.3f} ms/img")
+            save({**result, "complete": False}, cfg.result_file)
+        _ratios(rows[b], cfg, flops)
+        save({**result, "complete": False}, cfg.result_file)
     result["complete"] = True
     best = min(result["rows"], key=lambda r: r["project_ms_per_img"])
     result["best_batch"] = best["batch"]
@@ -91,6 +78,23 @@ def run(cfg: EngineBenchConfig, command: str) -> dict:
     save(result, cfg.result_file)
     _print_table(result, cfg)
     return result
+
+
+def _ratios(row: dict[str, Any], cfg: EngineBenchConfig, flops: float | None) -> None:
+    """A finished row's throughput, speed-ups against each baseline and share of the physical floor."""
+    row["project_img_per_s"] = round(1000.0 / row["project_ms_per_img"], 1)
+    for name in cfg.baselines:
+        key = f"torch_{name}_ms_per_img"
+        if key in row:
+            row[f"speedup_vs_torch_{name}"] = round(row[key] / row["project_ms_per_img"], 3)
+            if "torch_engine_ms_per_img" in row:
+                row[f"torch_engine_speedup_vs_torch_{name}"] = round(row[key] / row["torch_engine_ms_per_img"], 3)
+    if flops is not None:
+        floor_ms = flops / (H200_DENSE_FP16_TFLOPS * 1e12) * 1000.0
+        row["floor_ms_per_img"] = round(floor_ms, 3)
+        row["fraction_of_floor"] = round(floor_ms / row["project_ms_per_img"], 3)
+        if "torch_engine_ms_per_img" in row:
+            row["torch_engine_fraction_of_floor"] = round(floor_ms / row["torch_engine_ms_per_img"], 3)
 
 
 class ModelChoice(Protocol):
