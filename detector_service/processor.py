@@ -77,6 +77,15 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class Candidates:
+    """A batch's network outputs before they are boxes: what a GPU owner without an embedder sends, so
+    that each front turns its own frames into boxes in its own interpreter rather than the owner's."""
+
+    outputs: dict[str, np.ndarray]  # by output name, one row per good frame
+    placed: list[Placed]  # where each good frame landed in the batch (without its image)
+
+
+@dataclass(frozen=True)
 class Answer:
     """A batch's outcome as arrays, before any event exists: what a GPU owner hands back to the front
     that sent the batch (small and picklable), and what ``outcomes`` turns into events."""
@@ -87,6 +96,30 @@ class Answer:
     counts: np.ndarray  # faces per good frame
     embeddings: np.ndarray | None
     seconds: dict[str, float]  # stage -> time this batch spent there (Stats' *_s names)
+    candidates: Candidates | None = None  # set instead of faces and counts until ``Boxes.resolve``
+
+
+@dataclass(frozen=True)
+class Boxes:
+    """Network outputs -> faces (or people) in frame pixels: the model's decoding and NMS, then each
+    letterbox undone. Small and picklable: a GPU owner hands it to its fronts when they draw the boxes."""
+
+    model: FaceModel
+    input_hw: tuple[int, int]
+    thresholds: Thresholds
+
+    def find(self, outputs: dict[str, np.ndarray], placed: list[Placed]) -> tuple[Detections, np.ndarray]:
+        """Every frame's faces, concatenated in frame order, and how many each has."""
+        return to_frames(self.model.to_detections(outputs, self.input_hw, self.thresholds), placed)
+
+    def resolve(self, answer: Answer) -> Answer:
+        """``answer`` with its candidates turned into faces, the time it took counted as post-processing."""
+        if answer.candidates is None:
+            return answer
+        t0 = time.perf_counter()
+        faces, counts = self.find(answer.candidates.outputs, answer.candidates.placed)
+        seconds = {**answer.seconds, "postprocess_s": time.perf_counter() - t0}
+        return Answer(answer.errors, answer.good, faces, counts, None, seconds)
 
 
 def split(answer: Answer, sizes: list[int]) -> list[Answer]:
@@ -98,11 +131,14 @@ def split(answer: Answer, sizes: list[int]) -> list[Answer]:
     for size in sizes:
         end = start + size
         last_good = int(np.searchsorted(good, end))
-        counts = answer.counts[first_good:last_good]
+        counts = answer.counts[first_good:last_good]  # empty while the answer holds candidates
         last_face = first_face + int(counts.sum())
-        faces = None
+        faces = candidates = None
         if answer.faces is not None and last_good > first_good:
             faces = _rows(answer.faces, first_face, last_face)
+        if answer.candidates is not None and last_good > first_good:
+            outputs = {name: rows[first_good:last_good] for name, rows in answer.candidates.outputs.items()}
+            candidates = Candidates(outputs, answer.candidates.placed[first_good:last_good])
         parts.append(
             Answer(
                 errors={i - start: why for i, why in answer.errors.items() if start <= i < end},
@@ -111,6 +147,7 @@ def split(answer: Answer, sizes: list[int]) -> list[Answer]:
                 counts=counts,
                 embeddings=None if answer.embeddings is None else answer.embeddings[first_face:last_face],
                 seconds={stage: s * size / total for stage, s in answer.seconds.items()},
+                candidates=candidates,
             )
         )
         start, first_good, first_face = end, last_good, last_face
@@ -167,6 +204,7 @@ class FrameProcessor:
         self.thresholds = thresholds
         self.stats = stats
         self.embedder = embedder
+        self.boxes = Boxes(model, engine.input_hw, thresholds)
         self.preprocessor = self._preprocessor(decode, decode_threads, gpu_decoder)
         # One batch per stage at a time: batch N+1 decodes while batch N infers (on the engine's thread).
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="decode-batch")
@@ -242,8 +280,7 @@ class FrameProcessor:
             return _Found(inferred, None, np.zeros(0, np.int64), None, 0.0, 0.0)
         t0 = time.perf_counter()
         placed, good = inferred.placed, inferred.good
-        detections = self.model.to_detections(inferred.outputs, self.engine.input_hw, self.thresholds)
-        faces, counts = to_frames(detections, [placed[i] for i in good])
+        faces, counts = self.boxes.find(inferred.outputs, [placed[i] for i in good])
         t1 = time.perf_counter()
         embeddings = None
         if self.embedder is not None:
@@ -257,10 +294,20 @@ class FrameProcessor:
         embedder = None if self.embedder is None else self.embedder.ref
         return Describes(self.describe(), self.model.ref, self.model.finds, embedder)
 
-    def answer(self, pending: Pending) -> Answer:
-        """Batch ``pending`` as arrays, once its decoding, inference and embedding are done."""
-        found: _Found = pending.future.result() if self.embedder is not None else self._find(pending.future)
-        inferred = found.inferred
+    def answer(self, pending: Pending, boxes_here: bool = True) -> Answer:
+        """Batch ``pending`` as arrays, once its decoding, inference and embedding are done. Without an
+        embedder, ``boxes_here=False`` leaves the network's candidates for ``Boxes.resolve`` to turn into
+        boxes where the events are built (a GPU owner's fronts); an embedder needs the boxes here."""
+        if self.embedder is None and not boxes_here:
+            inferred: _Inferred = pending.future.result()
+            candidates = None
+            if inferred.outputs is not None:
+                placed = [inferred.placed[i] for i in inferred.good]
+                candidates = Candidates(inferred.outputs, [Placed(p.scale, p.width, p.height) for p in placed])
+            found = _Found(inferred, None, np.zeros(0, np.int64), None, 0.0, 0.0)
+        else:
+            found = pending.future.result() if self.embedder is not None else self._find(pending.future)
+            inferred, candidates = found.inferred, None
         errors = {i: str(p) for i, p in enumerate(inferred.placed) if isinstance(p, DecodeError)}
         seconds = {
             "decode_s": inferred.decode_s,
@@ -269,7 +316,7 @@ class FrameProcessor:
             "embed_s": found.embed_s,
             "postprocess_s": found.boxes_s,
         }
-        return Answer(errors, inferred.good, found.faces, found.counts, found.embeddings, seconds)
+        return Answer(errors, inferred.good, found.faces, found.counts, found.embeddings, seconds, candidates)
 
     def finish(self, pending: Pending) -> list[Outcome]:
         answer = self.answer(pending)

@@ -1,8 +1,9 @@
 """A front's processor: the same ``begin``/``finish`` the service drives, answered by the GPU owner.
 
 ``begin`` copies the batch's JPEGs into shared memory and sends their descriptor; a thread receives
-the owner's answers, in order, and completes each batch's future; ``finish`` builds the events from
-the answer's arrays here, in the front's own interpreter. If the owner stops, every batch under way
+the owner's answers, in order, and completes each batch's future; ``finish`` turns the answer's
+candidates into boxes (when the owner left them) and builds the events here, in the front's own
+interpreter. If the owner stops, every batch under way
 fails with its reason, and so does the service.
 """
 
@@ -40,6 +41,7 @@ class RemoteProcessor:
         if not isinstance(started, Started):
             raise OwnerStopped(f"it began with {type(started).__name__}, not Started")
         self.describes = started.describes
+        self.boxes = started.boxes
         self.stats = Stats(provider=started.provider, fallback=started.fallback, warning=started.warning)
         self.stats.decoder, self.stats.decode_fallback = started.decoder, started.decode_fallback
         self._writer = Writer(slot_bytes)
@@ -97,7 +99,7 @@ class RemoteProcessor:
             future.set_exception(stopped)
 
     def finish(self, pending: Pending) -> list[Outcome]:
-        answer = pending.future.result()
+        answer = self.boxes.resolve(pending.future.result())  # candidates -> boxes, timed as post-processing
         t0 = time.perf_counter()
         done = outcomes(answer, pending.frames, pending.tags, self.describes)
         self.stats.add_batch(answer.seconds, events_s=time.perf_counter() - t0)

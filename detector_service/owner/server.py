@@ -12,6 +12,10 @@ Batches that wait for the owner are merged, in arrival order, into runs of up to
 (``--owner-batch``): fronts that poll small batches still fill the engine's largest bucket, and the
 owner pays its per-batch work once for all of them; each front gets back the answer to its own part.
 
+Without an embedder the owner answers with the network's candidates and each front turns its own into
+boxes (``processor.Boxes``, sent once in ``Started``); an embedder needs the boxes in the owner, to cut
+the faces out of the frames it decoded.
+
 The conversation with a front, over its pipe: the owner says ``Started`` (or ``Failed``) once its
 processor is warm; the front sends ``payloads.Batch`` descriptors and finally ``None``; the owner
 answers each batch, in order, with ``Answered``. If anything fails, every front gets ``Failed``.
@@ -27,7 +31,7 @@ from multiprocessing.connection import Connection
 
 from facestream import logs
 from facestream.detector_service.owner.payloads import Batch, Reader
-from facestream.detector_service.processor import Answer, Describes, FrameProcessor, Pending, split
+from facestream.detector_service.processor import Answer, Boxes, Describes, FrameProcessor, Pending, split
 from facestream.errors import FacestreamError
 
 log = logging.getLogger(__name__)
@@ -39,6 +43,7 @@ IDLE_S = 1.0  # with nothing under way for this long, the owner keeps the decode
 @dataclass(frozen=True)
 class Started:
     describes: Describes
+    boxes: Boxes  # how a front turns the candidates of an answer into boxes (with no embedder, it does)
     provider: str  # the Stats a front reports, as the owner's processor set them
     fallback: bool
     warning: str | None
@@ -72,7 +77,13 @@ def serve(build, connections: list[Connection]) -> None:
         raise
     stats = processor.stats
     started = Started(
-        processor.describes(), stats.provider, stats.fallback, stats.warning, stats.decoder, stats.decode_fallback
+        processor.describes(),
+        processor.boxes,
+        stats.provider,
+        stats.fallback,
+        stats.warning,
+        stats.decoder,
+        stats.decode_fallback,
     )
     for connection in connections:
         connection.send(started)
@@ -144,7 +155,9 @@ class _Owner:
                     waiting.append((front, batch))
             while under_way and under_way[0][1].future.done():
                 parts, pending = under_way.popleft()
-                answer = self.processor.answer(pending)
+                # The fronts turn candidates into boxes, each in its own interpreter: the owner's is
+                # shared by its decoding, inference and answering threads, and decoding needs it per image.
+                answer = self.processor.answer(pending, boxes_here=False)
                 answers = [answer] if len(parts) == 1 else split(answer, [len(batch) for _, batch in parts])
                 for (front, batch), part in zip(parts, answers, strict=True):
                     self._send(front, Answered(batch.number, part))

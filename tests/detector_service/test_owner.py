@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from facestream.detector_service.config import DetectorConfig
+from facestream.detector_service.decoding.preprocess import Placed
 from facestream.detector_service.models.base import Detections
 from facestream.detector_service.owner.launch import start_owner
 from facestream.detector_service.owner.remote import OwnerStopped, RemoteProcessor
-from facestream.detector_service.processor import Answer, split
+from facestream.detector_service.processor import Answer, Candidates, split
 from facestream.detector_service.service import build_processor
 from facestream.schemas import Frame, pack_detection
 
@@ -43,20 +44,24 @@ def events_of(processor, batches: list[list[Frame]]) -> list[bytes]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("owner_batch", [4, 8], ids=["apart", "merged"])
-def test_fronts_get_the_events_one_process_makes(sample_dir: Path, owner_batch: int) -> None:
+@pytest.mark.parametrize(
+    ("owner_batch", "embedder"), [(4, "sface"), (8, "none")], ids=["apart-embedding", "merged-boxes-in-fronts"]
+)
+def test_fronts_get_the_events_one_process_makes(sample_dir: Path, owner_batch: int, embedder: str) -> None:
     # With room for 8 frames the owner merges the fronts' batches (3 and 4 frames) waiting together.
+    # With an embedder the owner draws the boxes (it cuts the faces out); without, each front does.
     names = ["obama.jpg", "obama2.jpg", "biden.jpg", "einstein.jpg", "breakingbad.jpg", "obama3.jpg"]
     batches = [[photo(sample_dir, n, 10 * b + i, f"cam{b}") for i, n in enumerate(names[b : b + 3])] for b in range(4)]
     broken = Frame("cam9", 99, 0, 640, 480, b"\xff\xd8 not a jpeg")
     batches[1] = [*batches[1], broken]
-    alone = build_processor(CONFIG)
+    config = dataclasses.replace(CONFIG, embedder=embedder)
+    alone = build_processor(config)
     try:
         expected = [events_of(alone, batches[f::2]) for f in range(2)]
     finally:
         alone.close()
 
-    owner_config = dataclasses.replace(CONFIG, batch=owner_batch)
+    owner_config = dataclasses.replace(config, batch=owner_batch)
     owner, ends = start_owner(functools.partial(build_processor, owner_config), fronts=2)
     # The second front's slots are too small for one photo: they grow as its batches need.
     fronts = [RemoteProcessor(ends[0]), RemoteProcessor(ends[1], slot_bytes=1024)]
@@ -69,8 +74,11 @@ def test_fronts_get_the_events_one_process_makes(sample_dir: Path, owner_batch: 
     assert owner.exitcode == 0
     assert got == expected
     assert any("do not decode" in outcome for outcome in got[1] if isinstance(outcome, str))
-    assert fronts[0].describe().startswith("yunet v2023mar on cpu, input 640x480; embeddings sface v2021dec")
-    assert fronts[0].stats.batches == 2 and fronts[0].stats.infer_s > 0 and fronts[0].stats.embed_s > 0
+    assert fronts[0].describe().startswith("yunet v2023mar on cpu, input 640x480")
+    assert ("embeddings sface v2021dec" in fronts[0].describe()) == (embedder == "sface")
+    stats = fronts[0].stats
+    assert stats.batches == 2 and stats.infer_s > 0 and stats.postprocess_s > 0
+    assert (stats.embed_s > 0) == (embedder == "sface")
 
 
 def test_a_merged_answer_splits_back_into_each_batch_s_own() -> None:
@@ -93,6 +101,24 @@ def test_a_merged_answer_splits_back_into_each_batch_s_own() -> None:
         dataclasses.replace(merged, errors={0: "x", 1: "y"}, good=[], faces=None, counts=np.zeros(0, int)), [2]
     )
     assert nothing[0].faces is None and nothing[0].errors == {0: "x", 1: "y"}
+
+
+def test_a_merged_answer_of_candidates_splits_by_frame() -> None:
+    placed = [Placed(float(i), 640, 480) for i in range(4)]
+    merged = Answer(
+        errors={1: "not a JPEG"},
+        good=[0, 2, 3, 4],
+        faces=None,
+        counts=np.zeros(0, np.int64),
+        embeddings=None,
+        seconds={"infer_s": 0.4},
+        candidates=Candidates({"scores": np.arange(8, dtype=np.float32).reshape(4, 2)}, placed),
+    )
+    first, second, third = split(merged, [2, 2, 1])
+    assert first.good == [0] and first.candidates.outputs["scores"].tolist() == [[0, 1]]
+    assert second.good == [0, 1] and [p.scale for p in second.candidates.placed] == [1.0, 2.0]
+    assert third.good == [0] and third.candidates.outputs["scores"].tolist() == [[6, 7]]
+    assert first.faces is None and first.counts.tolist() == []
 
 
 def test_an_owner_that_cannot_start_stops_its_fronts_with_the_reason(tmp_path: Path) -> None:
