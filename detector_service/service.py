@@ -32,8 +32,10 @@ from facestream.signals import StopOnSignals
 log = logging.getLogger(__name__)
 
 
-def build_processor(config: DetectorConfig) -> FrameProcessor:
-    """Model file -> plugin, engine (warmed up) and processor, refusing random weights unless allowed."""
+def build_processor(config: DetectorConfig, warm_up: bool = True) -> FrameProcessor:
+    """Model file -> plugin, engine (warmed up) and processor, refusing random weights unless allowed.
+    ``warm_up=False`` for one batch and done (a photo enrolled or searched for): warming every bucket
+    first (on a CPU, the embedder's largest is 256 faces: seconds) would cost more than the batch."""
     if config.device is not None:  # before any CUDA library starts in this process
         gpu_choice.use_gpu(config.device)
     path = models.resolve(config.model)
@@ -72,7 +74,9 @@ def build_processor(config: DetectorConfig) -> FrameProcessor:
         config.gpu_decode_settings,
         embedder,
     )
-    log.info("warm-up of the decoder and buckets %s took %.0f ms", list(engine.buckets), processor.warm_up() * 1000)
+    if warm_up:
+        took_ms = processor.warm_up() * 1000
+        log.info("warm-up of the decoder and buckets %s took %.0f ms", list(engine.buckets), took_ms)
     return processor
 
 
