@@ -82,7 +82,7 @@ class Candidates:
     that each front turns its own frames into boxes in its own interpreter rather than the owner's."""
 
     outputs: dict[str, np.ndarray]  # by output name, one row per good frame
-    placed: list[Placed]  # where each good frame landed in the batch (without its image)
+    placed: list[Placed]  # where each good frame landed in the batch
 
 
 @dataclass(frozen=True)
@@ -301,9 +301,8 @@ class FrameProcessor:
         if self.embedder is None and not boxes_here:
             inferred: _Inferred = pending.future.result()
             candidates = None
-            if inferred.outputs is not None:
-                placed = [inferred.placed[i] for i in inferred.good]
-                candidates = Candidates(inferred.outputs, [Placed(p.scale, p.width, p.height) for p in placed])
+            if inferred.outputs is not None:  # without an embedder no frame keeps its image: small to send
+                candidates = Candidates(inferred.outputs, [inferred.placed[i] for i in inferred.good])
             found = _Found(inferred, None, np.zeros(0, np.int64), None, 0.0, 0.0)
         else:
             found = pending.future.result() if self.embedder is not None else self._find(pending.future)
