@@ -8,8 +8,10 @@ back to frame pixels, embeds the faces (with an embedder: cut from the full-size
 were decoded, host or device) and builds one event per frame.
 The service calls ``begin`` for batch N+1 before ``finish`` for batch N, so batch N+1 decodes and
 infers while batch N is turned into events and while the consumer polls; OpenCV and ONNX Runtime
-release the GIL. Callers never have more than two batches under way (the GPU decoder reuses a batch's
-frames two batches later). ``bench pipeline`` drives the same two calls without Kafka.
+release the GIL. Callers never have more than ``batches_under_way`` batches begun and not finished
+(the GPU decoder reuses a batch's frames that many batches later): two, or three with an embedder,
+whose stage of its own would otherwise always wait on one of the others. ``bench pipeline`` drives the
+same two calls without Kafka.
 """
 
 import logging
@@ -204,6 +206,9 @@ class FrameProcessor:
         self.thresholds = thresholds
         self.stats = stats
         self.embedder = embedder
+        # One batch per stage: decoding, inference and, with an embedder, embedding (a GPU owner keeps
+        # this many under way; the service two, the next begun while the last is turned into events).
+        self.batches_under_way = 2 if embedder is None else 3
         self.boxes = Boxes(model, engine.input_hw, thresholds)
         self.preprocessor = self._preprocessor(decode, decode_threads, gpu_decoder)
         # One batch per stage at a time: batch N+1 decodes while batch N infers (on the engine's thread).
@@ -235,16 +240,20 @@ class FrameProcessor:
     def _gpu_preprocessor(self, settings: GpuDecodeSettings, keep_frames: bool):
         """nvImageCodec as configured; if the default set-up (the hardware decoder) cannot be made on this
         GPU, every backend instead, with a warning. A set-up given by name never falls back."""
+
+        def make(chosen: GpuDecodeSettings):
+            return preprocess_gpu.GpuPreprocessor(
+                self.engine.input_hw, settings=chosen, keep_frames=keep_frames, batches_under_way=self.batches_under_way
+            )
+
         try:
-            return preprocess_gpu.GpuPreprocessor(self.engine.input_hw, settings=settings, keep_frames=keep_frames)
+            return make(settings)
         except ConfigError as exc:
             if settings != GpuDecodeSettings():
                 raise
             log.warning("FALLBACK: %s; decoding with every nvImageCodec backend instead", exc)
             self.stats.decode_fallback = True
-            return preprocess_gpu.GpuPreprocessor(
-                self.engine.input_hw, settings=GpuDecodeSettings.parse("all"), keep_frames=keep_frames
-            )
+            return make(GpuDecodeSettings.parse("all"))
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw

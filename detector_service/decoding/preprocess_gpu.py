@@ -93,6 +93,7 @@ class GpuPreprocessor:
         device_id: int = 0,
         settings: GpuDecodeSettings | None = None,
         keep_frames: bool = False,
+        batches_under_way: int = 2,
     ) -> None:
         missing = available()
         if missing is not None:
@@ -103,6 +104,7 @@ class GpuPreprocessor:
         self.input_hw = input_hw
         self.settings = settings or GpuDecodeSettings()
         self.keep_frames = keep_frames
+        self._generations = batches_under_way
         self._cp = cp
         self._device = cp.cuda.Device(device_id)
         options: dict[str, object] = {}  # only what differs from nvImageCodec's defaults
@@ -123,7 +125,8 @@ class GpuPreprocessor:
         self._helpers = ThreadPoolExecutor(helpers, "decode-share") if helpers else None
         # With keep_images: per (generation, decoder, chunk index), the Images decoded into last. Frames
         # handed out with their batch (keep_frames) stay in use until the caller finishes that batch, while
-        # the next one decodes: two generations alternate, so a batch's Images are reused two batches later.
+        # the next ones decode: one generation per batch the caller may have under way, in turn, so a
+        # batch's Images are reused only that many batches later.
         self._kept: dict[tuple[int, int, int], list] = {}
         self._generation = 0
 
@@ -180,12 +183,12 @@ class GpuPreprocessor:
     def run(self, frames: list[Frame]):
         """(CuPy uint8 (N, H, W, 3) BGR batch, Placed or DecodeError per frame); ready when returned.
 
-        With ``keep_frames`` each Placed holds its decoded Image (RGB, on the device), valid until the
-        batch after next is decoded: the processor never has more than two batches under way."""
+        With ``keep_frames`` each Placed holds its decoded Image (RGB, on the device), valid until
+        ``batches_under_way`` more batches are decoded: the caller never has more under way."""
         cp = self._cp
         height, width = self.input_hw
         if self.keep_frames:
-            self._generation ^= 1
+            self._generation = (self._generation + 1) % self._generations
         with self._device:
             images = self._decode_all(frames)
             table, placed = _placement(frames, images, height, width)

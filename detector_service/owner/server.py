@@ -36,7 +36,6 @@ from facestream.errors import FacestreamError
 
 log = logging.getLogger(__name__)
 
-IN_FLIGHT = 2  # batches begun and not yet answered: one decoding while one infers
 IDLE_S = 1.0  # with nothing under way for this long, the owner keeps the decoder and engine warm
 
 
@@ -110,9 +109,10 @@ Part = tuple[int, Batch]  # (front, its batch)
 
 
 class _Owner:
-    """Batches from every front in arrival order, merged up to the engine's batch, two runs under way
-    at a time, each part answered to its front as soon as its run is done. One queue wakes the loop:
-    batches arriving and runs finishing; a second with neither keeps the GPU warm."""
+    """Batches from every front in arrival order, merged up to the engine's batch, one run under way
+    per stage of the processor (decoding, inference and any embedding), each part answered to its front
+    as soon as its run is done. One queue wakes the loop: batches arriving and runs finishing; a second
+    with neither keeps the GPU warm."""
 
     def __init__(self, processor: FrameProcessor, connections: list[Connection]) -> None:
         self.processor = processor
@@ -161,7 +161,7 @@ class _Owner:
                 answers = [answer] if len(parts) == 1 else split(answer, [len(batch) for _, batch in parts])
                 for (front, batch), part in zip(parts, answers, strict=True):
                     self._send(front, Answered(batch.number, part))
-            while waiting and len(under_way) < IN_FLIGHT:
+            while waiting and len(under_way) < self.processor.batches_under_way:  # one per stage
                 parts = [waiting.popleft()]
                 frames = len(parts[0][1])
                 while waiting and frames + len(waiting[0][1]) <= self.capacity:
