@@ -30,6 +30,8 @@ def serve(config: DashboardConfig, embed: Embed | None = None) -> None:
             "(set --token or FACESTREAM_DASHBOARD_TOKEN)",
             config.http_host,
         )
+    # A taken port stops it here, before the readers and the search index start threads of their own.
+    health.check_free(config.http_port, config.http_host, "the dashboard")
     kafka_clients.check_reachable()
     state = DashboardState(config.frame_rate, config.alerts_kept, config.zones, config.lines)
     readiness, registry = health.Readiness("partitions_assigned"), CollectorRegistry()

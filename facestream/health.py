@@ -59,6 +59,23 @@ def routes(readiness: Readiness, registry: CollectorRegistry) -> list:
     return [Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)]
 
 
+def check_free(port: int, host: str, what: str) -> None:
+    """ConfigError now if ``host``:``port`` cannot be bound: for a service to call before it starts the
+    threads (Kafka readers, an index) that a failed start would leave running while the process exits."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds it
+        try:
+            probe.bind((host, port))
+        except OSError:
+            raise _taken(port, host, what) from None
+
+
+def _taken(port: int, host: str, what: str) -> ConfigError:
+    return ConfigError(f"cannot serve {what} on {host}:{port} (is the port taken?)")
+
+
 def serve_app(app, port: int, host: str, what: str) -> None:
     """Serve the ASGI ``app`` on ``host``:``port`` from a daemon thread; return once it listens, or
     raise ConfigError (e.g. the port is taken). ``what`` names it in messages."""
@@ -70,7 +87,7 @@ def serve_app(app, port: int, host: str, what: str) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            raise ConfigError(f"cannot serve {what} on {host}:{port} (is the port taken?)")
+            raise _taken(port, host, what)
         time.sleep(0.02)
 
 
