@@ -150,11 +150,11 @@ class DetectorService:
             cfg.frames_topic,
             cfg.detections_topic,
         )
-        try:
-            with StopOnSignals("finishing the batch in hand, then stopping") as stop:
+        with StopOnSignals("finishing the batch in hand, then stopping") as stop:
+            try:
                 self._serve(batcher, reporter, stop)
-        finally:
-            self._shutdown()
+            finally:
+                self._shutdown()  # inside: a second signal while committing is logged, not fatal
         return self.stats.summary()
 
     def _serve(self, batcher: Batcher, reporter: StatsReporter, stop: StopOnSignals) -> None:

@@ -9,7 +9,11 @@ log = logging.getLogger(__name__)
 
 class StopOnSignals:
     """While entered, SIGINT/SIGTERM set ``requested`` (and log ``then``); the previous handlers
-    come back on exit. ``with StopOnSignals("flushing, then stopping") as stop: while not stop.requested: ...``"""
+    come back on exit. ``with StopOnSignals("flushing, then stopping") as stop: while not stop.requested: ...``
+
+    Nested, the inner one starts out requested when the outer one already was: a process that guards its
+    whole life (start-up and exit included) with an outer one passes a stop asked for during start-up
+    on to its loop, and a signal after the loop has ended no longer kills it halfway through exiting."""
 
     SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -20,6 +24,8 @@ class StopOnSignals:
 
     def __enter__(self) -> "StopOnSignals":
         self._previous = {sig: signal.signal(sig, self._on_signal) for sig in self.SIGNALS}
+        outer = {getattr(handler, "__self__", None) for handler in self._previous.values()}
+        self.requested = any(isinstance(o, StopOnSignals) and o.requested for o in outer)
         return self
 
     def __exit__(self, *_exc) -> None:

@@ -27,6 +27,7 @@ from facestream.detector_service.owner.launch import start_owner
 from facestream.detector_service.owner.remote import RemoteProcessor
 from facestream.detector_service.service import DetectorService, build_processor
 from facestream.errors import FacestreamError
+from facestream.signals import StopOnSignals
 
 log = logging.getLogger(__name__)
 
@@ -49,17 +50,18 @@ def run_fronts(config: DetectorConfig) -> dict:
         process.start()
     for end in ends[1:]:
         end.close()  # each child has its own copy now
-    watching = threading.Event()
-    threading.Thread(target=_watch, args=(owner, others, watching), name="fronts-watch", daemon=True).start()
     log.info("GPU owner (pid %d) and %d fronts (this one, pids %s)", owner.pid, count, [p.pid for p in others])
-    try:
-        mine = DetectorService(front_config(config, 0), processor=RemoteProcessor(ends[0])).run()
-    finally:
-        watching.set()
-        _stop(others)
-        owner.join(STOP_S)
-        if owner.is_alive():
-            owner.kill()
+    with StopOnSignals("stopping the fronts and the owner"):  # up to the last join, as in _front
+        watching = threading.Event()
+        threading.Thread(target=_watch, args=(owner, others, watching), name="fronts-watch", daemon=True).start()
+        try:
+            mine = DetectorService(front_config(config, 0), processor=RemoteProcessor(ends[0])).run()
+        finally:
+            watching.set()
+            _stop(others)
+            owner.join(STOP_S)
+            if owner.is_alive():
+                owner.kill()
     failed = _failures(owner, others)
     if failed:
         raise FacestreamError("; ".join(failed))
@@ -74,13 +76,16 @@ def front_config(config: DetectorConfig, index: int) -> DetectorConfig:
 
 
 def _front(config: DetectorConfig, end: Connection, summaries) -> None:
-    """A front process: the service with the owner as its processor; its exit code says how it ended."""
+    """A front process: the service with the owner as its processor; its exit code says how it ended.
+    Guarded by signals from start to exit: the first front stops the others with SIGTERM whenever it
+    ends, which may be while one is still starting or already exiting on its own."""
     logs.setup()
-    try:
-        summaries.put(DetectorService(config, processor=RemoteProcessor(end)).run())
-    except FacestreamError as exc:
-        log.error("front stopped: %s", exc)
-        raise SystemExit(exc.exit_code) from None
+    with StopOnSignals("stopping with the other fronts"):
+        try:
+            summaries.put(DetectorService(config, processor=RemoteProcessor(end)).run())
+        except FacestreamError as exc:
+            log.error("front stopped: %s", exc)
+            raise SystemExit(exc.exit_code) from None
 
 
 def _failures(owner: BaseProcess, others: Sequence[BaseProcess]) -> list[str]:
