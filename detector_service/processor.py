@@ -349,8 +349,10 @@ class FrameProcessor:
             # With the detector's floor as batches will have it (on a GPU, CuPy compiles the kernels
             # that pick the candidates to copy on their first use: seconds, on a fresh machine).
             floor = self.thresholds.score_threshold if engine is self.engine else None
-            for bucket in engine.buckets:
-                engine.run(np.zeros((bucket, *engine.input_hw, 3), dtype=np.uint8), floor=floor)
+            # A CPU session takes any batch and has nothing to build per size: one image starts it
+            # (the embedder's full bucket, 256 faces, took seconds of a CPU detector's start).
+            for size in engine.buckets if engine.on_gpu else (1,):
+                engine.run(np.zeros((size, *engine.input_hw, 3), dtype=np.uint8), floor=floor)
         return time.perf_counter() - t0
 
     def keep_warm(self) -> None:
