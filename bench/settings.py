@@ -190,7 +190,9 @@ class SoakConfig(Checked):
         "Frames per second per camera (this 2-core machine's detector, SFace on every face, manages ~30 in all).",
         minimum=0.1,
     )
-    minutes: float = setting(60.0, "How long the load runs.", minimum=1)
+    minutes: float = setting(
+        60.0, "How long the load runs (under a minute only checks that every part runs and is sampled).", minimum=0.25
+    )
     warm_up_s: float = setting(600.0, "Seconds before the checks start.", minimum=0)
     interval_s: float = setting(10.0, "Seconds between samples.", minimum=1)
     rss_band: float = setting(0.10, "Most memory may move after warm-up, as a fraction of its lowest.", minimum=0)

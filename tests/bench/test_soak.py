@@ -45,9 +45,9 @@ def test_a_descriptor_leak_or_a_growing_lag_does_not_hold() -> None:
 
 def test_a_short_soak_samples_every_service_and_writes_its_curves(bootstrap: str, tmp_path: Path) -> None:
     out = tmp_path / "soak.json"
-    cmd = [sys.executable, "-m", "bench", "soak", "--minutes", "1", "--warm-up-s", "0", "--interval-s", "5"]
+    cmd = [sys.executable, "-m", "bench", "soak", "--minutes", "0.5", "--warm-up-s", "0", "--interval-s", "2"]
     done = subprocess.run([*cmd, "--cameras", "2", "--out", str(out)], capture_output=True, text=True, timeout=300)
-    assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: the verdict did not hold, which a minute may not
+    assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: the verdict did not hold, which 30 s may not
     result = json.loads(out.read_text())
     assert result["complete"] and len(result["t_s"]) >= 10
     assert set(result["processes"]) >= {"producer", "detector", "alerting", "alert-store", "dashboard", "broker"}

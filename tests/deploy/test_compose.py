@@ -113,7 +113,7 @@ def test_the_cluster_profile_runs_on_three_nodes_and_rides_out_one_stopping(tmp_
     )
     stack.compose("build", timeout_s=1800)  # the images the first test built: cached
     bootstrap = ",".join(f"127.0.0.1:{port}" for port in ports.values())
-    with stack.running():
+    with stack.running("cameras", "detector", "alerting"):  # what the nodes carry: the first test has the rest
         stack.wait_healthy("detector", timeout_s=300)
         stack.wait_healthy("alerting", timeout_s=300)
         admin = kafka_clients.admin(bootstrap)

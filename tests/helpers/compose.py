@@ -3,7 +3,8 @@
 
 Two things podman 4.3 (Debian 12's) cannot do that the file relies on, and what stands in for them:
 - healthchecks run on systemd timers, and this machine has no systemd: a thread here runs
-  ``podman healthcheck run`` on every container of the stack every few seconds, as the timers would;
+  ``podman healthcheck run`` on every container of the stack every few seconds until it is healthy,
+  then less often (start_health_ticks says why);
 - ``depends_on`` conditions (healthy needs podman 4.6; a finished one-shot breaks podman's
   ``--requires``): services are started one at a time (``up -d --no-deps``) in the order the file's
   ``depends_on`` gives, each once its dependencies meet the file's conditions, checked here with
@@ -33,6 +34,7 @@ COMPOSE_FILE = ROOT / "docker-compose.yml"
 SECURE_FILE = ROOT / "docker-compose.secure.yml"  # an overlay: -f docker-compose.yml -f docker-compose.secure.yml
 CONTAINERS_CONF = ROOT / "deploy" / "podman" / "containers.conf"
 HEALTH_TICK_S = 3.0
+HEALTHY_TICK_S = 30.0
 
 
 def podman_env(**extra: str) -> dict[str, str]:
@@ -117,8 +119,8 @@ class Stack:
 
     # -- starting in the file's order ---------------------------------------------------------
 
-    def services(self) -> list[str]:
-        """The services of the profile, dependencies first."""
+    def services(self, only: tuple[str, ...] = ()) -> list[str]:
+        """The services of the profiles (or ``only`` those and what they need), dependencies first."""
         wanted = self.wanted()
         ordered: list[str] = []
 
@@ -130,18 +132,19 @@ class Stack:
                     visit(dep)
             ordered.append(name)
 
-        for name in sorted(wanted):
+        for name in sorted(only or wanted):
             visit(name)
         return ordered
 
     @contextmanager
-    def running(self) -> Iterator[None]:
-        """The stack up for the block, down however it ends; every service's log printed if it fails."""
+    def running(self, *only: str) -> Iterator[None]:
+        """The stack (or ``only`` those services and what they need) up for the block, down however it
+        ends; every started service's log printed if it fails."""
         try:
-            self.up()
+            self.up(only)
             yield
         except BaseException:
-            for service in self.services():
+            for service in self.services(only):
                 print(f"--- {service}\n{self.logs(service)}")
             raise
         finally:
@@ -155,12 +158,13 @@ class Stack:
             if not spec.get("profiles") or set(self.profiles) & set(spec["profiles"])
         }
 
-    def up(self, timeout_s: float = 300) -> None:
-        """Start every service of the profiles, each once its dependencies meet their conditions; a
-        cluster's nodes all at once (a node is healthy only once a majority of the controllers runs)."""
+    def up(self, only: tuple[str, ...] = (), timeout_s: float = 300) -> None:
+        """Start every service of the profiles (or ``only`` those and what they need), each once its
+        dependencies meet their conditions; a cluster's nodes all at once (a node is healthy only once a
+        majority of the controllers runs)."""
         self.start_health_ticks()
         wanted = self.wanted()
-        for service in self.services():
+        for service in self.services(only):
             for dep, rule in self.spec["services"][service].get("depends_on", {}).items():
                 if dep in wanted:
                     self.wait_for(dep, rule.get("condition", "service_started"), timeout_s)
@@ -202,10 +206,21 @@ class Stack:
     # -- what systemd timers would do ---------------------------------------------------------
 
     def start_health_ticks(self) -> None:
+        """Every few seconds a check of each container not yet healthy; a healthy one's every
+        HEALTHY_TICK_S (the file's 5 s would start a JVM per Kafka node every 5 s, a large share of two
+        cores, and no test waits for a container to turn unhealthy)."""
+        healthy_at: dict[str, float] = {}
+
         def tick() -> None:
             while not self._ticking.wait(HEALTH_TICK_S):
                 for name in self.containers():
-                    subprocess.run(["podman", "healthcheck", "run", name], capture_output=True, env=self.env)
+                    if time.monotonic() - healthy_at.get(name, -HEALTHY_TICK_S) < HEALTHY_TICK_S:
+                        continue
+                    done = subprocess.run(["podman", "healthcheck", "run", name], capture_output=True, env=self.env)
+                    if done.returncode == 0:
+                        healthy_at[name] = time.monotonic()
+                    else:
+                        healthy_at.pop(name, None)
 
         threading.Thread(target=tick, name="health-ticks", daemon=True).start()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 from helpers.fault import keep_report
 from helpers.http import free_port, get, scrape
 from helpers.kafka import read_topic
@@ -28,21 +29,23 @@ def image(frame) -> np.ndarray:
     return cv2.imdecode(np.frombuffer(frame.data, np.uint8), cv2.IMREAD_COLOR)
 
 
-def test_frames_of_a_25_fps_stream_sent_at_5_fps_stay_fresh_for_a_minute(
+@pytest.mark.alone  # bounds on time
+def test_frames_of_a_25_fps_stream_sent_at_5_fps_stay_fresh_for_half_a_minute(
     bootstrap: str, topics: dict, rtsp_cameras
 ) -> None:
-    # Reading one picture per frame due fell 0.8 s further behind every second (24 s at p50 after a minute).
+    # Reading one picture per frame due fell 0.8 s further behind every second (24 s at p50 after a minute);
+    # half a minute of 150 frames shows a trend of a millisecond a second.
     camera = rtsp_cameras()
     config = ProducerConfig(
         fps=5.0,
         frames_topic=topics["frames"],
-        max_frames=310,
+        max_frames=160,
         stats_interval_s=30.0,
         status_topic=f"{topics['frames']}.status",
     )
     stats = Streamer([("street", camera.url)], config, bootstrap=bootstrap).run()
-    assert stats.acked == 310
-    frames = frames_of(bootstrap, topics["frames"], 310)
+    assert stats.acked == 160
+    frames = frames_of(bootstrap, topics["frames"], 160)
     ages = [staleness_ms(image(f), f.capture_ts_ns) for f in frames]
     readable = np.array([a for a in ages if a is not None])
     times_s = np.array([f.capture_ts_ns for f, a in zip(frames, ages) if a is not None]) / 1e9
@@ -59,12 +62,13 @@ def test_frames_of_a_25_fps_stream_sent_at_5_fps_stay_fresh_for_a_minute(
         }
     )
     assert len(readable) >= 0.99 * len(frames), "the stamps must survive H.264 and JPEG"
-    assert span_s >= 60.0
+    assert span_s >= 30.0
     assert p99 < 500.0, (p50, p99)
-    assert abs(slope_ms_per_s) < 1.0, slope_ms_per_s  # not growing: under 60 ms over the minute
-    assert abs(np.median(readable[-60:]) - np.median(readable[:60])) < 50.0
+    assert abs(slope_ms_per_s) < 1.0, slope_ms_per_s  # not growing: under 30 ms over the half minute
+    assert abs(np.median(readable[-40:]) - np.median(readable[:40])) < 50.0
 
 
+@pytest.mark.alone  # bounds on time
 def test_a_camera_whose_server_dies_comes_back_by_itself_and_the_other_streams_on(
     bootstrap: str, topics: dict, rtsp_cameras, tmp_path: Path
 ) -> None:
