@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# pytest-xdist workers for `make test`: many end-to-end tests wait on streams paced in real time
+# (tests marked alone, e.g. the compose stacks, still run with nothing beside them); 0: one process.
+TEST_WORKERS ?= 3
 PIP := $(BIN)/pip install --disable-pip-version-check
 
 .PHONY: setup demo test test-fast lint bench soak kafka-stop clean
@@ -30,7 +33,7 @@ test: $(VENV)/.test
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 ## test-fast: the quick unit tests: no broker, browser, containers, database server, camera, GPU or PyTorch
 test-fast: $(VENV)/.test

@@ -8,10 +8,11 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import browser, compose
+from helpers import browser, compose, turns
 from helpers.kafka import make_topics
 
 from facestream import kafka_clients, samples
@@ -24,7 +25,7 @@ NEEDS_BY_HELPER = {"browser": browser.chromium, "compose": compose.Stack}
 
 
 # Tests that start several JVMs or a stack of containers: pytest-xdist runs them on one worker, one
-# after another, so that two of them never share the machine's memory and cores.
+# after another, each alone on the machine (helpers/turns.py), as are tests marked ``alone``.
 HEAVY_FILES = {"tests/e2e/test_cluster.py"}
 
 
@@ -47,8 +48,21 @@ def pytest_collection_modifyitems(config, items: list) -> None:
         for mark in sorted(needs):
             item.add_marker(getattr(pytest.mark, mark))
         heavy = "compose" in needs or f"tests/{'/'.join(parts)}" in HEAVY_FILES
-        if heavy and config.pluginmanager.hasplugin("xdist"):
-            item.add_marker(pytest.mark.xdist_group("heavy"))
+        if heavy:
+            item.add_marker(pytest.mark.alone)
+            if config.pluginmanager.hasplugin("xdist"):
+                item.add_marker(pytest.mark.xdist_group("heavy"))
+
+
+@pytest.fixture(autouse=True)
+def machine_turn(request, tmp_path_factory) -> Iterator[None]:
+    """Under pytest-xdist, the test's turn on this machine: beside others, or alone if marked so."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    shared = tmp_path_factory.getbasetemp().parent  # every worker's base folder is made in it
+    with turns.turn(shared, alone=request.node.get_closest_marker("alone") is not None):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,7 @@ def offline(alerts: list, camera: str) -> list:
     return [a for a in alerts if a.camera_id == camera and a.kind == "camera_offline"]
 
 
+@pytest.mark.alone  # bounds on time
 def test_a_camera_whose_server_stops_is_offline_until_it_returns_and_a_dead_producer_takes_its_cameras_down(
     names: dict, bootstrap: str, rtsp_cameras, tmp_path: Path
 ) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 from helpers.fault import (
     EventReader,
     PeakMemory,
@@ -60,6 +61,7 @@ def test_a_dead_letter_too_large_to_forward_keeps_its_reason_and_digest(
     assert "too large" in log
 
 
+@pytest.mark.alone  # bounds on time
 def test_a_killed_replica_s_cameras_get_events_again_within_seconds(topics: dict, sample_dir: Path, tmp_path) -> None:
     # Before: librdkafka's 45 s session timeout left the killed replica's cameras without events for 47.5 s.
     first = replica(topics, tmp_path / "a.log")
@@ -97,6 +99,7 @@ def test_scaling_out_and_back_in_while_streaming_loses_nothing(topics: dict, sam
     assert (result["lost"], result["duplicates"]) == (0, 0), result  # clean hand-overs commit first
 
 
+@pytest.mark.alone  # bounds on time
 def test_the_broker_stopped_for_10_s_loses_nothing(topics: dict, sample_dir: Path, tmp_path, monkeypatch) -> None:
     # The replica's session lapses while the broker is away: it rejoins once the broker is back and
     # does not count that wait as idleness. The broker is the test's own: tests running beside it
@@ -214,6 +217,7 @@ def test_a_backlog_over_the_camera_rate_yields_its_newest_frames_counted_and_ann
     assert "at most 5 frames/s per camera" in log and "skipped-rate" in log
 
 
+@pytest.mark.alone  # bounds on time
 def test_an_overloaded_detector_skips_late_frames_and_stays_current(topics: dict, sample_dir: Path, tmp_path) -> None:
     # Before: 4 cameras at 30 fps, then above what YuNet on this machine's CPU answers, had nothing
     # skipped, and the last events were 29 s old. With --max-frame-age-s 2 the detector stays within
