@@ -349,9 +349,11 @@ class FrameProcessor:
             # With the detector's floor as batches will have it (on a GPU, CuPy compiles the kernels
             # that pick the candidates to copy on their first use: seconds, on a fresh machine).
             floor = self.thresholds.score_threshold if engine is self.engine else None
-            # A CPU session takes any batch and has nothing to build per size: one image starts it
-            # (the embedder's full bucket, 256 faces, took seconds of a CPU detector's start).
-            for size in engine.buckets if engine.on_gpu else (1,):
+            # A CPU session takes any batch and has nothing to build per size: each engine runs once at
+            # the detector's batch, so that its memory arena already has the size batches need (a
+            # replica's memory at start is what it keeps), not at the embedder's full bucket (256
+            # faces: seconds of a CPU detector's start).
+            for size in engine.buckets if engine.on_gpu else (min(engine.buckets[-1], self.engine.batch),):
                 engine.run(np.zeros((size, *engine.input_hw, 3), dtype=np.uint8), floor=floor)
         return time.perf_counter() - t0
 

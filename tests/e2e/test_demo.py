@@ -78,11 +78,16 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
                 lambda: "facestream-demo" in page.find_element("id", "groups").text,
                 20,
             )
-            # A tile's next frame may be loading at any moment: wait for a moment when all three show one.
+            # A tile's next frame may be loading at any moment (on a loaded machine, most of the time):
+            # each tile must have shown a frame, not necessarily all three at one moment.
+            shown: set[str] = set()
+
+            def every_tile_showed_a_frame() -> bool:
+                shown.update(tiles_showing_a_frame(page))
+                return len(shown) == 3
+
             wait_until(
-                "three frames shown",
-                lambda: count(page, ".tile img") == 3 and images_loaded(page, ".tile img") == 3,
-                20,
+                "a frame on every tile", every_tile_showed_a_frame, 30, lambda: f"tiles that did: {sorted(shown)}"
             )
             assert "live" in page.find_element("id", "status").text
             settled(port, address[1].split("?")[1], within_s=20)  # frames queued while warming up, worked off
@@ -128,6 +133,16 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
 
 def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def tiles_showing_a_frame(page) -> list[str]:
+    """The cameras whose tile shows a loaded frame now."""
+    script = (
+        "return [...document.querySelectorAll('.tile')]"
+        ".filter(t => { const i = t.querySelector('img'); return i && i.complete && i.naturalWidth > 0; })"
+        ".map(t => t.dataset.camera)"
+    )
+    return page.execute_script(script)
 
 
 def in_history(page, camera: str) -> bool:

@@ -163,6 +163,14 @@ def keep_report(result: dict) -> None:
             out.write(json.dumps(result) + "\n")
 
 
+def wait_ready(service: subprocess.Popen, port: int, log: Path, timeout_s: float = 90.0) -> None:
+    """Until ``service`` answers ready on ``port``; fail with its log if it exits or takes too long."""
+    deadline = time.monotonic() + timeout_s
+    while get(port, "/readyz")[0] != 200:
+        assert service.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+        time.sleep(0.5)
+
+
 class AlertsBeside:
     """An alerting worker and the dashboard beside the replicas while a fault happens. The worker runs
     the crowd rule with one face enough, so every camera keeps an alert open and updated (a record every
@@ -184,6 +192,9 @@ class AlertsBeside:
         )
         with open(folder / "dashboard.log", "wb") as out:
             self.page = subprocess.Popen(dashboard_command(page), stdout=out, stderr=subprocess.STDOUT)
+        # Ready before the fault: a page still starting when a node stops meets the fault at its start
+        # (e.g. its topics to create while only two nodes are registered), not while it serves.
+        wait_ready(self.page, self.port, folder / "dashboard.log")
 
     def _name(self, part: str) -> str:
         return f"{self.topics['group']}.{part}"
@@ -206,10 +217,8 @@ class AlertsBeside:
         log = self.folder / f"alerting-{run}.log"
         with open(log, "wb") as out:
             worker = subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 90
-        while ready_port and get(ready_port, "/readyz")[0] != 200:
-            assert worker.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
-            time.sleep(0.5)
+        if ready_port:
+            wait_ready(worker, ready_port, log)
         return worker
 
     def _finish(self, worker: subprocess.Popen, run: str, timeout_s: float = 120.0) -> list:
