@@ -33,7 +33,7 @@ test: $(VENV)/.test
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## test-fast: the quick unit tests: no broker, browser, containers, database server, camera, GPU or PyTorch
 test-fast: $(VENV)/.test

@@ -24,8 +24,9 @@ NEEDS_BY_FIXTURE = {"bootstrap": "kafka", "postgres": "postgres", "rtsp_cameras"
 NEEDS_BY_HELPER = {"browser": browser.chromium, "compose": compose.Stack}
 
 
-# Tests that start several JVMs or a stack of containers: pytest-xdist runs them on one worker, one
-# after another, each alone on the machine (helpers/turns.py), as are tests marked ``alone``.
+# Tests that start several JVMs or a stack of containers: under pytest-xdist each runs alone on the
+# machine (helpers/turns.py), as do tests marked ``alone``. `make test` hands out whole files
+# (--dist loadfile), so a module's fixtures, e.g. a three-node cluster, start once, on one worker.
 HEAVY_FILES = {"tests/e2e/test_cluster.py"}
 
 
@@ -47,11 +48,8 @@ def pytest_collection_modifyitems(config, items: list) -> None:
             needs.add("torch")
         for mark in sorted(needs):
             item.add_marker(getattr(pytest.mark, mark))
-        heavy = "compose" in needs or f"tests/{'/'.join(parts)}" in HEAVY_FILES
-        if heavy:
+        if "compose" in needs or f"tests/{'/'.join(parts)}" in HEAVY_FILES:
             item.add_marker(pytest.mark.alone)
-            if config.pluginmanager.hasplugin("xdist"):
-                item.add_marker(pytest.mark.xdist_group("heavy"))
 
 
 @pytest.fixture(autouse=True)

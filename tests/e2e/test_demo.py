@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
 from helpers.http import free_port, get
 from helpers.receiver import Webhook
@@ -18,6 +19,7 @@ from helpers.receiver import Webhook
 SCREENSHOT = os.environ.get("FACESTREAM_SCREENSHOT")
 
 
+@pytest.mark.alone  # bounds on time: six services and a browser
 def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
     bootstrap: str, yunet_path, sample_dir, tmp_path: Path
 ) -> None:
