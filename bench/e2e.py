@@ -64,7 +64,8 @@ def run(cfg: E2EConfig, command: str) -> dict:
     # The replicas start once and serve every camera count, as long-running services do: a count's
     # cameras carry its own key prefix, and a count starts only after the last one's events are all in.
     detectors = [
-        _start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log, port) for log, port in zip(log_files, ports)
+        _start_detector(cfg, frames, events, dlq, f"e2e-{tag}", log, port, index)
+        for index, (log, port) in enumerate(zip(log_files, ports))
     ]
     rows, reader, warm_up = [], None, None
     try:
@@ -107,8 +108,9 @@ def run(cfg: E2EConfig, command: str) -> dict:
     within = [r for r in rows if r["latency_ms_p99"] <= cfg.latency_limit_ms and not r["not_delivered_10s_after_end"]]
     model_name = models.read_metadata(models.resolve(cfg.model)).get(models.META_MODEL, cfg.model)
     fronts = f"-f{cfg.fronts}" if cfg.fronts > 1 else ""
+    gpus = f"-g{cfg.gpus}" if cfg.gpus > 1 else ""
     provider = cfg.provider.split(",")[0]  # the first of a chain: torch,cuda -> torch
-    out = cfg.out or RESULTS / f"e2e-{model_name}-{provider}-r{cfg.replicas}{fronts}.json"
+    out = cfg.out or RESULTS / f"e2e-{model_name}-{provider}-r{cfg.replicas}{fronts}{gpus}.json"
     result: dict[str, Any] = {
         "benchmark": "e2e",
         "command": command,
@@ -211,10 +213,11 @@ def _build_torch_engine(cfg: E2EConfig) -> None:
 
 
 def _start_detector(
-    cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path, http_port: int
+    cfg: E2EConfig, frames: str, events: str, dlq: str, group: str, log: Path, http_port: int, index: int
 ) -> subprocess.Popen:
     config = DetectorConfig(
         http_port=http_port,
+        device=index % cfg.gpus if cfg.gpus > 1 else None,
         fronts=cfg.fronts,
         model=cfg.model,
         group=group,

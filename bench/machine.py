@@ -33,30 +33,40 @@ def describe() -> dict:
         "source_sha256": source_digest(),
         "host": platform.node(),
         "cpu": cpu,
-        "cores": os.cpu_count(),
+        "cores": len(os.sched_getaffinity(0)),  # the cores this run may use (taskset narrows them)
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "versions": versions,
     }
+    if (cores := os.cpu_count()) != found["cores"]:
+        found["cores_on_host"] = cores
     if gpu := _gpu():
         found["gpu"] = gpu
     return found
 
 
 def _gpu() -> str | None:
-    """Name, driver and memory of the GPU as nvidia-smi reports them; None on a machine without one."""
+    """Name, driver and memory of the GPUs this run may use (``CUDA_VISIBLE_DEVICES``, which nvidia-smi
+    itself ignores), e.g. ``2 x NVIDIA H200, ...``; None on a machine without one."""
     import subprocess
 
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
     try:
         done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+            ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"]
+            + (["-i", visible] if visible else []),
             capture_output=True,
             text=True,
             timeout=10,
         )
     except OSError:
         return None
-    return done.stdout.strip() or None
+    lines = done.stdout.strip().splitlines()
+    if not lines:
+        return None
+    if len(set(lines)) > 1:
+        return "; ".join(lines)
+    return lines[0] if len(lines) == 1 else f"{len(lines)} x {lines[0]}"
 
 
 def _commit() -> str:

@@ -322,6 +322,12 @@ def _cores(row: dict) -> str:
     return f"detectors {detectors}, {rest}"
 
 
+def _cores_of(machine: dict) -> str:
+    """``16 cores``, or ``16 of 32 cores`` where the run was held to part of the host (taskset)."""
+    host = machine.get("cores_on_host")
+    return f"{machine['cores']} of {host} cores" if host else f"{machine['cores']} cores"
+
+
 def _frames(settings: dict) -> str:
     """What the cameras sent: one frame size, or (runs without ``frame_size``) the photos 640 px wide."""
     size = settings.get("frame_size")
@@ -335,7 +341,7 @@ def e2e(result: dict) -> list[str]:
     per = "front (its share of the owner's)" if _fronts(s) else "replica"
     lines = [
         f"**End to end, {_model_label(result)}{_with_embedder(s)} on {s['provider']}, {_replicas(s)}, "
-        f"{_frames(s)}{source}{produce}, {m['cores']} cores"
+        f"{_frames(s)}{source}{produce}, {_cores_of(m)}"
         f"{', ' + m['gpu'] if m.get('gpu') else ''}** (`{result['command']}`; cameras at {s['fps']:g} fps for "
         f"{s['duration_s']:g} s each; latency = a downstream reader's arrival time - capture time):",
         "",
@@ -383,10 +389,12 @@ def _fronts(settings: dict) -> int:
 
 
 def _replicas(settings: dict) -> str:
-    """Replicas, each a whole detector; or with fronts, Kafka-facing processes around one GPU owner each."""
+    """Replicas, each a whole detector; or with fronts, Kafka-facing processes around one GPU owner each;
+    spread over GPUs one replica each when the run had several."""
+    gpus = f" over {settings['gpus']} GPUs" if settings.get("gpus", 1) > 1 else ""
     if _fronts(settings):
-        return f"{settings['replicas']} replica(s) of one GPU owner and {settings['fronts']} fronts"
-    return f"{settings['replicas']} replica(s)"
+        return f"{settings['replicas']} replica(s) of one GPU owner and {settings['fronts']} fronts{gpus}"
+    return f"{settings['replicas']} replica(s){gpus}"
 
 
 def _e2e_notes(result: dict) -> list[str]:

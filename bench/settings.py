@@ -545,6 +545,9 @@ class E2EConfig(Checked):
         "Kafka-facing processes per replica around one GPU owner (detect --fronts); members: replicas x fronts.",
         minimum=1,
     )
+    gpus: int = setting(
+        1, "GPUs to spread the replicas over: replica i runs on detect --device i % N (one replica per GPU).", minimum=1
+    )
     batch: int = setting(8, "Frames per inference (poll size).", minimum=1)
     max_wait_ms: float = setting(20.0, "The detector's longest wait to fill a batch.", minimum=0)
     provider: str = setting(
