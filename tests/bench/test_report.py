@@ -85,3 +85,21 @@ def test_300_cameras_are_judged_per_design_and_embedding_runs_apart() -> None:
     assert held.met and held.short == "3 of 3 runs, GPU owner + 4 fronts"
     assert "4 replicas: 2 of 3 runs" in held.measured
     assert not embedded.met and embedded.short == "0 of 3 runs, GPU owner + 4 fronts"
+
+
+def test_two_gpus_are_judged_against_twice_the_count_one_gpu_held_every_time() -> None:
+    targets: list[report.Target] = []
+
+    def add(*fields) -> None:
+        targets.append(report.Target(*fields))
+
+    one_gpu = [_e2e_run([110, 120, 115], ["--decode=gpu"], fronts=4), _e2e_run([140], ["--decode=gpu"], fronts=4)]
+    assert report._held_every_time(one_gpu, 300)
+    two = _e2e_run([182], ["--decode=gpu"], fronts=4, replicas=2, gpus=2)
+    for row in two["rows"]:
+        row["cameras"] = 600
+    report._add_two_gpus(add, [two], "yunet", 600)
+    report._add_two_gpus(add, [two], "yunet", 800)  # never measured: no row
+    (only,) = targets
+    assert not only.met and only.short == "1 of 1 runs"  # one run is not 3 of 3
+    assert "over 2 GPUs" in only.measured
