@@ -10,13 +10,12 @@ import pytest
 from click.testing import CliRunner
 from helpers.browser import chromium, console_errors, count, wait_until
 from helpers.http import free_port, get
-from helpers.kafka import detector_config, photos_to, read_topic
-from helpers.worker import alerting, dashboard_on, enrol, pipeline_names, scene, states, stop
+from helpers.kafka import detector_config, photos_to
+from helpers.worker import alerting, alerts_of, dashboard_on, enrol, pipeline_names, scene, states, stop
 
 from facestream import gallery
 from facestream.dashboard.config import dashboard_command
 from facestream.detector_service.config import detector_command
-from facestream.schemas import unpack_alert
 from facestream.tools.cli import cli
 
 TOKEN = "teacher:s3cret"
@@ -26,10 +25,6 @@ FPS = 2.0
 @pytest.fixture
 def names(bootstrap: str) -> dict[str, str]:
     return pipeline_names("t", bootstrap)
-
-
-def alerts_of(bootstrap: str, names: dict) -> list:
-    return [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
 
 
 def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(

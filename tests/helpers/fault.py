@@ -133,7 +133,12 @@ def wait_out(producer: subprocess.Popen, replicas: dict[Path, subprocess.Popen],
     """Wait for the stream to end and the replicas (by log file) to stop on their own, then for the reader."""
     assert producer.wait(timeout=240) == 0
     for log, process in replicas.items():
-        assert process.wait(timeout=300) == 0, log.read_text(errors="replace")[-3000:]
+        try:
+            code = process.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            code = None
+        assert code == 0, f"exit {code}:\n" + log.read_text(errors="replace")[-6000:]
     reader.stop()
 
 

@@ -18,7 +18,6 @@ from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.dashboard.config import DashboardConfig
 from facestream.schemas import Alert, unpack_alert
 from facestream.tools.cli import cli
-from helpers.kafka import read_topic
 
 
 def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
@@ -37,16 +36,19 @@ def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
         return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
 
 
+def alerts_of(bootstrap: str, names: dict) -> list[Alert]:
+    """Every alert on the test's topic, read up to the topic's end as of the call: never a short read,
+    however slow the machine is to hand the reader its partitions."""
+    return [unpack_alert(r.value()) for r in kafka_clients.read_to_end(names["alerts"], bootstrap)]
+
+
 def wait_for(bootstrap: str, names: dict, done, timeout_s: float = 60.0) -> list[Alert]:
     """The alerts on the topic once ``done(alerts)`` holds (and 2 s more, for any extra)."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        alerts = [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
-        if done(alerts) or time.monotonic() > deadline:
-            break
+    while not done(alerts_of(bootstrap, names)) and time.monotonic() < deadline:
+        time.sleep(0.5)
     time.sleep(2.0)
-    again = [unpack_alert(r.value()) for r in read_topic(bootstrap, names["alerts"], 0, timeout_s=1.0)]
-    return again if len(again) >= len(alerts) else alerts  # a read on a loaded machine can come back short
+    return alerts_of(bootstrap, names)
 
 
 def stop(worker: subprocess.Popen, log: Path) -> None:
