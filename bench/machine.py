@@ -6,6 +6,10 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+# The cores this run may use, read when the benchmark starts (taskset narrows them), before e2e pins
+# its own threads to the cores it leaves the broker and detectors.
+CORES_AT_START = len(os.sched_getaffinity(0))
+
 
 def describe() -> dict:
     cpu = platform.processor() or "unknown"
@@ -33,7 +37,7 @@ def describe() -> dict:
         "source_sha256": source_digest(),
         "host": platform.node(),
         "cpu": cpu,
-        "cores": len(os.sched_getaffinity(0)),  # the cores this run may use (taskset narrows them)
+        "cores": CORES_AT_START,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "versions": versions,
