@@ -44,8 +44,9 @@ class Webhook:
             self.server.server_close()
 
 
-def mqtt_subscriber(port: int, keep, timeout_s: float = 10):
-    """A paho client subscribed to every topic of the broker on ``port``, handing each message to ``keep``."""
+def _subscribed(port: int, keep, timeout_s: float):
+    """A paho client connected to the broker on ``port`` and subscribed to every topic, handing each
+    message to ``keep``; nothing runs its network loop yet."""
     import paho.mqtt.client as mqtt
 
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
@@ -59,16 +60,26 @@ def mqtt_subscriber(port: int, keep, timeout_s: float = 10):
             assert time.monotonic() < deadline, f"no MQTT broker on port {port}"
             time.sleep(0.1)
     client.subscribe("#", qos=1)
+    return client
+
+
+def mqtt_subscriber(port: int, keep, timeout_s: float = 10):
+    """A paho client subscribed to every topic of the broker on ``port``, handing each message to
+    ``keep`` from a network thread of its own."""
+    client = _subscribed(port, keep, timeout_s)
     client.loop_start()
     return client
 
 
 def retained(port: int, settle_s: float = 1.0) -> dict[str, bytes]:
-    """What a subscriber connecting now is given at once: every retained topic's last payload."""
+    """What a subscriber connecting now is given at once: every retained topic's last payload. The
+    network loop runs here, not on paho's thread: its loop_stop() can race that thread's own exit and
+    fail (AttributeError on a thread already gone, seen on a loaded machine)."""
     found: dict[str, bytes] = {}
-    client = mqtt_subscriber(port, lambda msg: found.setdefault(msg.topic, msg.payload) if msg.retain else None)
-    time.sleep(settle_s)
-    client.loop_stop()
+    client = _subscribed(port, lambda msg: found.setdefault(msg.topic, msg.payload) if msg.retain else None, 10)
+    deadline = time.monotonic() + settle_s
+    while time.monotonic() < deadline:
+        client.loop(timeout=0.1)
     client.disconnect()
     return found
 
