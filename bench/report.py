@@ -471,7 +471,7 @@ def _held_every_time(runs: list[dict], cameras: int) -> bool:
     repeated = [r for r in runs if sum(row["cameras"] == cameras for row in r["rows"]) >= 3]
     for files in _by_design(repeated).values():
         rows = [row for r in files for row in r["rows"] if row["cameras"] == cameras]
-        if len(rows) >= 3 and all(map(_within, rows)):
+        if all(map(_within, rows)):
             return True
     return False
 
