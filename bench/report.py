@@ -392,7 +392,7 @@ def _fronts(settings: dict) -> int:
 def _replicas(settings: dict) -> str:
     """Replicas, each a whole detector; or with fronts, Kafka-facing processes around one GPU owner each;
     spread over GPUs one replica each when the run had several."""
-    gpus = f" over {settings['gpus']} GPUs" if settings.get("gpus", 1) > 1 else ""
+    gpus = f" over {_gpus(settings)} GPUs" if _gpus(settings) > 1 else ""
     if _fronts(settings):
         return f"{settings['replicas']} replica(s) of one GPU owner and {settings['fronts']} fronts{gpus}"
     return f"{settings['replicas']} replica(s){gpus}"
