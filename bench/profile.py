@@ -5,8 +5,8 @@ launches, ONNX Runtime's included, with its time on the GPU. (ONNX Runtime's own
 times CUDA kernels at launch, not on the GPU, so it cannot say which op is slow.) Variants: the
 exported graph as ORT runs it by default, the engine's (fused GroupNorm, convolution biases fused
 into the convolutions) and, for MogFace, ``torch.compile`` on the same weights and the PyTorch
-engine's module as ``build-engine`` compiles it. CUDA graphs stay
-off so every kernel is visible; the ONNX variants must agree.
+engine's module as ``build-engine`` compiles it, with and without its fused convolutions. CUDA graphs
+stay off so every kernel is visible; the ONNX variants must agree.
 """
 
 import copy
@@ -82,8 +82,10 @@ def run(cfg: EngineBenchConfig, batch: int, command: str) -> dict:
     if torch_model is not None and cfg.precision == "fp16":
         _progress("torch_compile:")
         result["variants"]["torch_compile"] = _kernels(_compiled(copy.deepcopy(torch_model), cfg, batch), batch)
-        _progress("torch_engine_quick:")
-        result["variants"]["torch_engine_quick"] = _kernels(_torch_engine(torch_model, plugin, cfg, batch), batch)
+        for name, fuse in (("torch_engine_quick", True), ("torch_engine_quick_unfused_convs", False)):
+            _progress(f"{name}:")
+            step = _torch_engine(copy.deepcopy(torch_model), plugin, cfg, batch, fuse)
+            result["variants"][name] = _kernels(step, batch)
     first, *others = outputs.values()
     result["max_abs_diff_between_variants"] = max(
         float(np.abs(a - b).max()) for other in others for a, b in zip(first, other)
@@ -108,16 +110,17 @@ def _compiled(model, cfg: EngineBenchConfig, batch: int):
     return step
 
 
-def _torch_engine(model, plugin, cfg: EngineBenchConfig, batch: int):
-    """The PyTorch engine's module as ``build-engine`` compiles it by default (``quick``: batch norms
-    folded, GroupNorms as per-channel sums, uint8 in, top candidates out), at a static batch and
-    without CUDA graphs, so that every kernel is seen."""
+def _torch_engine(model, plugin, cfg: EngineBenchConfig, batch: int, fuse: bool):
+    """The PyTorch engine's module as ``build-engine`` compiles it by default (``quick``: GroupNorms as
+    per-channel sums, uint8 in, top candidates out; with ``fuse``, the backbone's convolutions fused
+    with what follows them, as the engine runs), at a static batch and without CUDA graphs, so that
+    every kernel is seen."""
     import torch
 
     from facestream.detector_service.inference.torch_engine import QUICK, served_module
     from facestream.detector_service.models import mogface
 
-    served = served_module(model, plugin.input_transform, mogface.TOP_K)
+    served = served_module(model, plugin.input_transform, mogface.TOP_K, fuse)
     options: dict[str, Any] = {name: value for name, value in QUICK.items() if name != "triton.cudagraphs"}
     compiled = torch.compile(served, options=options, dynamic=False)
     x = torch.randint(0, 256, (batch, cfg.height, cfg.width, 3), dtype=torch.uint8, device="cuda")

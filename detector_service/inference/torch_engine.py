@@ -1,18 +1,18 @@
 """MogFace run by PyTorch: the project's own network compiled by Inductor, built ahead of time.
 
-ONNX Runtime's CUDA provider neither times its cuDNN kernels nor fuses a convolution with the ReLU
-and the residual Add after it, so on MogFace it trails ``torch.compile``. This engine runs the
-project's own network (``models/mogface_torch``) through ``torch.compile``: batch norms folded into
-the convolutions (Inductor's freezing), one compiled graph for every batch up to the largest, and a
-CUDA graph per bucket. Compiling (and, in the ``autotune`` build, timing Inductor's kernels) takes
-minutes, so ``facestream models build-engine --provider torch`` does it once per model, batch, size,
-GPU and PyTorch version and keeps what the engine needs beside each other: the network's FP16
-weights (``weights.pt``, checked against the model file's digest when built) and Inductor's caches
-(``torch.compiler.save_cache_artifacts``), which the engine loads at start so that compiling finds
-every kernel built and tuned. The engine takes the same uint8 NHWC BGR batch and returns the same
-top-k candidates (``scores``, ``deltas``, ``anchor``) as the ONNX engine's adapted graph, so
-``MogFace.to_detections`` reads either. A decoded batch on the GPU comes in through DLPack, without
-a host copy.
+ONNX Runtime's CUDA provider neither times its cuDNN kernels nor fuses a convolution with the ReLU and
+the residual Add after it, so on MogFace it trails ``torch.compile``. This engine runs the project's
+own network (``models/mogface_torch``) through ``torch.compile``: the backbone's batch norms, ReLUs and
+residual Adds run inside cuDNN's convolutions (``fused_convs``), one compiled graph serves every batch
+up to the largest, and each bucket replays as a CUDA graph. Compiling (and, in the ``autotune`` build,
+timing Inductor's kernels) takes minutes, so ``facestream models build-engine --provider torch`` does
+it once per model, batch, size, GPU and PyTorch version and keeps what the engine needs beside each
+other: the network's FP16 weights (``weights.pt``, checked against the model file's digest when built)
+and Inductor's caches (``torch.compiler.save_cache_artifacts``), which the engine loads at start so
+that compiling finds every kernel built and tuned. The engine takes the same uint8 NHWC BGR batch and
+returns the same top-k candidates (``scores``, ``deltas``, ``anchor``) as the ONNX engine's adapted
+graph, so ``MogFace.to_detections`` reads either. A decoded batch on the GPU comes in through DLPack,
+without a host copy.
 
 (AOTInductor packages were tried first: PyTorch 2.11's build links the C++ library statically into
 the package, and loading one crashed inside ``std::regex`` in most processes.)
@@ -41,8 +41,8 @@ from facestream.errors import ModelError
 log = logging.getLogger(__name__)
 
 OUTPUTS = ("scores", "deltas", "anchor")  # what the ONNX engine's adapted MogFace graph returns
-# Inductor's settings per build kind. ``freezing`` folds every batch norm into its convolution's
-# weights; ``triton.cudagraphs`` replays each bucket as one CUDA graph (what batch 1 needs: MogFace
+# Inductor's settings per build kind. ``freezing`` treats the weights as constants (folded where
+# Inductor can); ``triton.cudagraphs`` replays each bucket as one CUDA graph (what batch 1 needs: MogFace
 # launches hundreds of kernels); cuDNN times its own algorithms for each bucket at start. ``autotune``
 # also runs the 1x1 convolutions (two in three of MogFace's) as matrix products and times Inductor's
 # Triton kernels against cuBLAS and cuDNN, so that a ReLU or residual Add could run inside them. On
@@ -74,20 +74,27 @@ def built_dir(model_path: Path) -> Path:
 
 def manifest_path(folder: Path, batch: int, input_hw: tuple[int, int]) -> Path:
     """The record of the build that runs any batch up to ``batch`` at ``input_hw``: its kind, Inductor
-    settings and caches file."""
-    return folder / f"batch-1-{batch}-{input_hw[1]}x{input_hw[0]}.json"
+    settings and caches file. The name carries the network's layout, so that a build made before the
+    modules changed is not found (and is built again) rather than failing to load."""
+    from facestream.detector_service.models.mogface_torch.fused_convs import LAYOUT
+
+    return folder / f"batch-1-{batch}-{input_hw[1]}x{input_hw[0]}-{LAYOUT}.json"
 
 
-def served_module(net, transform: InputTransform, top_k: int):
-    """``net`` (MogFace) wrapped to take what the engines take: uint8 NHWC BGR in, the
-    best ``top_k`` candidates out, in float16 channels-last on the GPU."""
+def served_module(net, transform: InputTransform, top_k: int, fuse: bool = True):
+    """``net`` (MogFace, in eval mode) wrapped to take what the engines take: uint8 NHWC BGR in, the
+    best ``top_k`` candidates out, in float16 channels-last on the GPU. With ``fuse`` (what the engine
+    runs), its batch norms, ReLUs and residual Adds run inside cuDNN's convolutions (``fused_convs``)."""
     torch: Any = _torch()
+    from facestream.detector_service.models.mogface_torch.fused_convs import fuse_convolutions
     from facestream.detector_service.models.mogface_torch.group_norm import use_channels_last_group_norms
 
     class Served(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             use_channels_last_group_norms(net)
+            if fuse:
+                fuse_convolutions(net)  # batch norms folded in float32, before the cast to float16
             self.net = net.half().to(memory_format=torch.channels_last).eval()
             self.register_buffer("mean", torch.tensor(transform.mean_bgr).view(1, 3, 1, 1))
             self.register_buffer("scale", torch.tensor(transform.scale_bgr).view(1, 3, 1, 1))

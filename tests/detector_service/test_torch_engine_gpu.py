@@ -13,11 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from facestream.detector_service import models
 from facestream.detector_service.inference import torch_engine
 from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.inference.engines import onnx_provider, open_engine
+from facestream.detector_service.models.mogface_torch import fused_convs  # noqa: F401 (registers the ops)
 from facestream.detector_service.models.mogface_torch.net import MogFace
 from facestream.detector_service.models.mogface_torch.weights import randomise
 from facestream.errors import ModelError
@@ -97,6 +99,25 @@ def test_a_bucket_not_built_falls_back_to_onnx_runtime_and_says_how_to_build_it(
     engine.close()
     with pytest.raises(ModelError, match="no torch engine is built"):
         open_engine(path, HW, 4, plugin, "torch")
+
+
+@pytest.mark.parametrize("stride, dilation", [(1, 1), (2, 1), (1, 2)])
+def test_cudnn_fused_convolutions_give_the_plain_numbers(stride: int, dilation: int) -> None:
+    generator = torch.Generator(device="cuda").manual_seed(5)
+
+    def tensor(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, device="cuda", generator=generator).half()
+
+    x = tensor(2, 64, 30, 40).to(memory_format=torch.channels_last)
+    weight, bias = (tensor(128, 64, 3, 3) * 0.05).to(memory_format=torch.channels_last), tensor(128)
+    plain = F.conv2d(x, weight, bias, stride, dilation, dilation)
+    residual = tensor(*plain.shape).to(memory_format=torch.channels_last)
+    args = ([stride] * 2, [dilation] * 2, [dilation] * 2)
+    got = torch.ops.facestream.conv_relu(x, weight, bias, *args)
+    got_add = torch.ops.facestream.conv_add_relu(x, weight, residual, bias, *args)
+    assert got.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(got, F.relu(plain), atol=2e-2, rtol=1e-2)
+    torch.testing.assert_close(got_add, F.relu(plain + residual), atol=2e-2, rtol=1e-2)
 
 
 def test_weights_other_than_the_files_are_refused(built) -> None:
