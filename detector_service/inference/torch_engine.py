@@ -342,6 +342,6 @@ def _load(
         raise ModelError(f"cannot load the torch engine in {folder}: {exc}") from None
     with torch.device("meta"):  # shapes only: the weights come from the build
         model = net.MogFace(read_metadata(path).get(META_VERSION, "mogface"))
-    served = served_module(model.to_empty(device="cuda"), plugin.input_transform, mogface.TOP_K)
+    served = served_module(model.to_empty(device="cuda").eval(), plugin.input_transform, mogface.TOP_K)
     served.load_state_dict(state)
     return compiled_module(served, manifest["inductor"], batch, input_hw, buckets)
