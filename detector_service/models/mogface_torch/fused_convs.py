@@ -15,6 +15,8 @@ Both calls are registered as PyTorch custom ops with a shape rule, so ``torch.co
 as one call. Off the GPU (the CPU tests) the same op runs the plain convolution, Add and ReLU.
 """
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -123,7 +125,10 @@ class FusedBottleneck(nn.Module):
         self.conv1 = FoldedConv(block.conv1, block.bn1)
         self.conv2 = FoldedConv(block.conv2, block.bn2)
         self.conv3 = FoldedConv(block.conv3, block.bn3)
-        self.downsample = None if block.downsample is None else FoldedConv(block.downsample[0], block.downsample[1])
+        self.downsample = None
+        if block.downsample is not None:
+            conv, norm = block.downsample  # net.Bottleneck's (Conv2d, BatchNorm2d)
+            self.downsample = FoldedConv(cast(nn.Conv2d, conv), cast(nn.BatchNorm2d, norm))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.conv2(self.conv1(x))
@@ -140,7 +145,7 @@ class FusedResNet(nn.Module):
         self.stem = FoldedConv(resnet.conv1, resnet.bn1)
         self.maxpool = resnet.maxpool
         self.layers = nn.ModuleList(
-            nn.Sequential(*(FusedBottleneck(block) for block in layer))
+            nn.Sequential(*(FusedBottleneck(cast(Bottleneck, block)) for block in layer))
             for layer in (resnet.layer1, resnet.layer2, resnet.layer3, resnet.layer4)
         )
 
