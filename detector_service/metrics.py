@@ -35,6 +35,11 @@ class StatsCollector:
                 s.slow_batches,
             ),
             (
+                "facestream_new_consumers",
+                "Kafka consumers made anew because the group had not taken this replica back long after the broker",
+                s.new_consumers,
+            ),
+            (
                 "facestream_dropped_revoked",
                 "Outcomes dropped because their partition was revoked while in flight (the new owner answers them)",
                 s.dropped_revoked,

@@ -133,6 +133,7 @@ class DetectorService:
             transactions=transactions.Transactions(producer) if cfg.exactly_once else None,
             fetch_queue_mb=cfg.fetch_queue_mb,
             on_ownership=lambda owns: self.readiness.mark("partitions_assigned", owns),
+            on_new_consumer=self._count_new_consumer,
         )
         batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
         reporter = StatsReporter(self.stats, cfg.stats_interval_s)
@@ -181,6 +182,9 @@ class DetectorService:
             reporter.tick()
         if pending is not None:
             self._finish(pending)
+
+    def _count_new_consumer(self) -> None:
+        self.stats.new_consumers += 1
 
     def _idle_for(self, last_busy: float) -> bool:
         """Idle time counts from the last frame taken or batch finished (a slow batch is not idleness),

@@ -32,6 +32,7 @@ class Stats:
     dropped_revoked: int = 0  # outcomes of frames whose partition was revoked while they were in flight
     batches: int = 0
     slow_batches: int = 0  # batches that ran long enough to need keep-alive polls (see GroupMember)
+    new_consumers: int = 0  # consumers made anew after the group did not take this member back (GroupMember)
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
     embed_s: float = 0.0

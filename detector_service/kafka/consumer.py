@@ -6,9 +6,14 @@ rebalance the member first lets its in-flight records land, then commits what it
 A member that does not poll for ``max.poll.interval.ms`` is taken for hung and leaves the group, so
 while a slow batch runs the caller calls ``keep_alive``: its partitions are paused and polled, which
 serves rebalances and proves the member alive without fetching frames it could not start yet.
+
+A member that lost its partitions with the broker and still has none well after the broker answers
+again makes a new consumer (``_rejoin_if_stuck``): librdkafka 2.16 has been seen to keep such a
+member's request to the group coordinator queued and never sent, so that it idled for good.
 """
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -21,6 +26,11 @@ from facestream.errors import BrokerError
 
 log = logging.getLogger(__name__)
 IDLE_WARN_S = 10.0  # a member without partitions this long after a rebalance is told it idles
+# A member that lost its partitions waits this many session timeouts (at least REJOIN_MIN_S) for them
+# or others, while the broker answers, before it makes a new consumer.
+REJOIN_SESSIONS = 5
+REJOIN_MIN_S = 30.0
+REACHABLE_EVERY_S = 5.0  # while waiting to rejoin past the limit: how often the broker is asked whether it is back
 
 
 class GroupMember:
@@ -39,6 +49,7 @@ class GroupMember:
         transactions: Transactions | None = None,
         fetch_queue_mb: int = 256,
         on_ownership: Callable[[bool], None] = lambda owns: None,
+        on_new_consumer: Callable[[], None] = lambda: None,
     ) -> None:
         """``start_at`` (earliest, latest) or ``start_back_s`` (seconds back from now) is where a
         partition this group never committed starts; a committed one resumes after its commit."""
@@ -52,6 +63,10 @@ class GroupMember:
         self.lost_at: float | None = None  # monotonic clock of the latest loss without a hand-over
         self._flush = publisher_flush
         self._on_ownership = on_ownership  # told whether this member owns partitions, after each change
+        self._on_new_consumer = on_new_consumer  # told each time a stuck consumer is replaced
+        self._bootstrap = bootstrap
+        self.rejoin_limit_s = max(REJOIN_MIN_S, REJOIN_SESSIONS * session_timeout_s)
+        self._next_reachable_check = 0.0
         self._paused: list[TopicPartition] = []
         self._held: list = []  # records a keep-alive poll returned (a partition assigned meanwhile)
         config = kafka_clients.client_config(
@@ -75,13 +90,20 @@ class GroupMember:
         )
         # A batch that has run a quarter of the poll interval gets keep-alive polls from then on.
         self.keep_alive_s = max(0.5, int(config.get("max.poll.interval.ms", 300_000)) / 4000)
-        self.consumer = kafka_clients.made(Consumer, config)
-        self._topic = topic
+        self._config, self._topic = config, topic
         self._idle_since: float | None = None  # when the latest rebalance left this member without partitions
-        self.consumer.subscribe([topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)
+        self.consumer = self._subscribed()
+
+    def _subscribed(self) -> Consumer:
+        """A new consumer of the topic in the group, this member's callbacks registered."""
+        consumer = kafka_clients.made(Consumer, self._config)
+        consumer.subscribe([self._topic], on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost)
+        self._made_at = time.monotonic()
+        return consumer
 
     def consume(self, max_messages: int, timeout_s: float) -> list[Message]:
         self._say_if_idle()
+        self._rejoin_if_stuck()
         if self._held:
             taken, self._held = self._held[:max_messages], self._held[max_messages:]
             return taken
@@ -149,6 +171,8 @@ class GroupMember:
         self.consumer.close()
 
     def _on_assign(self, consumer, partitions) -> None:
+        if consumer is not self.consumer:  # a replaced consumer, closing
+            return
         self.assigned |= {(p.topic, p.partition) for p in partitions}
         if partitions:
             self.assigned_at = time.monotonic()
@@ -159,6 +183,32 @@ class GroupMember:
         self._idle_since = None if self.assigned else (self._idle_since or time.monotonic())
         if self._start_back_s is not None and partitions:
             consumer.incremental_assign(self._placed(consumer, partitions, self._start_back_s))
+
+    def _rejoin_if_stuck(self) -> None:
+        """Replace the consumer when this member lost its partitions, has had none for
+        ``rejoin_limit_s`` since (or since the last replacement) and the broker answers: the group would
+        have taken it back by then. The old consumer is closed on a thread of its own (closing may wait
+        on the very coordinator request that is stuck); its callbacks no longer reach this member."""
+        if not self.waiting_to_rejoin:
+            return
+        now = time.monotonic()
+        waited = now - max(self.lost_at or 0.0, self._made_at)
+        if waited < self.rejoin_limit_s or now < self._next_reachable_check:
+            return
+        self._next_reachable_check = now + REACHABLE_EVERY_S
+        try:
+            kafka_clients.check_reachable(self._bootstrap, timeout_s=2.0)
+        except BrokerError:
+            return  # the broker is still away: the group cannot take anyone back yet
+        log.warning(
+            "no partitions %.0f s after losing them although the broker answers: making a new Kafka consumer "
+            "to rejoin group (the old one's requests to the group coordinator went unanswered)",
+            waited,
+        )
+        stuck, self.consumer = self.consumer, self._subscribed()
+        self._paused, self._held = [], []
+        threading.Thread(target=_close_quietly, args=(stuck,), name="close-stuck-consumer", daemon=True).start()
+        self._on_new_consumer()
 
     def _say_if_idle(self) -> None:
         """A member left without partitions idles: a topic's partitions bound how many members share it.
@@ -197,13 +247,17 @@ class GroupMember:
             placed.append(TopicPartition(p.topic, p.partition, offset))
         return placed
 
-    def _on_revoke(self, _consumer, partitions) -> None:
+    def _on_revoke(self, consumer, partitions) -> None:
+        if consumer is not self.consumer:
+            return
         log.info("revoked %s: committing what has landed", _names(partitions))
         self._flush()
         self.commit(asynchronous=False)
         self._drop(partitions)
 
-    def _on_lost(self, _consumer, partitions) -> None:
+    def _on_lost(self, consumer, partitions) -> None:
+        if consumer is not self.consumer:
+            return
         log.warning("lost %s without a clean hand-over: their frames will be processed again", _names(partitions))
         self.lost_at = time.monotonic()
         self._drop(partitions)
@@ -222,6 +276,13 @@ class GroupMember:
         self.assigned -= set(tps)
         self.tracker.forget(tps)
         self._on_ownership(bool(self.assigned))
+
+
+def _close_quietly(consumer: Consumer) -> None:
+    try:
+        consumer.close()
+    except KafkaException as exc:
+        log.info("the replaced consumer closed with an error: %s", exc)
 
 
 def _names(partitions) -> str:
