@@ -2,17 +2,17 @@
 
 Inductor (PyTorch 2.11) runs every convolution as a call into cuDNN and whatever follows it (the
 batch norm, the ReLU, a bottleneck's residual Add) as a Triton kernel of its own, which reads and
-writes the whole activation once more. In the PyTorch engine's profile of MogFace at batch 32 on
-the H200 those kernels took 12.6 of 66.4 ms of GPU time
-(bench/results/profile-mogface-fp16-cuda-torch-engine-b32.json). cuDNN can run a convolution with
+writes the whole activation once more. In the profile of the PyTorch engine's module at batch 32 on
+the H200 (bench/results/profile-mogface-fp16-cuda-separate-heads-b32.json) those Triton kernels took
+11.8 of 66.7 ms of GPU time without this module and 6.5 of 62.1 with it. cuDNN can run a convolution with
 its bias, a residual Add and the ReLU as one kernel (``torch.cudnn_convolution_relu`` and
 ``torch.cudnn_convolution_add_relu``), so this module folds each batch norm into its convolution's
 weights and bias and calls those. It covers what MogFace runs at full resolution outside its heads:
 the ResNet backbone (stem and bottlenecks) and the SSH context module. The heads' GroupNorms need
 statistics of a convolution's whole output before normalising it, so they stay in Triton.
 
-Both calls are registered as PyTorch custom ops with a shape rule, so ``torch.compile`` keeps each
-as one call. Off the GPU (the CPU tests) the same op runs the plain convolution, Add and ReLU.
+The call is registered as a PyTorch custom op with a shape rule, so ``torch.compile`` keeps it as one
+call. Off the GPU (the CPU tests) the same op runs the plain convolution, Add and ReLU.
 """
 
 from typing import cast
@@ -44,46 +44,29 @@ def conv_relu(
     x: torch.Tensor,
     weight: torch.Tensor,
     bias: torch.Tensor,
+    residual: torch.Tensor | None,
     stride: list[int],
     padding: list[int],
     dilation: list[int],
 ) -> torch.Tensor:
-    """relu(conv(x) + bias), one cuDNN kernel on the GPU."""
-    if x.is_cuda:
+    """relu(conv(x) + bias [+ residual]), one cuDNN kernel on the GPU."""
+    if not x.is_cuda:
+        out = F.conv2d(x, weight, bias, stride, padding, dilation)
+        return _channels_last(F.relu(out if residual is None else out + residual))
+    if residual is None:
         return _channels_last(torch.cudnn_convolution_relu(x, weight, bias, stride, padding, dilation, 1))
-    return _channels_last(F.relu(F.conv2d(x, weight, bias, stride, padding, dilation)))
-
-
-@torch.library.custom_op("facestream::conv_add_relu", mutates_args=())
-def conv_add_relu(
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    residual: torch.Tensor,
-    bias: torch.Tensor,
-    stride: list[int],
-    padding: list[int],
-    dilation: list[int],
-) -> torch.Tensor:
-    """relu(conv(x) + residual + bias), one cuDNN kernel on the GPU."""
-    if x.is_cuda:
-        fused = torch.cudnn_convolution_add_relu(x, weight, residual, 1.0, bias, stride, padding, dilation, 1)
-        return _channels_last(fused)
-    return _channels_last(F.relu(F.conv2d(x, weight, bias, stride, padding, dilation) + residual))
+    fused = torch.cudnn_convolution_add_relu(x, weight, residual, 1.0, bias, stride, padding, dilation, 1)
+    return _channels_last(fused)
 
 
 @conv_relu.register_fake
-def _conv_relu_shape(x, weight, bias, stride, padding, dilation):
-    return _output(x, weight, stride, padding, dilation)
-
-
-@conv_add_relu.register_fake
-def _conv_add_relu_shape(x, weight, residual, bias, stride, padding, dilation):
+def _conv_relu_shape(x, weight, bias, residual, stride, padding, dilation):
     return _output(x, weight, stride, padding, dilation)
 
 
 class FoldedConv(nn.Module):
     """A convolution with the batch norm after it folded into its weight and bias; ``forward`` ends
-    in a ReLU (with ``residual`` added before it) unless ``relu`` is false."""
+    in a ReLU (with ``residual`` added before it), ``linear`` has neither."""
 
     def __init__(self, conv: nn.Conv2d, norm: nn.BatchNorm2d | None = None) -> None:
         super().__init__()
@@ -105,11 +88,7 @@ class FoldedConv(nn.Module):
     def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None, bias: torch.Tensor | None = None):
         """relu(conv(x) + residual + bias); ``bias`` replaces the folded one (a shortcut's is added in)."""
         bias = self.bias if bias is None else bias
-        if residual is None:
-            return torch.ops.facestream.conv_relu(x, self.weight, bias, self.stride, self.padding, self.dilation)
-        return torch.ops.facestream.conv_add_relu(
-            x, self.weight, residual, bias, self.stride, self.padding, self.dilation
-        )
+        return torch.ops.facestream.conv_relu(x, self.weight, bias, residual, self.stride, self.padding, self.dilation)
 
     def linear(self, x: torch.Tensor) -> torch.Tensor:
         """conv(x) without its bias or a ReLU (a projection shortcut: its bias joins the next sum)."""
