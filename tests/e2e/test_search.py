@@ -158,7 +158,9 @@ def test_a_face_is_found_across_cameras_audited_and_erased_on_request(
             wait_until(lambda: images_loaded(browser, "#visits .visit img") == 2, 30, "each visit's frame")
             browser.get(f"http://127.0.0.1:{port}/search?alert={alert.alert_id}")
             wait_until(lambda: count(browser, "#visits .visit[data-camera=gate]") == 1, 60, "the alert's face found")
-            assert count(browser, "#audit tbody tr") == 5 and console_errors(browser) == []
+            # the audit log is fetched after the visits are drawn
+            wait_until(lambda: count(browser, "#audit tbody tr") == 5, 30, "the audit log under the visits")
+            assert console_errors(browser) == []
 
         said = CliRunner().invoke(
             cli, ["search", "--person", "barack-obama", "--url", f"http://127.0.0.1:{port}", "--token", TOKEN]
