@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# pytest-xdist workers for `make test` (CONTRIBUTING.md): 3 take 24-25 minutes on two cores; 0 runs
+# pytest-xdist workers for `make test` (CONTRIBUTING.md): 3 take 23-25 minutes on two cores; 0 runs
 # one process (43-47 minutes), for a test that misbehaves beside others.
 TEST_WORKERS ?= 3
 PIP := $(BIN)/pip install --disable-pip-version-check
