@@ -64,11 +64,15 @@ def live_cameras(topics: dict, photo: Path, cameras: int, fps: float, seconds: f
 
 
 def streaming_to_one_replica(topics: dict, log: Path, photo: Path, cameras: int, seconds: float):
-    """(replica, reader, producer): one replica holding the group, a reader, cameras at 5 fps."""
+    """(replica, reader, producer): one replica holding the group, a reader, cameras at 5 fps. The
+    cameras start with the replica, not once it holds the group: its idle limit counts from its
+    assignment, and a producer slow to start on a loaded machine could outlast it (the replica reads
+    from the earliest frame, so none is missed)."""
     first = replica(topics, log)
-    wait_for_line(log, "assigned t-")
     reader = EventReader(topics["detections"])
-    return first, reader, live_cameras(topics, photo, cameras=cameras, fps=5.0, seconds=seconds)
+    producer = live_cameras(topics, photo, cameras=cameras, fps=5.0, seconds=seconds)
+    wait_for_line(log, "assigned t-")
+    return first, reader, producer
 
 
 class PeakMemory:
