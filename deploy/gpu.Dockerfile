@@ -2,18 +2,24 @@
 # onnxruntime-gpu (TensorRT, then CUDA, then CPU), nvImageCodec for GPU JPEG decoding, and TensorRT's
 # libraries. Engines are built into $FACESTREAM_HOME/engines, a named volume in the compose file, by
 # its one-shot `build-engine` service before the detector starts. Build it with the compose file's gpu
-# profile (docker compose --profile gpu build).
+# profile (docker compose --profile gpu build). With --build-arg TORCH=true it also carries PyTorch
+# (deploy/requirements-gpu-torch.txt) and the C++ compiler and Python headers Inductor and Triton
+# compile with, for MogFace's torch engine: docker build -f deploy/gpu.Dockerfile --build-arg
+# TORCH=true -t facestream:0.1.0-gpu-torch . (docs/mogface.md).
 ARG CUDA_IMAGE=nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04
 
 # Stages as the CPU Dockerfile's: `deps` (CUDA, Python, the pinned packages) changes only with
-# deploy/requirements-gpu.txt, so a change of code rebuilds only the wheel and the layers after it.
+# its requirements file, so a change of code rebuilds only the wheel and the layers after it.
 FROM ${CUDA_IMAGE} AS deps
+ARG TORCH=false
 RUN apt-get update -q && apt-get install -y -q --no-install-recommends python3 python3-venv ca-certificates \
+    $([ "$TORCH" = true ] && echo g++ python3-dev) \
  && rm -rf /var/lib/apt/lists/*
 ENV VIRTUAL_ENV=/opt/facestream PYTHONUNBUFFERED=1 PATH=/opt/facestream/bin:$PATH
 RUN python3 -m venv /opt/facestream
-COPY deploy/requirements-gpu.txt /tmp/requirements.txt
-RUN --mount=type=cache,target=/root/.cache/pip pip install -q -r /tmp/requirements.txt
+COPY deploy/requirements-gpu.txt deploy/requirements-gpu-torch.txt /tmp/
+RUN --mount=type=cache,target=/root/.cache/pip \
+    pip install -q -r /tmp/requirements-gpu$([ "$TORCH" = true ] && echo -torch).txt
 
 FROM deps AS build
 ENV FACESTREAM_HOME=/var/lib/facestream

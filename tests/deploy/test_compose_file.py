@@ -3,6 +3,7 @@ one cannot run here): the compose file resolves, every command it gives the face
 the CLI accepts, every variable is documented, the images copy what exists and pin what the
 services need."""
 
+import json
 import re
 import subprocess
 import sys
@@ -100,12 +101,14 @@ def test_an_image_gets_every_folder_the_wheel_installs(dockerfile) -> None:
     assert folders - copied == set()
 
 
-def test_the_images_pin_every_package_the_services_need() -> None:
-    def names(path) -> dict[str, str]:
-        pins = [line.split("==") for line in path.read_text().splitlines() if "==" in line]
-        return {name.lower().replace("_", "-"): version for name, version in pins}
+def pins(path) -> dict[str, str]:
+    """A requirements file's ``name==version`` lines, by normalised name."""
+    pairs = [line.split("==") for line in path.read_text().splitlines() if "==" in line]
+    return {name.lower().replace("_", "-"): version for name, version in pairs}
 
-    cpu, gpu = names(ROOT / "deploy" / "requirements.txt"), names(ROOT / "deploy" / "requirements-gpu.txt")
+
+def test_the_images_pin_every_package_the_services_need() -> None:
+    cpu, gpu = pins(ROOT / "deploy" / "requirements.txt"), pins(ROOT / "deploy" / "requirements-gpu.txt")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     needed = project["dependencies"] + project["optional-dependencies"]["search"]  # search is on by a setting
     for requirement in needed:
@@ -115,3 +118,16 @@ def test_the_images_pin_every_package_the_services_need() -> None:
     swapped = {"onnxruntime": "onnxruntime-gpu"}
     for name, version in cpu.items():
         assert gpu.get(swapped.get(name, name)) == version or name in swapped, f"{name}: CPU and GPU pins differ"
+
+
+def test_the_torch_variant_adds_the_pytorch_its_engine_was_measured_with() -> None:
+    # deploy/gpu.Dockerfile --build-arg TORCH=true: the GPU image's pins, and the PyTorch of the committed
+    # torch-engine benchmark (the engine's builds depend on Inductor's version)
+    path = ROOT / "deploy" / "requirements-gpu-torch.txt"
+    assert "-r requirements-gpu.txt" in path.read_text().splitlines()
+    measured = json.loads(
+        (ROOT / "bench" / "results" / "engine-mogface-fp16-cuda-torch-quick-fused-b32.json").read_text()
+    )
+    assert pins(path)["torch"] == measured["machine"]["versions"]["torch"].split("+")[0]
+    assert not set(pins(path)) & set(pins(ROOT / "deploy" / "requirements-gpu.txt"))  # each pinned once
+    assert "requirements-gpu-torch.txt" in (ROOT / "deploy" / "gpu.Dockerfile").read_text()
