@@ -1,8 +1,13 @@
 """The dashboard's two readers of Kafka, each in a daemon thread: the records (frames, detection and
-pose events, alerts, camera statuses) through a viewer consumer that never commits, and the consumer groups (members,
-committed offsets, lag) through the admin API. Neither writes anything."""
+pose events, alerts, camera statuses) through a viewer consumer that never commits, and the consumer
+groups (members, committed offsets, lag) through the admin API, in a child process. Neither writes
+anything."""
 
+import json
 import logging
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -12,6 +17,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from facestream import kafka_clients
 from facestream.dashboard.config import DashboardConfig
+from facestream.dashboard.groups import unreadable
 from facestream.dashboard.state import DashboardState
 from facestream.health import Readiness
 from facestream.schemas import (
@@ -25,7 +31,6 @@ from facestream.schemas import (
 
 log = logging.getLogger(__name__)
 OFFSET_TAIL_BASE = -2000  # librdkafka's logical offset "N before the end" is OFFSET_TAIL_BASE - N
-VIEWER_PREFIX = kafka_clients.VIEWER_GROUP_PREFIX  # throwaway groups of viewers (this one's too): not shown
 
 
 class RecordReader:
@@ -76,70 +81,44 @@ class RecordReader:
 
 
 class GroupReader:
-    """Every consumer group but viewers and idle ones (no members, nothing to catch up on): its state,
-    members (client id, host, partitions) and lag (the topics' ends minus the group's committed
-    offsets), every ``groups_interval_s`` seconds."""
+    """The consumer groups (``groups.read_groups``) every ``groups_interval_s`` seconds, read by a child
+    process (``groups.py`` says why) that this reader keeps running: one that ends is logged, counted
+    and started again a second later, and the page says the groups are unreadable meanwhile."""
 
-    def __init__(self, config: DashboardConfig, state: DashboardState) -> None:
+    def __init__(self, config: DashboardConfig, state: DashboardState, registry: CollectorRegistry) -> None:
         self.config, self.state = config, state
+        self.restarts = Counter(
+            "facestream_dashboard_group_reader_restarts",
+            "Times the process that reads the consumer groups ended and was started again.",
+            registry=registry,
+        )
+        self._stopping = threading.Event()
+        self._child: subprocess.Popen | None = None
 
     def start(self) -> None:
         threading.Thread(target=self._run, name="dashboard-groups", daemon=True).start()
 
+    def stop(self) -> None:
+        """End the child, and start no other."""
+        self._stopping.set()
+        if self._child is not None:
+            self._child.terminate()
+            self._child.wait(10)
+
     def _run(self) -> None:
-        admin = kafka_clients.admin()
-        while True:
-            try:
-                self.state.on_groups(self._groups(admin))
-            except Exception as exc:  # the broker away for a while: say so on the page and keep trying
-                log.warning("cannot read the consumer groups: %s", exc)
-                self.state.on_groups([{"group": "(unreadable)", "error": str(exc)}])
-            time.sleep(self.config.groups_interval_s)
-
-    def _groups(self, admin) -> list[dict]:
-        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-        from confluent_kafka.admin import OffsetSpec
-
-        timeout = max(5.0, self.config.groups_interval_s)
-        listed = admin.list_consumer_groups(request_timeout=timeout).result()
-        ids = sorted(g.group_id for g in listed.valid if not g.group_id.startswith(VIEWER_PREFIX))
-        if not ids:
-            return []
-        described = {gid: f.result() for gid, f in admin.describe_consumer_groups(ids, request_timeout=timeout).items()}
-        committed = {}
-        for gid in ids:  # one group per request: the API takes no more
-            request = [ConsumerGroupTopicPartitions(gid)]
-            committed[gid] = admin.list_consumer_group_offsets(request, request_timeout=timeout)[gid].result()
-        partitions = {(tp.topic, tp.partition) for c in committed.values() for tp in c.topic_partitions}
-        ends = {}
-        if partitions:
-            asked = {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}
-            for tp, future in admin.list_offsets(asked, request_timeout=timeout).items():
-                ends[(tp.topic, tp.partition)] = future.result().offset
-        groups = []
-        for gid in ids:
-            lag: dict[str, int] = {}
-            for tp in committed[gid].topic_partitions:
-                if tp.offset >= 0 and (tp.topic, tp.partition) in ends:
-                    lag[tp.topic] = lag.get(tp.topic, 0) + max(0, ends[(tp.topic, tp.partition)] - tp.offset)
-            description = described[gid]
-            if not description.members and not any(lag.values()):
-                continue
-            groups.append(
-                {
-                    "group": gid,
-                    "state": str(description.state).rsplit(".", 1)[-1].lower(),
-                    "members": [
-                        {
-                            "client_id": m.client_id,
-                            "host": m.host,
-                            "partitions": sorted(
-                                f"{tp.topic}[{tp.partition}]" for tp in (m.assignment.topic_partitions or [])
-                            ),
-                        }
-                        for m in sorted(description.members, key=lambda m: m.client_id)
-                    ],
-                    "lag": lag,
-                }
-            )
-        return groups
+        command = [sys.executable, "-m", "facestream.dashboard.groups", str(self.config.groups_interval_s)]
+        while not self._stopping.is_set():
+            # its log goes to ours; a session of its own keeps a terminal's Ctrl-C for the dashboard, which ends it
+            self._child = child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
+            log.info("reading the consumer groups in process %d", child.pid)
+            assert child.stdout is not None
+            for line in child.stdout:
+                self.state.on_groups(json.loads(line))
+            code = child.wait()
+            if self._stopping.is_set():
+                return
+            why = f"the process reading the consumer groups ({child.pid}) ended with exit code {code}"
+            log.error("%s%s; starting another", why, " (librdkafka aborted it)" if code == -signal.SIGABRT else "")
+            self.restarts.inc()
+            self.state.on_groups(unreadable(why))
+            time.sleep(1.0)

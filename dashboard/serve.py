@@ -36,7 +36,8 @@ def serve(config: DashboardConfig, embed: Embed | None = None) -> None:
     state = DashboardState(config.frame_rate, config.alerts_kept, config.zones, config.lines)
     readiness, registry = health.Readiness("partitions_assigned"), CollectorRegistry()
     RecordReader(config, state, readiness, registry).start()
-    GroupReader(config, state).start()
+    groups = GroupReader(config, state, registry)
+    groups.start()
     database = open_database(config.database or default_url())
     kafka_clients.ensure_topics({config.gallery_topic: 1}, configs={config.gallery_topic: kafka_clients.COMPACTED})
     gallery = Follower(topic=config.gallery_topic).start().gallery  # what the page teaches, and what it shows
@@ -47,3 +48,4 @@ def serve(config: DashboardConfig, embed: Embed | None = None) -> None:
     with StopOnSignals("stopping") as stop:  # it holds nothing: readers and page just end
         while not stop.requested:
             time.sleep(0.2)
+    groups.stop()

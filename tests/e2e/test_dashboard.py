@@ -3,6 +3,9 @@ frame read back from Kafka, unreadable records counted and logged, and the page 
 
 import dataclasses
 import json
+import os
+import re
+import signal
 import subprocess
 import time
 import urllib.error
@@ -84,6 +87,30 @@ def test_the_token_guards_everything_but_health(page_on_topics) -> None:
     assert status == 200 and b"facestream" in body and "facestream_token" in cookie and "HttpOnly" in cookie
     assert fetch(port, "/api/state", {"Cookie": f"facestream_token={TOKEN}"})[0] == 200
     assert fetch(port, "/api/state", {"Authorization": f"Bearer {TOKEN}"})[0] == 200
+
+
+def test_the_group_reader_aborting_costs_the_page_one_read(page_on_topics) -> None:
+    # librdkafka 2.16 aborts a process whose admin request to a group's coordinator loses its broker
+    # (dashboard/groups.py): it took the whole dashboard down in a rolling restart of a cluster. The
+    # groups are read in a child process now; here it gets the same SIGABRT.
+    _names, port, log, _db = page_on_topics
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    def readers() -> list[int]:
+        return [int(pid) for pid in re.findall(r"reading the consumer groups in process (\d+)", log.read_text())]
+
+    wait_until("the groups' reader", lambda: len(readers()) == 1, 30, log.read_text)
+    os.kill(readers()[0], signal.SIGABRT)
+    wait_until("another groups' reader", lambda: len(readers()) == 2, 30, log.read_text)
+    assert "ended with exit code -6 (librdkafka aborted it); starting another" in log.read_text()
+
+    def unreadable() -> bool:
+        groups = json.loads(fetch(port, "/api/state", auth)[1])["groups"]
+        return any(group["group"] == "(unreadable)" for group in groups)
+
+    wait_until("the groups read again", lambda: not unreadable(), 30, log.read_text)
+    assert "facestream_dashboard_group_reader_restarts_total 1.0" in fetch(port, "/metrics", auth)[1].decode()
+    assert get(port, "/readyz")[0] == 200
 
 
 def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
