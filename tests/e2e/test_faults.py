@@ -226,10 +226,10 @@ def test_an_overloaded_detector_skips_late_frames_and_stays_current(topics: dict
     # 8 cameras do.
     log = tmp_path / "a.log"
     first = replica(topics, log, max_frame_age_s=2.0)
+    reader = EventReader(topics["detections"])  # the cameras start with the replica: see streaming_to_one_replica
+    producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=8, fps=30.0, seconds=20.0)
     wait_for_line(log, "assigned t-")
     memory = PeakMemory(first.pid)
-    reader = EventReader(topics["detections"])
-    producer = live_cameras(topics, sample_dir / "obama.jpg", cameras=8, fps=30.0, seconds=20.0)
     wait_out(producer, {log: first}, reader)
     summary = final_summary(log)
     oldest = max((e.detect_ts_ns - e.capture_ts_ns) / 1e9 for e in reader.events)
