@@ -307,25 +307,58 @@ def ensure_topics(
     configs: dict[str, dict[str, str]] | None = None,
 ) -> None:
     """Create the topics that do not exist yet, with the given partition counts (and topic configs,
-    e.g. ``COMPACTED``, by name); keep the rest."""
-    from confluent_kafka import KafkaError
+    e.g. ``COMPACTED``, by name); keep the rest. A refusal that passes with the cluster's state (too few
+    nodes up for the replication factor while one restarts, a controller moving, a timeout) is asked
+    again every second for up to ``timeout_s``, with a warning; any other is a BrokerError at once."""
     from confluent_kafka.admin import NewTopic
 
     client = admin(bootstrap)
+    deadline = time.monotonic() + timeout_s
     existing = client.list_topics(timeout=timeout_s).topics
-    missing = [
+    pending = [
         NewTopic(name, num_partitions=n, config=(configs or {}).get(name, {}))
         for name, n in topics.items()
         if name not in existing
     ]
-    for name, future in client.create_topics(missing, operation_timeout=timeout_s).items() if missing else []:
-        try:
-            future.result()
-            log.info("created topic %s", name)
-        except Exception as exc:  # a concurrent creator wins the race: that is fine
-            err = exc.args[0] if exc.args else None
-            if getattr(err, "code", lambda: None)() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise BrokerError(f"cannot create topic {name}: {exc}") from None
+    warned: set[str] = set()
+    while pending:
+        wait_s = max(1.0, deadline - time.monotonic())
+        asked = {topic.topic: topic for topic in pending}
+        pending = []
+        for name, future in client.create_topics(list(asked.values()), operation_timeout=wait_s).items():
+            error = _creation_error(future)
+            if error is None:
+                log.info("created topic %s", name)
+            elif _passes(error) and time.monotonic() < deadline:
+                if name not in warned:
+                    warned.add(name)
+                    log.warning("cannot create topic %s yet (%s); asking again for up to %.0f s", name, error, wait_s)
+                pending.append(asked[name])
+            else:
+                raise BrokerError(f"cannot create topic {name}: {error}")
+        if pending:
+            time.sleep(1.0)
+
+
+def _creation_error(future):
+    """The KafkaError a topic's creation ended with; None once the topic exists (made by this call or
+    by a concurrent creator, which wins the race: that is fine)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    try:
+        future.result()
+    except KafkaException as exc:
+        error = exc.args[0]
+        return None if error.code() == KafkaError.TOPIC_ALREADY_EXISTS else error
+    return None
+
+
+def _passes(error) -> bool:
+    """Whether a refusal to create a topic can pass as the cluster's state changes."""
+    from confluent_kafka import KafkaError
+
+    transient = (KafkaError.INVALID_REPLICATION_FACTOR, KafkaError.NOT_CONTROLLER, KafkaError._TIMED_OUT)
+    return error.retriable() or error.code() in transient
 
 
 def dead_letter_headers(source, stage: str, error: Exception, group: str) -> list[tuple[str, bytes]]:

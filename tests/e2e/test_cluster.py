@@ -2,13 +2,16 @@
 partition, two needed to write) while cameras stream through two detector replicas, an alerting
 worker and the dashboard. Each test reports frames produced, answered, lost and duplicated, the alert
 records against those an undisturbed worker makes of the same events, how long a camera waited for
-its next event after the fault, and how long until every partition had its three copies in sync again."""
+its next event after the fault, and how long until every partition had its three copies in sync again.
+And a topic asked for while the cluster is still coming up."""
 
+import logging
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -206,3 +209,30 @@ def fill(path: Path) -> None:
                 out.flush()
         except OSError:
             pass
+
+
+def test_a_topic_asked_for_before_every_node_has_joined_is_made_once_they_have(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before: a service making its topics at start (the dashboard, alerting) exited on the cluster's
+    # refusal while the cluster was still coming up, INVALID_REPLICATION_FACTOR (three copies asked,
+    # two nodes registered); a restart policy brought it back. A cluster of its own: the module's has
+    # every node registered for good (a stopped node stays registered, so its topics are made).
+    nodes = LocalCluster(3, tmp_path / "kafka-cluster", free_block(6))
+    name = f"t-{uuid.uuid4().hex[:10]}.made-late"
+    try:
+        for node in (1, 2):  # a quorum of controllers, two brokers
+            nodes.nodes[node].start(wait=False)
+        kafka_clients.check_reachable(nodes.nodes[1].bootstrap, timeout_s=90.0)
+        last = threading.Timer(5.0, lambda: nodes.nodes[3].start(wait=False))
+        last.start()
+        try:
+            with caplog.at_level(logging.WARNING, logger="facestream.kafka_clients"):
+                kafka_clients.ensure_topics({name: 2}, nodes.bootstrap, timeout_s=120.0)
+        finally:
+            last.join()
+        assert f"cannot create topic {name} yet" in caplog.text and "replicat" in caplog.text.lower()
+        metadata = kafka_clients.admin(nodes.bootstrap).list_topics(timeout=10).topics[name]
+        assert [len(p.replicas) for p in metadata.partitions.values()] == [3, 3]
+    finally:
+        nodes.stop()
