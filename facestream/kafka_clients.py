@@ -307,9 +307,10 @@ def ensure_topics(
     configs: dict[str, dict[str, str]] | None = None,
 ) -> None:
     """Create the topics that do not exist yet, with the given partition counts (and topic configs,
-    e.g. ``COMPACTED``, by name); keep the rest. A refusal that passes with the cluster's state (too few
-    nodes up for the replication factor while one restarts, a controller moving, a timeout) is asked
-    again every second for up to ``timeout_s``, with a warning; any other is a BrokerError at once."""
+    e.g. ``COMPACTED``, by name); keep the rest. A refusal that passes with the cluster's state (fewer
+    nodes registered than the replication factor while a cluster comes up, a controller moving, a
+    timeout) is asked again every second for up to ``timeout_s``, with a warning; any other is a
+    BrokerError at once."""
     from confluent_kafka.admin import NewTopic
 
     client = admin(bootstrap)
