@@ -103,3 +103,37 @@ def test_two_gpus_are_judged_against_twice_the_count_one_gpu_held_every_time() -
     (only,) = targets
     assert not only.met and only.short == "1 of 1 runs"  # one run is not 3 of 3
     assert "over 2 GPUs" in only.measured
+
+
+def test_the_torch_engine_is_judged_on_its_fastest_build_and_its_own_e2e_runs() -> None:
+    targets: list[report.Target] = []
+
+    def add(*fields) -> None:
+        targets.append(report.Target(*fields))
+
+    def engine(file: str, row: dict) -> dict:
+        return {**_engine_run(1.0, torch_engine="quick"), "rows": [row], "_file": file}
+
+    at32 = {"batch": 32, "project_ms_per_img": 2.84, "torch_compile_ms_per_img": 2.32}
+    results = {
+        "older": engine(
+            "older.json", {**at32, "torch_engine_ms_per_img": 2.68, "torch_engine_speedup_vs_torch_compile": 0.86}
+        ),
+        "newer": engine(
+            "newer.json",
+            {**at32, "torch_engine_ms_per_img": 2.19, "torch_engine_speedup_vs_torch_compile": 1.06}
+            | {"torch_engine_fraction_of_floor": 0.54},
+        ),
+        "b1": engine("b1.json", {"batch": 1, "project_ms_per_img": 4.66, "torch_engine_ms_per_img": 4.5}),
+        "onnx": _engine_run(1.0),  # ONNX Runtime alone: no torch engine row
+    }
+    on_torch = _e2e_run([111, 111, 112], ["--decode=gpu"], provider="torch,cuda")
+    for row in on_torch["rows"]:
+        row["cameras"] = 12
+    report._add_torch_engine(add, results, [on_torch])
+    batch32, batch1, e2e = targets
+    assert not batch32.met and batch32.source == "newer.json" and batch32.short == "2.19 ms, 1.06x"
+    assert "54% of the physical floor" in batch32.measured
+    assert batch1.met and batch1.short == "4.50 ms" and "ONNX Runtime 4.66" in batch1.measured
+    assert e2e.met and e2e.short == "3 of 3 runs"
+    assert report._on_torch(on_torch["settings"]) and not report._on_torch({"provider": "cuda"})
