@@ -93,3 +93,14 @@ def test_the_notifier_settings_in_the_docs_are_the_codes() -> None:
 
     text = (ROOT / "docs" / "alerting.md").read_text()
     assert settings_table(TargetSettings) in text and settings_table(NotifierConfig) in text
+
+
+def test_the_messages_troubleshooting_quotes_are_ones_the_code_prints() -> None:
+    """A symptom quoted in docs/troubleshooting.md (``...`` for what varies) is text of the source."""
+    packages = ["alert_store", "alerting", "dashboard", "detector_service", "facestream", "notifier", "producers"]
+    source = "\n".join(p.read_text() for name in [*packages, "tools"] for p in (ROOT / name).rglob("*.py"))
+    rows = [line.split(" | ")[0] for line in (ROOT / "docs/troubleshooting.md").read_text().splitlines()]
+    quoted = [span for row in rows if row.startswith("| ") for span in re.findall(r"`([^`]+)`", row)]
+    assert len(quoted) > 40
+    missing = [span for span in quoted if any(part.strip() not in source for part in span.split("..."))]
+    assert not missing, f"quoted in docs/troubleshooting.md but printed nowhere: {missing}"
