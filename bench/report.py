@@ -445,8 +445,7 @@ def _add_repeated_300(add: Callable, runs: list[dict], what: str) -> None:
     scores = []  # (share of runs held, design, runs held, runs, what the runs measured)
     for design, files in designs.items():
         rows = [row for r in files for row in r["rows"] if row["cameras"] == 300]
-        held = sum(map(_within, rows))
-        p99s = ", ".join(f"{row['latency_ms_p99']:.0f}" for row in rows)
+        held, p99s = _held_and_p99s(rows)
         rate = statistics.median(row["events_per_s"] for row in rows)
         scores.append((held / len(rows), design, held, len(rows), f"p99 {p99s} ms; median {rate:.0f} events/s"))
     scores.sort(reverse=True)
@@ -507,8 +506,7 @@ def _add_torch_engine(add: Callable, results: dict[str, dict], e2e_runs: list[di
         cameras = max(cameras_within(r) for r in e2e_runs)
         repeated = [r for r in e2e_runs if sum(row["cameras"] == 12 for row in r["rows"]) >= 3]
         rows12 = [row for r in repeated for row in r["rows"] if row["cameras"] == 12]
-        held = sum(map(_within, rows12))
-        p99s = ", ".join(f"{row['latency_ms_p99']:.0f}" for row in rows12)
+        held, p99s = _held_and_p99s(rows12)
         add(
             "e2e on one GPU, mogface, PyTorch engine: 12 cameras, p99 < 200 ms, 3 of 3 runs",
             f"{held} of {len(rows12)} runs at 12 (p99 {p99s} ms); at most {cameras} cameras held",
@@ -541,8 +539,7 @@ def _add_two_gpus(add: Callable, runs: list[dict], what: str, cameras: int) -> N
     rows = [(r, row) for r in runs for row in r["rows"] if row["cameras"] == cameras]
     if not rows:
         return
-    held = sum(_within(row) for _, row in rows)
-    p99s = ", ".join(f"{row['latency_ms_p99']:.0f}" for _, row in rows)
+    held, p99s = _held_and_p99s([row for _, row in rows])
     add(
         f"e2e on two GPUs, {what}: {cameras} cameras, p99 < 200 ms, 3 of 3 runs",
         f"{held} of {len(rows)} runs (p99 {p99s} ms; {_replicas(rows[0][0]['settings'])})",
@@ -555,6 +552,11 @@ def _add_two_gpus(add: Callable, runs: list[dict], what: str, cameras: int) -> N
 def _design(settings: dict) -> str:
     """``GPU owner + 4 fronts`` or ``4 replicas``: how a run's detectors shared the GPU."""
     return f"GPU owner + {settings['fronts']} fronts" if _fronts(settings) else f"{settings['replicas']} replicas"
+
+
+def _held_and_p99s(rows: list[dict]) -> tuple[int, str]:
+    """How many of an e2e run's rows held the latency goal, and their p99s in ms as one text."""
+    return sum(map(_within, rows)), ", ".join(f"{row['latency_ms_p99']:.0f}" for row in rows)
 
 
 def _within(row: dict) -> bool:
