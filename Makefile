@@ -1,4 +1,5 @@
-# The two commands a new user runs: `make demo` (set up + live demo) and `make test`.
+# The two commands a new user runs: `make demo` (set up + live demo) and `make test`; `make help` lists the rest.
+.DEFAULT_GOAL := help
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -7,7 +8,11 @@ BIN := $(VENV)/bin
 TEST_WORKERS ?= 3
 PIP := $(BIN)/pip install --disable-pip-version-check
 
-.PHONY: setup demo test test-fast lint bench soak kafka-stop clean
+.PHONY: help setup demo test test-fast lint bench soak kafka-stop clean
+
+## help: this list (each target's `## ` comment)
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST) | awk '{i = index($$0, ": "); printf "  make %-10s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2)}'
 
 # The services alone (with search by face's index): what the demo needs.
 $(VENV)/.base: pyproject.toml
@@ -28,8 +33,9 @@ setup: $(VENV)/.test
 demo: $(VENV)/.base
 	$(BIN)/facestream demo
 
-## test: set up, start the local Kafka broker, run the whole test suite against it
+## test: set up (with the Debian packages of the tests' servers), start Kafka, run the whole suite
 test: $(VENV)/.test
+	tests/system-packages.sh
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
@@ -63,8 +69,10 @@ soak: $(VENV)/.test
 	FACESTREAM_KAFKA_HEAP="-Xms1g -Xmx1g -XX:+AlwaysPreTouch" $(BIN)/facestream kafka start
 	$(BIN)/python -m bench soak
 
+## kafka-stop: stop the local Kafka broker
 kafka-stop:
 	-$(BIN)/facestream kafka stop
 
+## clean: stop Kafka, remove the virtual environment
 clean: kafka-stop
 	rm -rf $(VENV) .pytest_cache

@@ -1,6 +1,7 @@
 """Shared fixtures. Anything that talks to Kafka uses the real broker that
 ``facestream kafka start`` runs (or the one KAFKA_BOOTSTRAP names): no fakes."""
 
+import contextlib
 import fcntl
 import json
 import os
@@ -8,11 +9,10 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import browser, compose, turns
+from helpers import browser, compose, programs, turns
 from helpers.kafka import make_topics
 
 from facestream import kafka_clients, samples
@@ -22,6 +22,13 @@ TESTS = Path(__file__).parent
 NEEDS_BY_FIXTURE = {"bootstrap": "kafka", "postgres": "postgres", "rtsp_cameras": "rtsp"}
 # ... or from what its module uses: a browser, containers.
 NEEDS_BY_HELPER = {"browser": browser.chromium, "compose": compose.Stack}
+
+
+# The markers of the real parts: a test with none of them is in `make test-fast`'s tier (or its slow
+# tests) and may start none of their programs (helpers/programs.py).
+REAL_PARTS = {"kafka", "e2e", "browser", "compose", "postgres", "rtsp", "gpu"}
+GUARD = programs.Guard(REAL_PARTS)
+NO_TURN = pytest.StashKey[str]()
 
 
 # Tests that start several JVMs or a stack of containers: under pytest-xdist each runs alone on the
@@ -52,15 +59,28 @@ def pytest_collection_modifyitems(config, items: list) -> None:
             item.add_marker(pytest.mark.alone)
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The test's turn on the machine (under pytest-xdist), taken before pytest-timeout starts the
+    test's clock; then the test is held to the programs its markers declare, set-up to teardown."""
+    with contextlib.ExitStack() as stack:
+        if "PYTEST_XDIST_WORKER" in os.environ:
+            shared = item.config._tmp_path_factory.getbasetemp().parent  # every worker's base is made in it
+            alone = item.get_closest_marker("alone") is not None
+            try:
+                stack.enter_context(turns.turn(shared, alone, item.nodeid))
+            except turns.TurnTimeout as exc:
+                item.stash[NO_TURN] = str(exc)  # failed at set-up by machine_turn, as a test failure
+        GUARD.enter(item.nodeid, {mark.name for mark in item.iter_markers()})
+        stack.callback(GUARD.leave)
+        return (yield)
+
+
 @pytest.fixture(autouse=True)
-def machine_turn(request, tmp_path_factory) -> Iterator[None]:
-    """Under pytest-xdist, the test's turn on this machine: beside others, or alone if marked so."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        yield
-        return
-    shared = tmp_path_factory.getbasetemp().parent  # every worker's base folder is made in it
-    with turns.turn(shared, alone=request.node.get_closest_marker("alone") is not None):
-        yield
+def machine_turn(request) -> None:
+    """A test that got no turn on the machine fails, saying for whom it waited."""
+    if NO_TURN in request.node.stash:
+        pytest.fail(request.node.stash[NO_TURN], pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -147,9 +167,11 @@ def produce_raw(bootstrap: str):
 
 
 def pytest_configure(config) -> None:
-    """Name the file the fault tests append their reports to (pytest-xdist's workers inherit it)."""
+    """Hold each test to the programs it declares; name the file the fault tests append their reports
+    to (pytest-xdist's workers inherit it)."""
     from helpers.fault import REPORTS_ENV
 
+    sys.addaudithook(GUARD)
     if not hasattr(config, "workerinput"):  # the controller, or a run without workers
         folder = Path(tempfile.mkdtemp(prefix="facestream-reports-"))
         os.environ[REPORTS_ENV] = str(folder / "fault-reports.jsonl")

@@ -24,6 +24,7 @@ DOCKERFILES = [ROOT / "Dockerfile", ROOT / "deploy" / "gpu.Dockerfile", ROOT / "
 STAND_INS = [ROOT / "deploy" / "postgres" / "Dockerfile", ROOT / "deploy" / "mosquitto" / "Dockerfile"]
 
 
+@pytest.mark.compose  # podman-compose asks podman for its version before it reads the file
 @pytest.mark.parametrize("profiles", [("cpu",), ("gpu",), ("cpu", "cluster")], ids="+".join)
 def test_podman_compose_resolves_the_file(profiles: tuple[str, ...]) -> None:
     cluster = "cluster" in profiles

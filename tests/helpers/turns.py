@@ -6,25 +6,65 @@ runs with nothing beside it.
 A readers-writer lock over two lock files that every worker opens: a test takes the main lock shared,
 an ``alone`` test takes it exclusive. A gate in front of it keeps a waiting ``alone`` test from being
 starved: while it waits, no new test gets in.
+
+The wait for a turn has a deadline of its own and is not part of the test's time (tests/conftest.py
+takes the turn before pytest-timeout starts its clock): a test that waited behind slow ``alone`` tests
+on a loaded machine is not reported as a test that hung, and one that waited too long says for whom.
 """
 
 import fcntl
+import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
+
+TURN_WAIT_S = 2400.0  # the longest a test waits for its turn: several alone tests of up to 600 s each
+POLL_S = 0.2
+
+
+class TurnTimeout(Exception):
+    """No turn within ``TURN_WAIT_S``; the message says which test held the machine."""
 
 
 @contextmanager
-def turn(folder: Path, alone: bool) -> Iterator[None]:
+def turn(folder: Path, alone: bool, nodeid: str = "", wait_s: float = TURN_WAIT_S) -> Iterator[None]:
     """Hold this test's turn for the block: shared with other tests, or the machine to itself."""
+    deadline = time.monotonic() + wait_s
+    holder = folder / "alone-holder.txt"
     with open(folder / "gate.lock", "a") as gate, open(folder / "tests.lock", "a") as main:
-        fcntl.flock(gate, fcntl.LOCK_EX)
+        _lock(gate, fcntl.LOCK_EX, deadline, holder, "the gate (an alone test waits for its turn or runs)")
         try:
-            fcntl.flock(main, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+            _lock(main, fcntl.LOCK_EX if alone else fcntl.LOCK_SH, deadline, holder, "the tests under way")
         finally:
             if not alone:
                 fcntl.flock(gate, fcntl.LOCK_UN)
+        if alone:
+            holder.write_text(f"{nodeid} (pid {os.getpid()}) since {time.strftime('%H:%M:%S')}")
         try:
             yield
         finally:
+            if alone:
+                holder.unlink(missing_ok=True)
             fcntl.flock(main, fcntl.LOCK_UN)
+
+
+def _lock(file: IO, mode: int, deadline: float, holder: Path, what: str) -> None:
+    """``flock`` with a deadline: TurnTimeout naming what it waited for and the alone test holding it."""
+    waited = time.monotonic()
+    while True:
+        try:
+            fcntl.flock(file, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                try:
+                    who = holder.read_text()
+                except FileNotFoundError:
+                    who = "no alone test (tests beside each other)"
+                raise TurnTimeout(
+                    f"no turn on the machine after {time.monotonic() - waited:.0f} s waiting for {what}; "
+                    f"holding it alone: {who}"
+                ) from None
+            time.sleep(POLL_S)
