@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 
 from facestream import kafka_clients, paths
+from facestream.broker import ports
 from facestream.errors import BrokerError
 
 log = logging.getLogger(__name__)
@@ -166,6 +167,7 @@ class LocalBroker:
             return current
         java = find_java()
         self.install_jars()
+        self._check_ports_free()
         self.root.mkdir(parents=True, exist_ok=True)
         self.config.write_text(self._properties())
         self._format_storage(java)
@@ -192,13 +194,11 @@ class LocalBroker:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise BrokerError(f"Kafka exited with code {proc.returncode} while starting:\n{self.log_tail()}")
-            try:
-                kafka_clients.check_reachable(self.bootstrap, timeout_s=2.0)
+            if self._answers():
                 progress(" ready\n")
                 return self.status()
-            except BrokerError:
-                progress(".")
-                time.sleep(1.0)
+            progress(".")
+            time.sleep(1.0)
         self.stop()
         raise BrokerError(f"Kafka did not answer within {timeout_s:.0f} s:\n{self.log_tail()}")
 
@@ -221,11 +221,46 @@ class LocalBroker:
         pid = self._pid()
         if pid is None:
             return BrokerStatus(False, None, self.bootstrap, "not running")
-        try:
-            brokers = kafka_clients.check_reachable(self.bootstrap, timeout_s=3.0)
-        except BrokerError:
+        brokers = self._answers(timeout_s=3.0)
+        if not brokers:
             return BrokerStatus(False, pid, self.bootstrap, f"process {pid} is up but does not answer yet")
         return BrokerStatus(True, pid, self.bootstrap, f"running, {brokers} broker(s) answer")
+
+    def cluster_id(self) -> str | None:
+        """The cluster id this node's storage was formatted with (None before the first start)."""
+        try:
+            text = (self.data / "meta.properties").read_text()
+        except FileNotFoundError:
+            return None
+        found = re.search(r"^cluster\.id=(\S+)", text, re.M)
+        return found.group(1) if found else None
+
+    def _answers(self, timeout_s: float = 2.0) -> int:
+        """How many brokers answer at this node's address, 0 when none does; BrokerError when the one
+        that answers is of another cluster (another copy's broker on these ports, not this one)."""
+        try:
+            metadata = kafka_clients.admin(self.bootstrap, quiet=True).list_topics(timeout=timeout_s)
+        except Exception:  # KafkaException: nothing answers yet
+            return 0
+        ours = self.cluster_id()
+        if ours is not None and metadata.cluster_id != ours:
+            raise BrokerError(
+                f"the broker answering at {self.bootstrap} is of cluster {metadata.cluster_id}, not this one "
+                f"({ours}, in {self.data}): another Kafka holds the port ({ports.holder(self.port)}). "
+                f"Stop it, or give this one other ports (FACESTREAM_KAFKA_PORT)."
+            )
+        return len(metadata.brokers)
+
+    def _check_ports_free(self) -> None:
+        """BrokerError naming the port and its holder when one of this node's ports is taken: the JVM
+        would die at start, and a broker already there would answer in its place."""
+        wanted = [self.port, self.controller_port] + ([self.secure.port] if self.secure else [])
+        for port in wanted:
+            if ports.taken(port):
+                raise BrokerError(
+                    f"cannot start Kafka on 127.0.0.1:{port}: the port is taken by {ports.holder(port)}. "
+                    f"Stop that process, or give this broker other ports (FACESTREAM_KAFKA_PORT=N uses N and N+1)."
+                )
 
     def install_jars(self) -> None:
         """Fill ``lib/`` from Maven Central once, and again whenever ``pom.xml`` changes."""

@@ -1,0 +1,57 @@
+"""`facestream kafka start` tells the truth: a broker that cannot have its ports says so and stops,
+naming the port and who holds it, instead of taking another copy's broker for its own."""
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.secure import free_ports
+
+from facestream import paths
+from facestream.broker.local import LocalBroker
+
+
+def kafka_start(home: Path, port: int) -> subprocess.CompletedProcess:
+    """`facestream kafka start` as another copy of the project would run it (its own FACESTREAM_HOME)."""
+    env = {**os.environ, "FACESTREAM_HOME": str(home), "FACESTREAM_KAFKA_PORT": str(port)}
+    env.pop("KAFKA_BOOTSTRAP", None)
+    command = [sys.executable, "-m", "facestream", "kafka", "start"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=180, env=env)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A second copy's data folder, sharing this one's Kafka jars (no second download)."""
+    (tmp_path / "kafka").mkdir()
+    (tmp_path / "kafka" / "lib").symlink_to(paths.kafka_dir() / "lib")
+    return tmp_path
+
+
+def test_a_second_broker_on_a_running_brokers_ports_fails_naming_the_holder(
+    bootstrap: str, home: Path, tmp_path_factory
+) -> None:
+    port, _ = free_ports()
+    first = LocalBroker(root=tmp_path_factory.mktemp("first") / "kafka", port=port, lib=paths.kafka_dir() / "lib")
+    first.start()
+    try:
+        done = kafka_start(home, port)
+        assert done.returncode != 0, done.stdout + done.stderr
+        assert f"cannot start Kafka on 127.0.0.1:{port}: the port is taken by pid {first.status().pid}" in done.stderr
+        assert "ready" not in done.stderr
+        assert first.status().running  # the other copy's broker is left alone
+    finally:
+        first.stop()
+
+
+def test_a_taken_controller_port_fails_before_anything_starts(bootstrap: str, home: Path) -> None:
+    port, _ = free_ports()
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", port + 1))
+        holder.listen()
+        done = kafka_start(home, port)
+    assert done.returncode != 0
+    assert f"cannot start Kafka on 127.0.0.1:{port + 1}: the port is taken by pid {os.getpid()}" in done.stderr
+    assert not (home / "kafka" / "broker.pid").exists()
