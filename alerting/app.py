@@ -26,6 +26,7 @@ from facestream.alerting.rules.camera import on_event, on_pose
 from facestream.alerting.rules.recognition import Recognition
 from facestream.alerting.rules.state import written
 from facestream.alerting.table import Table, check_written
+from facestream.config import start_back_s
 from facestream.gallery import Gallery
 from facestream.schemas import (
     Alert,
@@ -96,6 +97,7 @@ class Worker:
     ) -> None:
         self.config, self.bootstrap, self.gallery, self.stats = config, bootstrap, gallery, stats
         self.on_ownership = on_ownership
+        self.start_back_s = start_back_s(config.start_at)
         self.commit_failed, self.commit_retry_at = False, 0.0  # a commit to make again, and when
         self.lost_at: float | None = None  # when partitions were lost, until some come back
         self.listening_since_ns = 0  # wall clock; set when the loop comes back from standing still
@@ -150,7 +152,8 @@ class Worker:
         settings = {
             "group.id": self.config.group,
             "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
+            # A partition without a commit: a duration back is placed in _assigned instead.
+            "auto.offset.reset": "latest" if self.start_back_s is not None else self.config.start_at,
             "partition.assignment.strategy": "range",  # partition n of every input topic to one worker
             "session.timeout.ms": SESSION_TIMEOUT_MS,
             "heartbeat.interval.ms": 3000,
@@ -181,10 +184,13 @@ class Worker:
         except KafkaException as exc:  # nothing assigned now: the next owner commits its own
             log.info("nothing to commit again (%s)", exc.args[0].str())
 
-    def _assigned(self, _consumer, partitions) -> None:
-        """Rebuild the state of the cameras of the partitions just given (before their first record)."""
+    def _assigned(self, consumer, partitions) -> None:
+        """Rebuild the state of the cameras of the partitions just given (before their first record);
+        with ``--start-at DURATION``, place the partitions this group never committed."""
         for table, numbers in self._by_table(partitions):
             table.restore(numbers)
+        if self.start_back_s is not None and partitions:
+            consumer.assign(kafka_clients.placed_back(consumer, partitions, self.start_back_s))
         log.info("assigned %s", _names(partitions))
         self.lost_at = None
         self.on_ownership(bool(partitions))

@@ -17,7 +17,7 @@ from facestream.alerting.rules.offline import OfflineSettings
 from facestream.alerting.rules.person_seen import PersonSeenSettings
 from facestream.alerting.rules.schedule import Schedule, time_zone
 from facestream.alerting.rules.stranger import StrangerSettings
-from facestream.config import check, command_line, json_object, setting, table_of, tables_of
+from facestream.config import check, command_line, json_object, parse_start_at, setting, table_of, tables_of
 from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 from facestream.zones import Line, Zones, parse_lines, parse_zones
@@ -211,6 +211,14 @@ class AlertingConfig:
     group: str = setting(
         "facestream-alerting",
         "Kafka consumer group; workers share it (and its tables' changelog topics start with it).",
+    )
+    start_at: str = setting(
+        "earliest",
+        "Where a new group (no commits yet) starts on each input partition: earliest (every retained event, "
+        "so alerts of the past are raised too), latest, or a duration back from now (30s, 5m, 2h). An existing "
+        "group always resumes from its commits.",
+        parse=parse_start_at,
+        metavar="WHERE",
     )
     rules: str = setting(
         ",".join(DEFAULT_RULES),

@@ -5,21 +5,20 @@ are made from and checked by it; nothing else in the service re-checks them."""
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, parse_duration, parse_size, session_timeout, setting, show_size
+from facestream.config import (
+    check,
+    command_line,
+    parse_size,
+    parse_start_at,
+    session_timeout,
+    setting,
+    show_size,
+    start_back_s,
+)
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.inference.runtime import parse_chain
 from facestream.kafka_clients import MAX_MESSAGE_BYTES
 from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
-
-START_POINTS = ("earliest", "latest")  # or a duration back from now
-
-
-def parse_start_at(text: str) -> str:
-    """``earliest``, ``latest`` or a duration (``5m``), as ``--start-at`` takes it."""
-    if text not in START_POINTS:
-        parse_duration(text)
-    return text
-
 
 DECODE_CHOICES = ("auto", "gpu", "cpu")  # where JPEGs are decoded; auto: on the GPU with a GPU engine
 EMBEDDER_CHOICES = ("none", "sface")
@@ -179,7 +178,7 @@ class DetectorConfig:
     @property
     def start_back_s(self) -> float | None:
         """For ``--start-at`` DURATION, its seconds; None for earliest and latest."""
-        return None if self.start_at in START_POINTS else parse_duration(self.start_at)
+        return start_back_s(self.start_at)
 
     @property
     def gpu_decode_settings(self) -> GpuDecodeSettings:

@@ -171,6 +171,21 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
+START_POINTS = ("earliest", "latest")  # or a duration back from now
+
+
+def parse_start_at(text: str) -> str:
+    """``earliest``, ``latest`` or a duration (``5m``), as ``--start-at`` takes it."""
+    if text not in START_POINTS:
+        parse_duration(text)
+    return text
+
+
+def start_back_s(start_at: str) -> float | None:
+    """For a ``--start-at`` duration, its seconds; None for earliest and latest."""
+    return None if start_at in START_POINTS else parse_duration(start_at)
+
+
 def show_size(size: tuple[int, int]) -> str:
     """(width, height) -> ``WIDTHxHEIGHT``, as ``parse_size`` reads it."""
     return "x".join(map(str, size))

@@ -151,6 +151,27 @@ def viewer(topic: str | list[str], from_beginning: bool, bootstrap: str | None =
     return consumer
 
 
+def placed_back(consumer, partitions: list, start_back_s: float) -> list:
+    """``partitions`` just assigned, with the ones the group never committed set to the first record of
+    the last ``start_back_s`` seconds (or, with none that recent, the end as of now: a record arriving
+    in between is still taken); committed ones resume as usual. For ``--start-at DURATION``."""
+    from confluent_kafka import TopicPartition
+
+    since_ms = int((time.time() - start_back_s) * 1000)
+    committed = consumer.committed(partitions, timeout=10)
+    fresh = [TopicPartition(p.topic, p.partition, since_ms) for p in committed if p.offset < 0]
+    found = {(p.topic, p.partition): p.offset for p in consumer.offsets_for_times(fresh, timeout=10)} if fresh else {}
+    placed = []
+    for p in committed:
+        offset = found.get((p.topic, p.partition), p.offset)
+        if (p.topic, p.partition) in found:
+            if offset < 0:
+                offset = consumer.get_watermark_offsets(TopicPartition(p.topic, p.partition), timeout=10)[1]
+            log.info("%s[%d]: no commit of this group yet, starting at offset %d", p.topic, p.partition, offset)
+        placed.append(TopicPartition(p.topic, p.partition, offset))
+    return placed
+
+
 def check_reachable(bootstrap: str | None = None, timeout_s: float = 10.0) -> int:
     """Return the number of brokers answering, or raise BrokerError with what to do about it: at once
     when the broker refuses the credentials, with librdkafka's own words when the connection fails

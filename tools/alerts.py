@@ -28,12 +28,20 @@ def describe(alert: Alert) -> str:
 
 
 @click.command(
-    epilog="\b\nExamples:\n  facestream alerts\n  facestream alerts --from-beginning --json --max 10",
+    epilog="\b\nExamples:\n  facestream alerts\n  facestream alerts --from-beginning --json --max 10\n"
+    "  facestream alerts --camera door --camera gate",
     context_settings={"show_default": True},
 )
 @viewer_options(ALERTS_TOPIC, "alerts")
-def alerts(topic: str, from_beginning: bool, as_json: bool, max_count: int | None, duration: float | None) -> None:
+def alerts(
+    topic: str,
+    cameras: tuple[str, ...],
+    from_beginning: bool,
+    as_json: bool,
+    max_count: int | None,
+    duration: float | None,
+) -> None:
     """Print alerts from Kafka as they arrive (Ctrl-C to stop)."""
     from facestream.schemas import unpack_alert
 
-    show(topic, unpack_alert, describe, from_beginning, as_json, max_count, duration)
+    show(topic, unpack_alert, describe, from_beginning, as_json, max_count, duration, cameras)

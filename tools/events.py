@@ -20,12 +20,20 @@ def describe(event: DetectionEvent) -> str:
 
 
 @click.command(
-    epilog="\b\nExamples:\n  facestream events\n  facestream events --from-beginning --json --max 10",
+    epilog="\b\nExamples:\n  facestream events\n  facestream events --from-beginning --json --max 10\n"
+    "  facestream events --camera door --camera gate",
     context_settings={"show_default": True},
 )
 @viewer_options(DETECTIONS_TOPIC, "events")
-def events(topic: str, from_beginning: bool, as_json: bool, max_count: int | None, duration: float | None) -> None:
+def events(
+    topic: str,
+    cameras: tuple[str, ...],
+    from_beginning: bool,
+    as_json: bool,
+    max_count: int | None,
+    duration: float | None,
+) -> None:
     """Print detection events from Kafka as they arrive (Ctrl-C to stop)."""
     from facestream.schemas import unpack_detection
 
-    show(topic, unpack_detection, describe, from_beginning, as_json, max_count, duration)
+    show(topic, unpack_detection, describe, from_beginning, as_json, max_count, duration, cameras)

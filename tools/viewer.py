@@ -15,6 +15,13 @@ def viewer_options(default_topic: str, what: str) -> Callable:
         for option in reversed(
             [
                 click.option("--topic", default=default_topic),
+                click.option(
+                    "--camera",
+                    "cameras",
+                    multiple=True,
+                    metavar="ID",
+                    help=f"Only the {what} of this camera (repeat for more; default: every camera).",
+                ),
                 click.option("--from-beginning", is_flag=True, help=f"Start at the oldest retained {what}."),
                 click.option("--json", "as_json", is_flag=True, help="One JSON object per message, not a line."),
                 click.option("--max", "max_count", type=click.IntRange(min=1), default=None, help="Stop after N."),
@@ -35,9 +42,11 @@ def show(
     as_json: bool,
     max_count: int | None,
     duration: float | None,
+    cameras: tuple[str, ...] = (),
 ) -> None:
-    """Print ``topic``'s messages as they arrive until ``max_count`` or ``duration``; an unreadable one
-    is reported on stderr with where it is, and skipped."""
+    """Print ``topic``'s messages (of ``cameras`` only, if given) as they arrive until ``max_count`` or
+    ``duration``; an unreadable one is reported on stderr with where it is, and skipped. Once its
+    partitions are assigned, a line on stderr says that it reads, so a script knows when to send."""
     from facestream import kafka_clients
     from facestream.schemas import SchemaError
 
@@ -47,11 +56,24 @@ def show(
     def done() -> bool:
         return (max_count is not None and seen >= max_count) or (end is not None and time.monotonic() >= end)
 
-    for msg in kafka_clients.records(topic, done, from_beginning):
+    def reading(consumer, partitions) -> None:
+        """Pin "from now on" to each partition's end as of now (librdkafka would look it up at the
+        first fetch, after this line), then say that the viewer reads."""
+        if not from_beginning:
+            for tp in partitions:
+                tp.offset = consumer.get_watermark_offsets(tp, timeout=10)[1]
+            consumer.assign(partitions)
+        start = "from the oldest retained" if from_beginning else "from now on"
+        only = f", cameras {', '.join(cameras)} only" if cameras else ""
+        click.echo(f"reading {topic} ({len(partitions)} partitions) {start}{only}", err=True)
+
+    for msg in kafka_clients.records(topic, done, from_beginning, on_assign=reading):
         try:
             message = unpack(msg.value())
         except SchemaError as exc:
             click.echo(f"unreadable message at {msg.topic()}/{msg.partition()}@{msg.offset()}: {exc}", err=True)
+            continue
+        if cameras and message.camera_id not in cameras:
             continue
         seen += 1
         click.echo(json.dumps(message.fields()) if as_json else describe(message))

@@ -182,7 +182,7 @@ class GroupMember:
         # still without partitions IDLE_WARN_S later is told that it idles.
         self._idle_since = None if self.assigned else (self._idle_since or time.monotonic())
         if self._start_back_s is not None and partitions:
-            consumer.incremental_assign(self._placed(consumer, partitions, self._start_back_s))
+            consumer.incremental_assign(kafka_clients.placed_back(consumer, partitions, self._start_back_s))
 
     def _rejoin_if_stuck(self) -> None:
         """Replace the consumer when this member lost its partitions, has had none for
@@ -226,26 +226,6 @@ class GroupMember:
             self._topic,
             count,
         )
-
-    def _placed(self, consumer, partitions, start_back_s: float) -> list[TopicPartition]:
-        """``partitions`` with the ones this group never committed set to the first record of the last
-        ``start_back_s`` seconds (or, with none that recent, the end as of now: a frame arriving in
-        between is still taken); committed ones resume as usual."""
-        since_ms = int((time.time() - start_back_s) * 1000)
-        committed = consumer.committed(partitions, timeout=10)
-        fresh = [TopicPartition(p.topic, p.partition, since_ms) for p in committed if p.offset < 0]
-        found = (
-            {(p.topic, p.partition): p.offset for p in consumer.offsets_for_times(fresh, timeout=10)} if fresh else {}
-        )
-        placed = []
-        for p in committed:
-            offset = found.get((p.topic, p.partition), p.offset)
-            if (p.topic, p.partition) in found:
-                if offset < 0:
-                    offset = consumer.get_watermark_offsets(TopicPartition(p.topic, p.partition), timeout=10)[1]
-                log.info("%s[%d]: no commit of this group yet, starting at offset %d", p.topic, p.partition, offset)
-            placed.append(TopicPartition(p.topic, p.partition, offset))
-        return placed
 
     def _on_revoke(self, consumer, partitions) -> None:
         if consumer is not self.consumer:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.alert import event, face, person
 from helpers.http import free_port, get, scrape
 from helpers.kafka import detector_config, photos_to, read_topic, run_service
 from helpers.worker import (
@@ -25,6 +26,7 @@ from helpers.worker import (
 from facestream import kafka_clients
 from facestream.detector_service.config import detector_command
 from facestream.producers.config import ProducerConfig, producer_command
+from facestream.schemas import pack_detection
 from facestream.tools.cli import cli
 
 FPS = 2.0
@@ -251,6 +253,24 @@ def test_a_worker_is_ready_once_its_gallery_is_loaded_and_it_owns_partitions(nam
         assert "facestream_alerting_detection_events_total 0.0" in scrape(port)
     finally:
         stop(worker, log)
+
+
+def test_a_new_group_started_an_hour_back_raises_nothing_for_older_events(
+    names: dict, bootstrap: str, tmp_path: Path
+) -> None:
+    producer = kafka_clients.producer("test-start-at", bootstrap)
+    two_hours_ago_ms = int(time.time() * 1000) - 2 * 3600 * 1000
+    crowd = [face(person(seed)) for seed in range(6)]
+    for camera, timestamp_ms in (("old", two_hours_ago_ms), ("recent", None)):
+        for seq in range(8):
+            value = pack_detection(event(seq, 1000.0 + seq * 0.5, *crowd, camera=camera))
+            when = {"timestamp": timestamp_ms + seq} if timestamp_ms else {}
+            producer.produce(names["detections"], key=camera.encode(), value=value, **when)
+    assert producer.flush(30) == 0
+    worker = alerting(names, tmp_path / "alerting.log", rules="crowd", start_at="1h")
+    alerts = alerts_until(bootstrap, names, worker, tmp_path / "alerting.log", lambda found: bool(found))
+    assert {a.camera_id for a in alerts} == {"recent"}, alerts
+    assert "no commit of this group yet, starting at offset" in (tmp_path / "alerting.log").read_text()
 
 
 def test_a_worker_refuses_topics_that_would_split_a_camera_s_state(names: dict, tmp_path: Path) -> None:
