@@ -1,9 +1,7 @@
 """``facestream alerts``: print alerts as they arrive, one line each (or JSON)."""
 
-import click
-
-from facestream.schemas import ALERTS_TOPIC, Alert
-from facestream.tools.viewer import show, viewer_options
+from facestream.schemas import ALERTS_TOPIC, Alert, unpack_alert
+from facestream.tools.viewer import viewer_command
 
 
 def describe(alert: Alert) -> str:
@@ -27,21 +25,4 @@ def describe(alert: Alert) -> str:
     )
 
 
-@click.command(
-    epilog="\b\nExamples:\n  facestream alerts\n  facestream alerts --from-beginning --json --max 10\n"
-    "  facestream alerts --camera door --camera gate",
-    context_settings={"show_default": True},
-)
-@viewer_options(ALERTS_TOPIC, "alerts")
-def alerts(
-    topic: str,
-    cameras: tuple[str, ...],
-    from_beginning: bool,
-    as_json: bool,
-    max_count: int | None,
-    duration: float | None,
-) -> None:
-    """Print alerts from Kafka as they arrive (Ctrl-C to stop)."""
-    from facestream.schemas import unpack_alert
-
-    show(topic, unpack_alert, describe, from_beginning, as_json, max_count, duration, cameras)
+alerts = viewer_command("alerts", ALERTS_TOPIC, "alerts", unpack_alert, describe)

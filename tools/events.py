@@ -1,9 +1,7 @@
 """``facestream events``: print detection events as they arrive, one line each (or JSON)."""
 
-import click
-
-from facestream.schemas import DETECTIONS_TOPIC, DetectionEvent
-from facestream.tools.viewer import show, viewer_options
+from facestream.schemas import DETECTIONS_TOPIC, DetectionEvent, unpack_detection
+from facestream.tools.viewer import viewer_command
 
 
 def describe(event: DetectionEvent) -> str:
@@ -19,21 +17,4 @@ def describe(event: DetectionEvent) -> str:
     )
 
 
-@click.command(
-    epilog="\b\nExamples:\n  facestream events\n  facestream events --from-beginning --json --max 10\n"
-    "  facestream events --camera door --camera gate",
-    context_settings={"show_default": True},
-)
-@viewer_options(DETECTIONS_TOPIC, "events")
-def events(
-    topic: str,
-    cameras: tuple[str, ...],
-    from_beginning: bool,
-    as_json: bool,
-    max_count: int | None,
-    duration: float | None,
-) -> None:
-    """Print detection events from Kafka as they arrive (Ctrl-C to stop)."""
-    from facestream.schemas import unpack_detection
-
-    show(topic, unpack_detection, describe, from_beginning, as_json, max_count, duration, cameras)
+events = viewer_command("events", DETECTIONS_TOPIC, "detection events", unpack_detection, describe)

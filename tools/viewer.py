@@ -8,6 +8,30 @@ from collections.abc import Callable
 import click
 
 
+def viewer_command(name: str, default_topic: str, what: str, unpack: Callable, describe: Callable) -> click.Command:
+    """``facestream NAME``: print ``what`` (events, alerts) from ``default_topic`` as they arrive."""
+
+    @click.command(
+        name=name,
+        help=f"Print {what} from Kafka as they arrive (Ctrl-C to stop).",
+        epilog=f"\b\nExamples:\n  facestream {name}\n  facestream {name} --from-beginning --json --max 10\n"
+        f"  facestream {name} --camera door --camera gate",
+        context_settings={"show_default": True},
+    )
+    @viewer_options(default_topic, what)
+    def command(
+        topic: str,
+        cameras: tuple[str, ...],
+        from_beginning: bool,
+        as_json: bool,
+        max_count: int | None,
+        duration: float | None,
+    ) -> None:
+        show(topic, unpack, describe, from_beginning, as_json, max_count, duration, cameras)
+
+    return command
+
+
 def viewer_options(default_topic: str, what: str) -> Callable:
     """The options every viewer takes, ``what`` naming its messages (e.g. "events")."""
 
