@@ -266,13 +266,13 @@ class Worker:
         return on_event(camera, event, self.gallery, settings, self.recognition)
 
     def _pose(self, camera: dict, event: PoseEvent) -> list | None:
-        return on_pose(camera, event, self.config.for_camera(event.camera_id))
+        return on_pose(camera, event, self.config.for_camera(event.camera_id), self.gallery)
 
     def _status(self, camera: dict, status: CameraStatus) -> list | None:
         settings = self.config.for_camera(status.camera_id)
         if settings.off("camera_offline", status.ts_ns):
             return []
-        return offline_rule.on_status(camera, status, time.time_ns(), settings.camera_offline)
+        return offline_rule.on_status(camera, status, time.time_ns(), settings.of(offline_rule.OfflineSettings))
 
     def _stood_still(self, seconds: float) -> None:
         self.listening_since_ns = time.time_ns()
@@ -289,7 +289,7 @@ class Worker:
             settings = self.config.for_camera(camera_id)
             if not settings.off("camera_offline", now):
                 alerts = offline_rule.on_silence(
-                    camera, camera_id, now, settings.camera_offline, self.listening_since_ns
+                    camera, camera_id, now, settings.of(offline_rule.OfflineSettings), self.listening_since_ns
                 )
                 if alerts:
                     self.offline.changed(camera_id)

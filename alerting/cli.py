@@ -3,13 +3,21 @@
 import click
 
 from facestream.alerting.config import AlertingConfig
+from facestream.alerting.rules.registry import REGISTRY
 from facestream.config import options
 
 
+def rules_help() -> str:
+    """The rules and what makes each alert, from the registry (``--rules`` picks among them)."""
+    lines = [f"  {rule.name:<15} {rule.summary}{'' if rule.default else ' (not by default)'}" for rule in REGISTRY]
+    return "\b\nRules (--rules; by default all but those marked):\n" + "\n".join(lines) + "\n\n"
+
+
 @click.command(
-    epilog="""\b
+    epilog=rules_help()
+    + """\b
 Examples:
-  facestream alerting                                  # stranger, crowd, fall and camera_offline rules
+  facestream alerting                                  # the default rules
   facestream alerting --rules stranger
   facestream alerting --crowd '{"min_faces": 3}'
   facestream alerting --fall '{"hold_s": 3}'
@@ -19,8 +27,8 @@ Examples:
 )
 @options(AlertingConfig)
 def alerting(**values) -> None:
-    """Turn detection and pose events and camera statuses into alerts (stranger, crowd, fall, camera_offline),
-    as a worker of one consumer group."""
+    """Turn detection and pose events and camera statuses into alerts, as a worker of one consumer
+    group (start more to share the work)."""
     from facestream.alerting.worker import run
 
     run(AlertingConfig(**values))

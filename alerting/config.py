@@ -4,38 +4,28 @@ each checked where it is given (``facestream.config``)."""
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from facestream.alerting.rules.crowd import CrowdSettings
-from facestream.alerting.rules.fall import FallSettings
-from facestream.alerting.rules.line import LineSettings
-from facestream.alerting.rules.loitering import LoiteringSettings
-from facestream.alerting.rules.offline import OfflineSettings
-from facestream.alerting.rules.person_seen import PersonSeenSettings
+from facestream.alerting.rules.registry import REGISTRY
+from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.schedule import Schedule, time_zone
-from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.config import check, command_line, json_object, parse_start_at, setting, table_of, tables_of
 from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 from facestream.zones import Line, Zones, parse_lines, parse_zones
 
-# stranger, crowd and person_seen read detection events, fall reads pose events, loitering either,
-# camera_offline the producers' statuses
-RULES = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering", "line")
-# loitering and line are asked for: they mean little without zones, lines and a dwell time chosen
-DEFAULT_RULES = RULES[:-2]
-RULE_SETTINGS = (
-    ("stranger", StrangerSettings),
-    ("crowd", CrowdSettings),
-    ("fall", FallSettings),
-    ("camera_offline", OfflineSettings),
-    ("person_seen", PersonSeenSettings),
-    ("loitering", LoiteringSettings),
-    ("line", LineSettings),
-)
+RULES = tuple(rule.name for rule in REGISTRY)
+# Rules that are asked for (loitering, line) mean little without zones, lines and a dwell time chosen.
+DEFAULT_RULES = tuple(rule.name for rule in REGISTRY if rule.default)
+# Rules that look at frames: schedules and zones may limit them. camera_offline watches the whole camera
+# at all hours (and keeps its record of the producer's last word current, which a pause would make look
+# like a silence).
+FRAME_RULES = tuple(rule.name for rule in REGISTRY if rule.frames)
+T = TypeVar("T")
 
 
 def parse_rules(text: str) -> tuple[str, ...]:
@@ -45,12 +35,6 @@ def parse_rules(text: str) -> tuple[str, ...]:
     if unknown or not rules:
         raise ValueError(f"rules are a comma-separated list of {', '.join(RULES)}, got {text!r}")
     return rules
-
-
-# Rules that look at frames: schedules and zones may limit them. camera_offline watches the whole camera
-# at all hours (and keeps its record of the producer's last word current, which a pause would make look
-# like a silence).
-FRAME_RULES = ("stranger", "crowd", "fall", "person_seen", "loitering", "line")
 
 
 def parse_schedules(text: str) -> dict:
@@ -109,28 +93,29 @@ def _schedules_setting(whose: str):
     )
 
 
+def with_rule_settings(make: Callable[[Rule], Any]) -> Callable[[type[T]], type[T]]:
+    """A class decorator (under ``@dataclass``) adding a settings field per rule of the registry,
+    named after the rule and made by ``make``: JSON on the command line, a table in the config file."""
+
+    def add(cls: type[T]) -> type[T]:
+        for rule in REGISTRY:
+            cls.__annotations__[rule.name] = dict | None
+            setattr(cls, rule.name, make(rule))
+        return cls
+
+    return add
+
+
 @dataclass(frozen=True)
+@with_rule_settings(
+    lambda rule: setting(
+        None, f"{rule.title} settings for this camera.", parse=table_of(rule.settings), show=json.dumps
+    )
+)
 class CameraOverrides:
-    """What one camera changes: its rules, and any rule settings."""
+    """What one camera changes: its rules, and any rule settings (a field per rule, from the registry)."""
 
     rules: str | None = setting(None, "The rules this camera runs (default: the service's).", parse=parse_rules)
-    stranger: dict | None = setting(
-        None, "Stranger settings for this camera.", parse=table_of(StrangerSettings), show=json.dumps
-    )
-    crowd: dict | None = setting(
-        None, "Crowd settings for this camera.", parse=table_of(CrowdSettings), show=json.dumps
-    )
-    fall: dict | None = setting(None, "Fall settings for this camera.", parse=table_of(FallSettings), show=json.dumps)
-    camera_offline: dict | None = setting(
-        None, "Offline settings for this camera.", parse=table_of(OfflineSettings), show=json.dumps
-    )
-    person_seen: dict | None = setting(
-        None, "Watchlist settings for this camera.", parse=table_of(PersonSeenSettings), show=json.dumps
-    )
-    loitering: dict | None = setting(
-        None, "Loitering settings for this camera.", parse=table_of(LoiteringSettings), show=json.dumps
-    )
-    line: dict | None = setting(None, "Line settings for this camera.", parse=table_of(LineSettings), show=json.dumps)
     schedules: dict | None = _schedules_setting("on this camera (over the service's, rule by rule)")
     timezone: str | None = setting(None, "This camera's time zone (default: the service's).", parse=parse_time_zone)
     zones: dict | None = setting(
@@ -169,17 +154,15 @@ class CameraSettings:
     """The rules and settings one camera runs with: the service's, with the camera's overrides."""
 
     rules: tuple[str, ...]
-    stranger: StrangerSettings
-    crowd: CrowdSettings
-    fall: FallSettings
-    camera_offline: OfflineSettings
-    person_seen: PersonSeenSettings
-    loitering: LoiteringSettings
-    line: LineSettings
+    rule_settings: dict[type, Any]  # each rule's settings, by their class
     schedules: dict[str, Schedule] = field(default_factory=dict)
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
     zones: dict[str, Zones] = field(default_factory=dict)  # rule -> the zones it is limited to
     lines: dict[str, Line] = field(default_factory=dict)  # the line rule's lines, by name
+
+    def of(self, kind: type[T]) -> T:
+        """The settings of the rule whose settings class is ``kind`` (e.g. ``CrowdSettings``)."""
+        return self.rule_settings[kind]
 
     def where(self, rule: str) -> Zones | None:
         """The zones ``rule`` is limited to on this camera, or None: the whole frame."""
@@ -195,18 +178,16 @@ class CameraSettings:
         return None
 
 
-def _rule_setting(title: str, rule: str, kind: type, example: str):
-    """The service-wide settings of one rule: JSON on the command line, or a table in the config file."""
-    return setting(
+@dataclass(frozen=True)
+@with_rule_settings(
+    lambda rule: setting(
         None,
-        f"{title} settings for every camera, as JSON (e.g. {example}) or the [alerting.{rule}] table.",
-        parse=table_of(kind),
+        f"{rule.title} settings for every camera, as JSON (e.g. {rule.example}) or the [alerting.{rule.name}] table.",
+        parse=table_of(rule.settings),
         show=json.dumps,
         metavar="JSON",
     )
-
-
-@dataclass(frozen=True)
+)
 class AlertingConfig:
     group: str = setting(
         "facestream-alerting",
@@ -232,13 +213,6 @@ class AlertingConfig:
     )
     alerts_topic: str = setting(ALERTS_TOPIC, "Topic the alerts go to.")
     gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic.")
-    stranger: dict | None = _rule_setting("Stranger", "stranger", StrangerSettings, '{"sightings": 2}')
-    crowd: dict | None = _rule_setting("Crowd", "crowd", CrowdSettings, '{"min_faces": 3}')
-    fall: dict | None = _rule_setting("Fall", "fall", FallSettings, '{"hold_s": 3}')
-    camera_offline: dict | None = _rule_setting("Offline", "camera_offline", OfflineSettings, '{"offline_after_s": 60}')
-    person_seen: dict | None = _rule_setting("Watchlist", "person_seen", PersonSeenSettings, '{"cooldown_s": 300}')
-    loitering: dict | None = _rule_setting("Loitering", "loitering", LoiteringSettings, '{"dwell_s": 60}')
-    line: dict | None = _rule_setting("Line", "line", LineSettings, '{"direction": "forward"}')
     schedules: dict | None = _schedules_setting("on every camera")
     timezone: str = setting("UTC", "The cameras' time zone, as schedules read it (IANA name).", parse=parse_time_zone)
     cameras: dict | None = setting(
@@ -266,13 +240,14 @@ class AlertingConfig:
         """The camera's settings (made once per camera): each rule's, the service's with the camera's over them."""
         if camera_id not in self._resolved:
             own = (self.cameras or {}).get(camera_id, {})
-            rules: dict[str, Any] = {
-                name: kind(**{**(getattr(self, name) or {}), **own.get(name, {})}) for name, kind in RULE_SETTINGS
+            rules = {
+                rule.settings: rule.settings(**{**(getattr(self, rule.name) or {}), **own.get(rule.name, {})})
+                for rule in REGISTRY
             }
             schedules = {**(self.schedules or {}), **own.get("schedules", {})}
             self._resolved[camera_id] = CameraSettings(
                 rules=parse_rules(own.get("rules") or self.rules),
-                **rules,
+                rule_settings=rules,
                 schedules={rule: Schedule.parse(text) for rule, text in schedules.items()},
                 timezone=time_zone(own.get("timezone") or self.timezone),
                 zones=_rule_zones(own),

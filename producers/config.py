@@ -82,7 +82,9 @@ class ProducerConfig:
     )
     status_topic: str = setting(CAMERA_STATUS_TOPIC, "Topic each camera's state goes to (the offline alert reads it).")
     status_interval_s: float = setting(
-        5.0, "Seconds between a camera's status records (a change of state is sent at once).", minimum=0.1
+        5.0,
+        "Seconds within which each camera status record is followed by the next (a change of state is sent at once).",
+        minimum=0.1,
     )
     http_port: int = setting(
         0,

@@ -13,12 +13,16 @@ from facestream.schemas import CameraStatus, pack_camera_status
 from facestream.schemas.camera_status import TEXT_MAX
 
 log = logging.getLogger(__name__)
+# A status is sent once this share of the interval has passed, though each promises the next within the
+# whole interval: the reporter runs between frames, and a producer busy with a frame (or a slow one)
+# comes to it late. Sent at the full interval, 123 of 169 gaps of a demo ran over it, by up to 10%.
+SEND_AT = 0.8
 
 
 class StatusReporter:
     """Says a camera's status when its state changes, when it sends its first frame in that state (a
-    camera back from an outage is back once a frame went, which its reader learns first), and every
-    ``interval_s``."""
+    camera back from an outage is back once a frame went, which its reader learns first), and often
+    enough that the next comes within ``interval_s`` (every ``SEND_AT`` of it)."""
 
     def __init__(self, topic: str, interval_s: float) -> None:
         self.topic = topic
@@ -28,7 +32,7 @@ class StatusReporter:
         self._said: dict[str, tuple[tuple[str, bool], float]] = {}  # camera id -> (what was published, when)
 
     def tick(self, producer: Producer, cameras: list[Camera], force: bool = False) -> None:
-        """Send the status of every camera whose state changed or whose last status is ``interval_s`` old."""
+        """Send the status of every camera whose state changed or whose last status is due."""
         now = time.monotonic()
         for camera in cameras:
             state = camera.state()
@@ -37,7 +41,7 @@ class StatusReporter:
                 entered = self._entered[camera.camera_id] = (state, camera.sent)
             news = (state, camera.sent > entered[1])
             said = self._said.get(camera.camera_id)
-            if force or said is None or said[0] != news or now - said[1] >= self.interval_s:
+            if force or said is None or said[0] != news or now - said[1] >= SEND_AT * self.interval_s:
                 self._send(producer, camera, state)
                 self._said[camera.camera_id] = (news, now)
 

@@ -42,27 +42,15 @@ def test_nothing_points_outside_the_repository() -> None:
     assert found == []
 
 
-def test_the_alert_rule_settings_in_the_docs_are_the_codes() -> None:
-    from facestream.alerting.rules.crowd import CrowdSettings
-    from facestream.alerting.rules.fall import FallSettings
-    from facestream.alerting.rules.line import LineSettings
-    from facestream.alerting.rules.loitering import LoiteringSettings
-    from facestream.alerting.rules.offline import OfflineSettings
-    from facestream.alerting.rules.person_seen import PersonSeenSettings
-    from facestream.alerting.rules.stranger import StrangerSettings
+def test_every_rule_of_the_registry_has_its_paragraph_and_settings_table_in_the_docs() -> None:
+    from facestream.alerting.rules.registry import REGISTRY
     from facestream.config import settings_table
 
     text = (ROOT / "docs" / "alerting.md").read_text()
-    for settings in (
-        StrangerSettings,
-        CrowdSettings,
-        FallSettings,
-        LineSettings,
-        OfflineSettings,
-        PersonSeenSettings,
-        LoiteringSettings,
-    ):
-        assert settings_table(settings) in text, f"paste facestream.config.settings_table({settings.__name__})"
+    for rule in REGISTRY:
+        assert f"\n## The {rule.name} rule\n" in text, f"docs/alerting.md has no section '## The {rule.name} rule'"
+        table = settings_table(rule.settings)
+        assert table in text, f"paste facestream.config.settings_table({rule.settings.__name__}) into docs/alerting.md"
 
 
 def test_the_dashboard_settings_in_the_docs_are_the_codes() -> None:

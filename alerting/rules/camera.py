@@ -8,20 +8,15 @@ rule limited to zones sees the event with only the faces (or people) in them, an
 each is in.
 """
 
-from collections.abc import Callable
-from typing import Any
-
 from facestream.alerting.config import CameraSettings
-from facestream.alerting.rules import crowd, fall, line, loitering, person_seen, stranger, zones
+from facestream.alerting.rules import zones
 from facestream.alerting.rules.recognition import Match, Recognition
+from facestream.alerting.rules.registry import REGISTRY
+from facestream.alerting.rules.rule import Context, Rule
 from facestream.alerting.rules.state import FrameEvent, Where, is_new, nowhere
 from facestream.gallery import Gallery
 from facestream.schemas import Alert, DetectionEvent, PoseEvent
-
-# The event a step or close takes is of the rule's own kind (DetectionEvent for face rules, PoseEvent for
-# fall, either for loitering and line); zones narrow it without changing its kind, hence Any.
-Step = Callable[[dict, Any, Where], list[Alert]]  # (rule state, what it sees, zone of a box) -> alerts
-Close = Callable[[dict, Any, str], list[Alert]]  # (rule state, event, why) -> the ends of its open alerts
+from facestream.zones import Zones
 
 
 def on_event(
@@ -36,101 +31,72 @@ def on_event(
     are (the worker's ``Recognition`` of the whole batch); by default the gallery is asked about this event."""
     if not is_new(camera, event):
         return None
-    match = match or Recognition(gallery, [event])
-    alerts = _rule(
-        camera,
-        "stranger",
-        event,
-        settings,
-        lambda state, seen, where: stranger.step(state, seen, match, settings.stranger, where),
-        stranger.close,
-    )
-    alerts += _rule(
-        camera,
-        "person_seen",
-        event,
-        settings,
-        lambda state, seen, where: person_seen.step(
-            state, seen, match, gallery.watched_name, settings.person_seen, where
-        ),
-        person_seen.close,
-    )
-    alerts += _followed(camera, event, settings, "faces")
-    return alerts + _crowds(camera, event, settings)
+    return _rules(camera, event, Context(settings, match or Recognition(gallery, [event]), gallery), "faces")
 
 
-def on_pose(camera: dict, event: PoseEvent, settings: CameraSettings) -> list[Alert] | None:
-    """``on_event`` for a pose event: the fall rule, and loitering and line when they follow people."""
+def on_pose(
+    camera: dict, event: PoseEvent, settings: CameraSettings, gallery: Gallery | None = None
+) -> list[Alert] | None:
+    """``on_event`` for a pose event: the rules that read people (fall, and loitering and line when
+    they follow people)."""
     if not is_new(camera.setdefault("poses", {}), event):
         return None
-    alerts = _rule(
-        camera,
-        "fall",
-        event,
-        settings,
-        lambda state, seen, where: fall.step(state, seen, settings.fall, where),
-        fall.close,
-    )
-    return alerts + _followed(camera, event, settings, "people")
+    known = gallery or Gallery()
+    return _rules(camera, event, Context(settings, Recognition(known, []), known), "people")
 
 
-def _followed(camera: dict, event: FrameEvent, settings: CameraSettings, things: str) -> list[Alert]:
-    """The rules that follow faces or people across frames (loitering, line), where they follow ``things``."""
-    alerts = []
-    if settings.loitering.follows == things:
-        alerts += _rule(
-            camera,
-            "loitering",
-            event,
-            settings,
-            lambda state, seen, where: loitering.step(state, seen, settings.loitering, where),
-            loitering.close,
-        )
-    if settings.line.follows == things:
-        alerts += _rule(
-            camera,
-            "line",
-            event,
-            settings,
-            lambda state, seen, _where: line.step(state, seen, settings.line, settings.lines),
-            line.close,
-        )
+def _rules(camera: dict, event: FrameEvent, context: Context, things: str) -> list[Alert]:
+    """Every rule of the registry that reads ``things`` (faces or people) on this camera, in order."""
+    alerts: list[Alert] = []
+    for rule in REGISTRY:
+        if rule.sees == things or (rule.sees == "followed" and context.settings.of(rule.settings).follows == things):
+            alerts += _per_zone(camera, rule, event, context) if rule.per_zone else _rule(camera, rule, event, context)
     return alerts
 
 
-def _rule(
-    camera: dict, kind: str, event: FrameEvent, settings: CameraSettings, step: Step, close: Close
-) -> list[Alert]:
+def _rule(camera: dict, rule: Rule, event: FrameEvent, context: Context) -> list[Alert]:
     """Run one rule on ``event`` (narrowed to its zones, if it has any), or, if the camera does not run
     it now, end its open alerts."""
-    why = settings.off(kind, event.capture_ts_ns)
+    assert rule.step is not None and rule.close is not None  # rules that read frames have both
+    why = context.settings.off(rule.name, event.capture_ts_ns)
     if why is not None:
-        return close(camera.pop(kind), event, why) if kind in camera else []
-    limits = settings.where(kind)
+        return rule.close(camera.pop(rule.name), event, why) if rule.name in camera else []
+    limits = context.settings.where(rule.name)
     if limits is None:
-        return step(camera.setdefault(kind, {}), event, nowhere)
-    seen: FrameEvent
-    if isinstance(event, PoseEvent):
-        seen, where = zones.people_in(event, limits), zones.zone_of(limits, event, zones.feet_point)
-    else:
-        seen, where = zones.faces_in(event, limits), zones.zone_of(limits, event, zones.face_point)
-    return step(camera.setdefault(kind, {}), seen, where)
+        return rule.step(camera.setdefault(rule.name, {}), event, context, nowhere)
+    seen, where = _zoned(event, limits)
+    return rule.step(camera.setdefault(rule.name, {}), seen, context, where)
 
 
-def _crowds(camera: dict, event: DetectionEvent, settings: CameraSettings) -> list[Alert]:
-    """The crowd rule: over the whole frame (state ``crowd``), or counted in each of its zones on its
-    own (state ``crowd@<zone>``: one crowd alert per zone, naming it)."""
-    limits = settings.where("crowd")
-    areas = (
-        {"crowd": (event, None)}
+def _per_zone(camera: dict, rule: Rule, event: FrameEvent, context: Context) -> list[Alert]:
+    """A rule that counts over the whole frame (state ``<rule>``) or in each of its zones on its own
+    (state ``<rule>@<zone>``: one alert per zone, naming it), e.g. crowd."""
+    assert rule.step is not None and rule.close is not None
+    limits = context.settings.where(rule.name)
+    areas: dict[str, tuple[FrameEvent, Where]] = (
+        {rule.name: (event, nowhere)}
         if limits is None
-        else {f"crowd@{name}": (zones.faces_in(event, {name: polygon}), name) for name, polygon in limits.items()}
+        else {
+            f"{rule.name}@{name}": (_zoned(event, {name: polygon})[0], _named(name)) for name, polygon in limits.items()
+        }
     )
-    why = settings.off("crowd", event.capture_ts_ns)
+    why = context.settings.off(rule.name, event.capture_ts_ns)
     alerts = []
-    for key in [k for k in camera if k.split("@")[0] == "crowd" and (why is not None or k not in areas)]:
-        alerts += crowd.close(camera.pop(key), event, why or "the crowd rule no longer counts in this zone")
+    for key in [k for k in camera if k.split("@")[0] == rule.name and (why is not None or k not in areas)]:
+        alerts += rule.close(camera.pop(key), event, why or f"the {rule.name} rule no longer counts in this zone")
     if why is None:
-        for key, (seen, zone) in areas.items():
-            alerts += crowd.step(camera.setdefault(key, {}), seen, settings.crowd, zone)
+        for key, (seen, where) in areas.items():
+            alerts += rule.step(camera.setdefault(key, {}), seen, context, where)
     return alerts
+
+
+def _zoned(event: FrameEvent, limits: Zones) -> tuple[FrameEvent, Where]:
+    """The event with only the faces (or people, by their feet) in ``limits``, and the zone of a box."""
+    if isinstance(event, PoseEvent):
+        return zones.people_in(event, limits), zones.zone_of(limits, event, zones.feet_point)
+    return zones.faces_in(event, limits), zones.zone_of(limits, event, zones.face_point)
+
+
+def _named(zone: str) -> Where:
+    """The Where of a rule counting in one zone: every box it sees is in it."""
+    return lambda _box: zone

@@ -12,6 +12,7 @@ once, in one of them. All times are capture times; the window is counted in quar
 from dataclasses import dataclass
 from operator import itemgetter
 
+from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import alert, seconds, sighting, to_ns, zoned
 from facestream.config import check, setting
 from facestream.schemas import Alert, DetectionEvent
@@ -100,3 +101,17 @@ def _keep(crowd: dict, seen: list, settings: CrowdSettings) -> None:
     """Add a frame to the evidence if it is among the most crowded (once per frame)."""
     if all(kept[0] != seen[0] for kept in crowd["evidence"]):
         crowd["evidence"] = sorted([*crowd["evidence"], seen], key=lambda s: -s[6])[: settings.evidence]
+
+
+RULE = Rule(
+    name="crowd",
+    title="Crowd",
+    summary="many faces in most frames of a few seconds (counted in each of its zones apart)",
+    settings=CrowdSettings,
+    example='{"min_faces": 3}',
+    sees="faces",
+    # Counted zone by zone: every face it sees is in the one zone ``where`` names.
+    step=lambda state, seen, context, where: step(state, seen, context.settings.of(CrowdSettings), where(())),
+    close=close,
+    per_zone=True,
+)

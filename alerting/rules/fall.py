@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 from facestream.alerting.rules import tracking
+from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import Where, alert, nowhere, seconds, sighting, to_ns, zoned
 from facestream.config import check, setting
 from facestream.schemas import Alert, Person, PoseEvent
@@ -163,3 +164,15 @@ def _impact(baseline: list | None, measured: Torso, now: float, settings: FallSe
         return False
     when, hip_y, length = baseline
     return now - when <= settings.impact_window_s and measured.hip_y - hip_y >= settings.min_drop * length
+
+
+RULE = Rule(
+    name="fall",
+    title="Fall",
+    summary="a person's torso turned and held near the ground (pose events)",
+    settings=FallSettings,
+    example='{"hold_s": 3}',
+    sees="people",
+    step=lambda state, seen, context, where: step(state, seen, context.settings.of(FallSettings), where),
+    close=close,
+)

@@ -14,6 +14,7 @@ track, and two who cross each other can swap tracks (``tracking`` says why).
 from dataclasses import dataclass
 
 from facestream.alerting.rules import tracking
+from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import FrameEvent, alert, seconds, sighting
 from facestream.config import check, setting
 from facestream.schemas import Alert, DetectionEvent
@@ -85,3 +86,18 @@ def close(state: dict, _event: FrameEvent, _reason: str) -> list[Alert]:
     """Forget the tracks (the camera stopped running the rule); a crossing leaves nothing open."""
     state.pop("tracks", None)
     return []
+
+
+RULE = Rule(
+    name="line",
+    title="Line",
+    summary="a face or person crossing one of the camera's lines",
+    settings=LineSettings,
+    example='{"direction": "forward"}',
+    sees="followed",
+    step=lambda state, seen, context, _where: step(
+        state, seen, context.settings.of(LineSettings), context.settings.lines
+    ),
+    close=close,
+    default=False,
+)

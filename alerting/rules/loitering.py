@@ -17,6 +17,7 @@ What the tracker can and cannot do (two people crossing can swap tracks, someone
 from dataclasses import dataclass
 
 from facestream.alerting.rules import tracking
+from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import FrameEvent, Where, alert, nowhere, seconds, sighting, zoned
 from facestream.config import check, setting
 from facestream.schemas import Alert, DetectionEvent
@@ -108,3 +109,16 @@ def _keep(stay: dict, seen: list, evidence: int) -> None:
         kept.append(seen)
     elif len(kept) < evidence or seen[5] > kept[-1][5]:
         stay["evidence"] = [kept[0], *sorted([*kept[1:], seen], key=lambda s: -s[5])[: evidence - 1]]
+
+
+RULE = Rule(
+    name="loitering",
+    title="Loitering",
+    summary="a face or person that stays in view (or in a zone) longer than a dwell time",
+    settings=LoiteringSettings,
+    example='{"dwell_s": 60}',
+    sees="followed",
+    step=lambda state, seen, context, where: step(state, seen, context.settings.of(LoiteringSettings), where),
+    close=close,
+    default=False,
+)

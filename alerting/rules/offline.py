@@ -23,6 +23,7 @@ Times are the producer's clock but for the producer's own silence, measured by t
 
 from dataclasses import dataclass
 
+from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import NS
 from facestream.config import check, setting
 from facestream.schemas import ACTIVE_STATES, Alert, CameraStatus, alert_id_for
@@ -99,3 +100,13 @@ def _alert(camera_id: str, outage: dict, record: str, at_ns: int, attempts: int,
         ended_ts_ns=at_ns if record == "end" else None,
         reason=reason,
     )
+
+
+RULE = Rule(
+    name=KIND,
+    title="Offline",
+    summary="a camera whose producer sent no frame for a while (the producers' statuses, at all hours)",
+    settings=OfflineSettings,
+    example='{"offline_after_s": 60}',
+    sees="statuses",
+)

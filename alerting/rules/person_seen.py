@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from facestream.alerting.rules.recognition import Match
+from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import (
     Where,
     alert,
@@ -110,3 +111,17 @@ def step(
 def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
     """End every open person_seen alert now (the camera stopped running the rule)."""
     return close_open("person_seen", list(state.pop("people", {}).values()), event, reason)
+
+
+RULE = Rule(
+    name="person_seen",
+    title="Watchlist",
+    summary="a person on the watchlist seen, named",
+    settings=PersonSeenSettings,
+    example='{"cooldown_s": 300}',
+    sees="faces",
+    step=lambda state, seen, context, where: step(
+        state, seen, context.match, context.gallery.watched_name, context.settings.of(PersonSeenSettings), where
+    ),
+    close=close,
+)

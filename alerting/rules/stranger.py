@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from facestream.alerting.rules.recognition import Match
+from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import (
     Where,
     alert,
@@ -123,3 +124,17 @@ def _sighted(stranger: dict, vector: np.ndarray, seen: list, now: float, setting
     mean = vector_of(stranger) * (stranger["count"] - 1) + vector
     mean /= max(math.sqrt(mean.dot(mean)), 1e-12)
     stranger["vector"] = mean
+
+
+RULE = Rule(
+    name="stranger",
+    title="Stranger",
+    summary="a face that matches nobody in the gallery, seen in several frames",
+    settings=StrangerSettings,
+    example='{"sightings": 2}',
+    sees="faces",
+    step=lambda state, seen, context, where: step(
+        state, seen, context.match, context.settings.of(StrangerSettings), where
+    ),
+    close=close,
+)

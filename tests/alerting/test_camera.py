@@ -6,7 +6,10 @@ from helpers.alert import enrolled, event, face, person
 
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event
+from facestream.alerting.rules.crowd import CrowdSettings
+from facestream.alerting.rules.fall import FallSettings
 from facestream.alerting.rules.state import written
+from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.errors import ConfigError
 
 
@@ -45,11 +48,11 @@ def test_per_camera_rules_and_settings() -> None:
         cameras={"gate": {"rules": "stranger", "stranger": {"sightings": 1}}, "hall": {"fall": {"hold_s": 5}}},
     )
     gate, lobby = config.for_camera("gate"), config.for_camera("lobby")
-    assert gate.rules == ("stranger",) and gate.stranger.sightings == 1 and gate.crowd.min_faces == 2
-    assert (
-        lobby.rules == ("stranger", "crowd", "fall", "camera_offline", "person_seen") and lobby.stranger.sightings == 3
-    )
-    assert (lobby.fall.hold_s, config.for_camera("hall").fall.hold_s) == (3, 5)
+    assert gate.rules == ("stranger",) and gate.of(StrangerSettings).sightings == 1
+    assert gate.of(CrowdSettings).min_faces == 2
+    assert lobby.rules == ("stranger", "crowd", "fall", "camera_offline", "person_seen")
+    assert lobby.of(StrangerSettings).sightings == 3
+    assert (lobby.of(FallSettings).hold_s, config.for_camera("hall").of(FallSettings).hold_s) == (3, 5)
     alerts = on_event({}, event(0, 0.0, face(person(2)), face(), face()), enrolled(), gate)
     assert [a.kind for a in alerts] == ["stranger"]
 
@@ -82,3 +85,17 @@ def test_a_rule_the_camera_no_longer_runs_ends_its_open_alerts_at_the_next_event
         "the camera no longer runs the stranger rule",
     }
     assert on_event(state, event(9, 4.5, face(person(2))), gallery, after) == []
+
+
+def test_the_help_and_the_defaults_come_from_the_registry() -> None:
+    from click.testing import CliRunner
+
+    from facestream.alerting.config import DEFAULT_RULES, RULES
+    from facestream.alerting.rules.registry import REGISTRY
+    from facestream.tools.cli import cli
+
+    shown = CliRunner().invoke(cli, ["alerting", "--help"], terminal_width=200).output
+    assert RULES == tuple(rule.name for rule in REGISTRY) and "person_seen" in DEFAULT_RULES
+    assert [line.split()[0] for line in shown.splitlines() if line.startswith("    ") and line.split()[0] in RULES] == [
+        *RULES
+    ]

@@ -1,0 +1,58 @@
+"""What the service knows of a rule, declared once in the rule's own module (``RULE``): its name, its
+settings, what it reads and how it is run. The registry (``rules/registry.py``) lists the rules; the
+configuration, the camera dispatch, the help texts and the docs' tables are made from it, so a new
+rule is its module, its tests and its paragraph in docs/alerting.md."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from facestream.alerting.rules.state import Where
+from facestream.gallery import Gallery
+from facestream.schemas import Alert
+
+if TYPE_CHECKING:  # the configuration is made from the registry: imported for the type checker only
+    from facestream.alerting.config import CameraSettings
+    from facestream.alerting.rules.recognition import Match
+
+SEES = ("faces", "people", "followed", "statuses")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule's step may consult beside its state and the event: the camera's settings, who the
+    event's faces are (the worker matches a whole batch at once) and the gallery."""
+
+    settings: "CameraSettings"
+    match: "Match"
+    gallery: Gallery
+
+
+# (rule state, the event as the rule sees it (narrowed to its zones), context, zone of a box) -> alerts
+Step = Callable[[dict, Any, Context, Where], list[Alert]]
+Close = Callable[[dict, Any, str], list[Alert]]  # (rule state, event, why) -> the ends of its open alerts
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str  # the kind of its alerts, its --rules name, option and config table
+    title: str  # in help texts: "Stranger settings for every camera"
+    summary: str  # what makes an alert, for `facestream alerting --help`
+    settings: type  # its frozen dataclass of settings (facestream.config.setting fields)
+    example: str  # a settings example for the help text, as JSON
+    # What it reads: "faces" (detection events), "people" (pose events), "followed" (either, as its
+    # `follows` setting says) or "statuses" (the producers' camera statuses, run by the worker itself).
+    sees: str
+    step: Step | None = None  # None for a rule that does not read frames
+    close: Close | None = None
+    default: bool = True  # run when --rules is not given
+    per_zone: bool = False  # counts in each of its zones apart (one alert per zone), not over them all
+
+    def __post_init__(self) -> None:
+        if self.sees not in SEES:
+            raise ValueError(f"rule {self.name}: sees is one of {', '.join(SEES)}, got {self.sees!r}")
+
+    @property
+    def frames(self) -> bool:
+        """Whether it looks at frames, so that schedules and zones may limit it."""
+        return self.sees != "statuses"
