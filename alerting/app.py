@@ -27,6 +27,7 @@ from facestream.alerting.rules.recognition import Recognition
 from facestream.alerting.rules.state import written
 from facestream.alerting.table import Table, check_written
 from facestream.config import start_back_s
+from facestream.consumer_group import GroupMember
 from facestream.gallery import Gallery
 from facestream.schemas import (
     Alert,
@@ -46,9 +47,11 @@ TABLE = "cameras"
 OFFLINE_TABLE = "offline"
 SILENCE_CHECK_S = 1.0  # how often the worker looks for cameras whose producer went quiet
 BATCH, BATCH_WAIT_S = 500, 0.02  # records per batch at most, and the longest a batch waits to fill
-SESSION_TIMEOUT_MS = 10_000  # a worker that dies without leaving the group loses its partitions after this
-COMMIT_RETRY_S = 1.0  # a failed commit is made again this much later
-REJOIN_AFTER_S = 20.0  # a worker that lost its partitions and got none back this long subscribes afresh
+SESSION_TIMEOUT_S = 10.0  # a worker that dies without leaving the group loses its partitions after this
+# A worker that lost its partitions and got none back this long makes a new consumer (the group member's
+# policy, facestream.consumer_group; in CI, after a rolling restart of a three-node cluster, one never
+# joined again by itself).
+REJOIN_AFTER_S = 20.0
 # A turn of the worker's loop this long means it was not listening (its process paused, the machine
 # stalled, a batch that took that long): silence before it does not count against producers.
 STOOD_STILL_S = 5.0
@@ -97,9 +100,6 @@ class Worker:
     ) -> None:
         self.config, self.bootstrap, self.gallery, self.stats = config, bootstrap, gallery, stats
         self.on_ownership = on_ownership
-        self.start_back_s = start_back_s(config.start_at)
-        self.commit_failed, self.commit_retry_at = False, 0.0  # a commit to make again, and when
-        self.lost_at: float | None = None  # when partitions were lost, until some come back
         self.listening_since_ns = 0  # wall clock; set when the loop comes back from standing still
         self.cameras = Table(changelog_topic(config), bootstrap, written)
         self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
@@ -114,24 +114,20 @@ class Worker:
         }
 
     def run(self) -> None:
-        consumer = self._join()
+        member = self._join()
         next_silence = next_stats = last_turn = time.monotonic()
         failed = True
         try:
             with StopOnSignals("finishing the batch, then stopping") as stop:
                 while not stop.requested:
-                    messages = consumer.consume(BATCH, BATCH_WAIT_S)
+                    messages = member.consume(BATCH, BATCH_WAIT_S)
                     if messages:
-                        self._batch(messages)
-                        consumer.commit(asynchronous=True)  # after the writes it covers were acknowledged
+                        self._batch(member.readable(messages))
+                        member.commit()  # after the writes it covers were acknowledged; not waited for
                     now = time.monotonic()
                     if now - last_turn >= STOOD_STILL_S:
                         self._stood_still(now - last_turn)
                     last_turn = now
-                    if self.commit_failed and now >= self.commit_retry_at:
-                        self._commit_again(consumer)
-                    if self.lost_at is not None and now - self.lost_at >= REJOIN_AFTER_S:
-                        self._resubscribe(consumer)
                     if now >= next_silence:
                         next_silence = now + SILENCE_CHECK_S
                         self._silence()
@@ -140,83 +136,39 @@ class Worker:
                         log.info("%s", self.stats.line())
             failed = False
         finally:
-            if not failed:  # a batch that failed (its writes not acknowledged) is left to be processed again
-                _last_commit(consumer)
-            consumer.close()  # leaves the group: the others take its partitions at once
+            # A batch that failed (its writes not acknowledged) is left to be processed again: no last commit.
+            member.close(commit=not failed)
             self.producer.flush(30)
 
-    def _join(self):
-        """A consumer of the group, subscribed to the input topics."""
-        from confluent_kafka import Consumer
+    def _join(self) -> GroupMember:
+        """A member of the group on the input topics, assigned by range: partition n of every input
+        topic to one worker."""
+        return GroupMember(
+            self.bootstrap,
+            self.config.group,
+            list(self.routes),
+            f"{self.config.group}-worker",
+            strategy="range",
+            start_at=self.config.start_at,
+            start_back_s=start_back_s(self.config.start_at),
+            session_timeout_s=SESSION_TIMEOUT_S,
+            rejoin_after_s=REJOIN_AFTER_S,
+            on_assign=self._assigned,
+            on_revoke=self._revoked,
+            on_lost=self._revoked,
+            on_ownership=self.on_ownership,
+        )
 
-        settings = {
-            "group.id": self.config.group,
-            "enable.auto.commit": False,
-            # A partition without a commit: a duration back is placed in _assigned instead.
-            "auto.offset.reset": "latest" if self.start_back_s is not None else self.config.start_at,
-            "partition.assignment.strategy": "range",  # partition n of every input topic to one worker
-            "session.timeout.ms": SESSION_TIMEOUT_MS,
-            "heartbeat.interval.ms": 3000,
-            "on_commit": self._committed,
-        }
-        consumer = kafka_clients.made(Consumer, kafka_clients.client_config(self.bootstrap, **settings))
-        self._subscribe(consumer)
-        return consumer
-
-    def _subscribe(self, consumer) -> None:
-        consumer.subscribe(list(self.routes), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
-
-    def _committed(self, error, partitions) -> None:
-        """A commit's outcome (librdkafka's callback): one that failed, e.g. while the group's
-        coordinator moved, is made again (``COMMIT_RETRY_S`` later), or the group's lag would stay
-        up with nothing left to consume."""
-        failed = (error is not None and error.name() != "_NO_OFFSET") or any(p.error for p in partitions or [])
-        if failed:
-            log.warning("a commit failed (made again in %g s): %s", COMMIT_RETRY_S, error or partitions)
-            self.commit_failed, self.commit_retry_at = True, time.monotonic() + COMMIT_RETRY_S
-
-    def _commit_again(self, consumer) -> None:
-        from confluent_kafka import KafkaException
-
-        self.commit_failed = False
-        try:
-            consumer.commit(asynchronous=True)
-        except KafkaException as exc:  # nothing assigned now: the next owner commits its own
-            log.info("nothing to commit again (%s)", exc.args[0].str())
-
-    def _assigned(self, consumer, partitions) -> None:
-        """Rebuild the state of the cameras of the partitions just given (before their first record);
-        with ``--start-at DURATION``, place the partitions this group never committed."""
+    def _assigned(self, partitions) -> None:
+        """Rebuild the state of the cameras of the partitions just given (before their first record)."""
         for table, numbers in self._by_table(partitions):
             table.restore(numbers)
-        if self.start_back_s is not None and partitions:
-            consumer.assign(kafka_clients.placed_back(consumer, partitions, self.start_back_s))
-        log.info("assigned %s", _names(partitions))
-        self.lost_at = None
-        self.on_ownership(bool(partitions))
 
-    def _lost(self, consumer, partitions) -> None:
-        """Partitions taken away without a hand-over (the group's coordinator did not hear from this
-        worker in time): as revoked, with a warning."""
-        log.warning("lost the partitions without a hand-over (their last batch may be processed again)")
-        self._revoked(consumer, partitions)
-        self.lost_at = time.monotonic()
-
-    def _resubscribe(self, consumer) -> None:
-        """Leave and join the group again: a worker that lost its partitions got none back within
-        ``REJOIN_AFTER_S`` (in CI, after a rolling restart of a three-node cluster, one never joined
-        again by itself; subscribing again was checked against a broker frozen with SIGSTOP)."""
-        log.warning("no partitions for %g s since they were lost: subscribing again", REJOIN_AFTER_S)
-        self.lost_at = time.monotonic()
-        consumer.unsubscribe()
-        self._subscribe(consumer)
-
-    def _revoked(self, _consumer, partitions) -> None:
-        """Forget the cameras of the partitions taken away (their batches were committed already)."""
+    def _revoked(self, partitions) -> None:
+        """Forget the cameras of the partitions taken away (their batches were committed already, or
+        are processed again by the next owner, to no effect)."""
         for table, numbers in self._by_table(partitions):
             table.drop(numbers)
-        log.info("revoked %s", _names(partitions))
-        self.on_ownership(False)
 
     def _by_table(self, partitions) -> list[tuple[Table, set[int]]]:
         """Each table with the partition numbers of ``partitions`` whose records it keeps (detections
@@ -244,11 +196,7 @@ class Worker:
         self._send(found)
 
     def _read(self, msg) -> DetectionEvent | PoseEvent | CameraStatus | None:
-        """The record's event, or None (an error logged, an unreadable record counted)."""
-        if msg.error():
-            kafka_clients.check_allowed(msg.error(), f"read {msg.topic()} in group {self.config.group}")
-            log.warning("consumer: %s", msg.error())
-            return None
+        """The record's event, or None (an unreadable record, logged and counted)."""
         return self.routes[msg.topic()][0](msg.value())
 
     def _send(self, alerts: list) -> None:
@@ -296,22 +244,6 @@ class Worker:
                     found += alerts
         if found:
             self._send(found)
-
-
-def _names(partitions) -> str:
-    return ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing"
-
-
-def _last_commit(consumer) -> None:
-    """Commit where the worker got to and wait for it (the batches' own commits are not waited for);
-    nothing to commit is no error."""
-    from confluent_kafka import KafkaException
-
-    try:
-        consumer.commit(asynchronous=False)
-    except KafkaException as exc:
-        if "NO_OFFSET" not in exc.args[0].name():
-            log.warning("the last commit failed (the next owner repeats those events, to no effect): %s", exc)
 
 
 def _readable(value: bytes, unpack, stats: AlertingStats):

@@ -17,7 +17,7 @@ from facestream.detector_service.inference.embedder import Embedder
 from facestream.detector_service.inference.engines import onnx_provider, open_engine
 from facestream.detector_service.kafka import transactions
 from facestream.detector_service.kafka.batcher import Batcher
-from facestream.detector_service.kafka.consumer import GroupMember
+from facestream.detector_service.kafka.consumer import FramesMember
 from facestream.detector_service.kafka.limits import FrameLimits, LimitError
 from facestream.detector_service.kafka.publisher import Publisher
 from facestream.detector_service.kafka.rate_limit import RateLimit
@@ -121,7 +121,7 @@ class DetectorService:
             settings |= transactions.producer_settings(client_id, cfg.group)
         producer = kafka_clients.producer(client_id, self.bootstrap, **settings)
         self.publisher = Publisher(producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
-        self.member = GroupMember(
+        self.member = FramesMember(
             self.bootstrap,
             cfg.group,
             cfg.frames_topic,

@@ -31,8 +31,10 @@ class Stats:
     skipped_rate: dict[str, int] = field(default_factory=dict)  # frames over --max-fps-per-camera, by camera
     dropped_revoked: int = 0  # outcomes of frames whose partition was revoked while they were in flight
     batches: int = 0
-    slow_batches: int = 0  # batches that ran long enough to need keep-alive polls (see GroupMember)
-    new_consumers: int = 0  # consumers made anew after the group did not take this member back (GroupMember)
+    slow_batches: int = 0  # batches that ran long enough to need keep-alive polls (see facestream.consumer_group)
+    new_consumers: int = (
+        0  # consumers made anew after the group did not take this member back (facestream.consumer_group)
+    )
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
     embed_s: float = 0.0

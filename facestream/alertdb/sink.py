@@ -39,46 +39,30 @@ def consume_into(
     without records, counted from the latest assignment: a member that joins while a killed one still
     holds the partitions waits out its session before it gets any), ``write``-ing each batch of
     messages (none with an error)."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer
+    from facestream.consumer_group import GroupMember
 
-    assigned_at: float | None = None  # when partitions last came; None while this member has none
-
-    def assigned(consumer, partitions) -> None:
-        nonlocal assigned_at
-        assigned_at = time.monotonic() if partitions else None
-        stored = {topic: positions(topic) for topic in {tp.topic for tp in partitions}}
-        for tp in partitions:
-            tp.offset = stored[tp.topic].get(tp.partition, OFFSET_BEGINNING)
-        consumer.assign(partitions)
-        readiness.mark("partitions_assigned", bool(partitions))
-        log.info("assigned %s", ", ".join(f"{tp.topic}/{tp.partition}@{tp.offset}" for tp in partitions) or "nothing")
-
-    settings = {
-        "group.id": group,
-        "enable.auto.commit": False,
-        "auto.offset.reset": "earliest",
-        **kafka_clients.membership(session_timeout_s),
-    }
-    consumer = kafka_clients.made(Consumer, kafka_clients.client_config(bootstrap, **settings))
-    consumer.subscribe(list(topics), on_assign=assigned)
+    member = GroupMember(
+        bootstrap,
+        group,
+        list(topics),
+        f"{group}-sink",
+        strategy="range",
+        positions=positions,
+        session_timeout_s=session_timeout_s,
+        on_ownership=lambda owns: readiness.mark("partitions_assigned", owns),
+    )
     last_record = time.monotonic()
     try:
         with StopOnSignals("finishing the batch, then stopping") as stop:
             while not stop.requested:
-                messages = []
-                for msg in consumer.consume(batch, 0.5):
-                    if msg.error():
-                        kafka_clients.check_allowed(msg.error(), f"read {', '.join(topics)} in group {group}")
-                        log.warning("consumer: %s", msg.error())
-                    else:
-                        messages.append(msg)
+                messages = member.readable(member.consume(batch, 0.5))
                 now = time.monotonic()
                 if messages:
                     write(messages)
-                    consumer.commit(asynchronous=True)  # for the lag others show; the rows are the truth
+                    member.commit()  # for the lag others show; the rows are the truth
                     last_record = now
-                elif stop_after_idle_s is not None and assigned_at is not None:
-                    idle = now - max(last_record, assigned_at)
+                elif stop_after_idle_s is not None and member.assigned and member.assigned_at is not None:
+                    idle = now - max(last_record, member.assigned_at)
                     if idle > stop_after_idle_s:
                         log.info("no records for %g s: stopping", stop_after_idle_s)
                         break
@@ -87,4 +71,4 @@ def consume_into(
                         task.due = now + task.interval_s
                         task.run()
     finally:
-        consumer.close()
+        member.close()
