@@ -32,6 +32,19 @@ def channel_for(name: str, settings: TargetSettings, dashboard_url: str) -> Chan
     return kind(name, settings, dashboard_url)
 
 
+def retry_pause(attempts: int, retry_max_s: float) -> float:
+    """Seconds before a message that failed ``attempts`` times before this failure is tried again:
+    1, 2, 4, ... doubling, at most ``retry_max_s`` (a target down for a day is asked every few minutes,
+    not every second)."""
+    return min(retry_max_s, 2.0 ** min(attempts, 16))
+
+
+def worth_saying(attempts: int) -> bool:
+    """Whether a failure is logged: the first three of a message, then every twentieth (a target down
+    for hours would fill the log otherwise; the metrics count every one)."""
+    return attempts < 3 or attempts % 20 == 0
+
+
 @dataclass
 class SenderStats:
     sent: int = 0
@@ -91,12 +104,12 @@ class Sender:
             self.outbox.sent(item.id)
             self.stats.sent += 1
             return True
-        pause = min(self.retry_max_s, 2.0 ** min(item.attempts, 16))
+        pause = retry_pause(item.attempts, self.retry_max_s)
         error = error.replace(self.settings.url, masked(self.settings.url))
         self.outbox.failed(item.id, error, pause)
         self.stats.failures += 1
         self.stats.last_error = error
-        if item.attempts < 3 or item.attempts % 20 == 0:
+        if worth_saying(item.attempts):
             log.warning(
                 "target %s (%s): %s; trying again in %.0f s", self.name, masked(self.settings.url), error, pause
             )

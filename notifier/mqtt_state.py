@@ -86,7 +86,7 @@ class MqttStateTarget:
         if not self.client.is_connected():
             return f"not connected to the MQTT broker at {self.address}"
         alert = item.alert
-        base = f"{self.prefix}/{topic_part(alert.camera_id)}/{alert.kind}"
+        base = base_topic(self.prefix, alert)
         record = {
             **alert.fields(),
             "open": int(item.note.get("open", 0)),
@@ -94,12 +94,9 @@ class MqttStateTarget:
         }
         with self._lock:
             announce = bool(self.discovery) and base not in self._announced
-        messages: list[tuple[str, bytes | str, bool]] = self._discovery(alert, base) if announce else []
-        messages += [(base, str(record["open"]), True), (f"{base}/alert", json.dumps(record), True)]
+        found = discovery(alert, self.prefix, self.discovery, self.available) if announce else []
         jpeg = picture() if alert.state == "new" and alert.kind in PICTURED else None
-        if jpeg:
-            messages.append((f"{base}/snapshot", jpeg, True))
-        messages.append((f"{self.prefix}/events", json.dumps({"type": alert.state, "alert": record}), False))
+        messages = found + record_messages(alert, self.prefix, record, jpeg)
         deadline = time.monotonic() + ACK_S
         try:
             sent = [self.client.publish(topic, payload, qos=1, retain=retain) for topic, payload, retain in messages]
@@ -114,39 +111,60 @@ class MqttStateTarget:
                 self._announced.add(base)
         return None
 
-    def _discovery(self, alert: Alert, base: str) -> list[tuple[str, bytes | str, bool]]:
-        """Home Assistant's discovery messages for one camera and kind (retained, so it finds them later)."""
-        camera_id = object_id("facestream", self.prefix, alert.camera_id)
-        device = {"identifiers": [camera_id], "name": f"{alert.camera_id} (facestream)", "manufacturer": "facestream"}
-        title = message.TITLES.get(alert.kind, alert.kind)
-        sensor = {
-            "name": title,
-            "unique_id": object_id(camera_id, alert.kind),
-            "state_topic": base,
-            "value_template": "{{ 'ON' if value | int > 0 else 'OFF' }}",
-            "json_attributes_topic": f"{base}/alert",
-            "availability_topic": self.available,
-            "device_class": DEVICE_CLASSES.get(alert.kind, "problem"),
-            "device": device,
-        }
-        found: list[tuple[str, bytes | str, bool]] = [
-            (f"{self.discovery}/binary_sensor/{object_id(camera_id, alert.kind)}/config", json.dumps(sensor), True)
-        ]
-        if alert.kind in PICTURED:
-            camera = {
-                "name": f"{title} snapshot",
-                "unique_id": object_id(camera_id, alert.kind, "snapshot"),
-                "topic": f"{base}/snapshot",
-                "availability_topic": self.available,
-                "device": device,
-            }
-            topic = f"{self.discovery}/camera/{object_id(camera_id, alert.kind, 'snapshot')}/config"
-            found.append((topic, json.dumps(camera), True))
-        return found
-
     def close(self) -> None:
         """Marked offline, then disconnected (a notifier that dies is marked offline by the broker: its will)."""
         if self.client.is_connected():
             self.client.publish(self.available, "offline", qos=1, retain=True).wait_for_publish(3)
         self.client.disconnect()
         self.client.loop_stop()
+
+
+Message = tuple[str, bytes | str, bool]  # (topic, payload, retained)
+
+
+def base_topic(prefix: str, alert: Alert) -> str:
+    """``PREFIX/CAMERA/KIND``: the topic of an alert's camera and kind."""
+    return f"{prefix}/{topic_part(alert.camera_id)}/{alert.kind}"
+
+
+def record_messages(alert: Alert, prefix: str, record: dict, jpeg: bytes | None) -> list[Message]:
+    """The messages of one alert record: the open count and the record (retained), the snapshot of a
+    ``new`` alert with a picture (retained), and the event (not retained), in that order."""
+    base = base_topic(prefix, alert)
+    messages: list[Message] = [(base, str(record["open"]), True), (f"{base}/alert", json.dumps(record), True)]
+    if jpeg:
+        messages.append((f"{base}/snapshot", jpeg, True))
+    messages.append((f"{prefix}/events", json.dumps({"type": alert.state, "alert": record}), False))
+    return messages
+
+
+def discovery(alert: Alert, prefix: str, discovery_prefix: str, available: str) -> list[Message]:
+    """Home Assistant's discovery messages for one camera and kind (retained, so it finds them later)."""
+    base = base_topic(prefix, alert)
+    camera_id = object_id("facestream", prefix, alert.camera_id)
+    device = {"identifiers": [camera_id], "name": f"{alert.camera_id} (facestream)", "manufacturer": "facestream"}
+    title = message.TITLES.get(alert.kind, alert.kind)
+    sensor = {
+        "name": title,
+        "unique_id": object_id(camera_id, alert.kind),
+        "state_topic": base,
+        "value_template": "{{ 'ON' if value | int > 0 else 'OFF' }}",
+        "json_attributes_topic": f"{base}/alert",
+        "availability_topic": available,
+        "device_class": DEVICE_CLASSES.get(alert.kind, "problem"),
+        "device": device,
+    }
+    found: list[Message] = [
+        (f"{discovery_prefix}/binary_sensor/{object_id(camera_id, alert.kind)}/config", json.dumps(sensor), True)
+    ]
+    if alert.kind in PICTURED:
+        camera = {
+            "name": f"{title} snapshot",
+            "unique_id": object_id(camera_id, alert.kind, "snapshot"),
+            "topic": f"{base}/snapshot",
+            "availability_topic": available,
+            "device": device,
+        }
+        topic = f"{discovery_prefix}/camera/{object_id(camera_id, alert.kind, 'snapshot')}/config"
+        found.append((topic, json.dumps(camera), True))
+    return found
