@@ -6,17 +6,16 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, TypeVar
-from zoneinfo import ZoneInfo
 
+from facestream.alerting.rules.camera_settings import CameraSettings
 from facestream.alerting.rules.registry import REGISTRY
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.schedule import Schedule, time_zone
 from facestream.config import check, command_line, json_object, parse_start_at, setting, table_of, tables_of
 from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
-from facestream.zones import Line, Zones, parse_lines, parse_zones
+from facestream.zones import Zones, parse_lines, parse_zones
 
 RULES = tuple(rule.name for rule in REGISTRY)
 # Rules that are asked for (loitering, line) mean little without zones, lines and a dwell time chosen.
@@ -147,35 +146,6 @@ class CameraOverrides:
         unknown = {n for names in (self.rule_zones or {}).values() for n in names} - set(self.zones or {})
         if unknown:
             raise ConfigError(f"--rule-zones names zones this camera does not have: {', '.join(sorted(unknown))}")
-
-
-@dataclass(frozen=True)
-class CameraSettings:
-    """The rules and settings one camera runs with: the service's, with the camera's overrides."""
-
-    rules: tuple[str, ...]
-    rule_settings: dict[type, Any]  # each rule's settings, by their class
-    schedules: dict[str, Schedule] = field(default_factory=dict)
-    timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
-    zones: dict[str, Zones] = field(default_factory=dict)  # rule -> the zones it is limited to
-    lines: dict[str, Line] = field(default_factory=dict)  # the line rule's lines, by name
-
-    def of(self, kind: type[T]) -> T:
-        """The settings of the rule whose settings class is ``kind`` (e.g. ``CrowdSettings``)."""
-        return self.rule_settings[kind]
-
-    def where(self, rule: str) -> Zones | None:
-        """The zones ``rule`` is limited to on this camera, or None: the whole frame."""
-        return self.zones.get(rule)
-
-    def off(self, rule: str, at_ns: int) -> str | None:
-        """None if the camera runs ``rule`` at ``at_ns`` (ns since the epoch), else why not."""
-        if rule not in self.rules:
-            return f"the camera no longer runs the {rule} rule"
-        schedule = self.schedules.get(rule)
-        if schedule is not None and not schedule.active(datetime.fromtimestamp(at_ns / 1e9, self.timezone)):
-            return f"the {rule} rule is outside its schedule ({schedule.text}, {self.timezone.key})"
-        return None
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from facestream import paths
 from facestream.detector_service import models
 from facestream.detector_service.inference import runtime
 from facestream.detector_service.inference.engine import Engine, InferenceEngine, load_graph
-from facestream.detector_service.inference.graph_rewrite import IMAGE_INPUT
 from facestream.detector_service.models.base import META_PRECISION
+from facestream.detector_service.models.graph_rewrite import IMAGE_INPUT
 
 H200_DENSE_FP16_TFLOPS = 989.4  # datasheet dense FP16/BF16 tensor-core peak of the H100/H200 SXM
 # The PyTorch baselines, by name: how ``torch.compile`` runs the model (None: eager). ``autotune``

@@ -26,7 +26,7 @@ from bench.settings import GateBenchConfig
 from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.inference.engine import Engine
-from facestream.detector_service.inference.postprocess import iou
+from facestream.detector_service.models.postprocess import iou
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
 from facestream.producers.motion import MotionGate

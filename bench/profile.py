@@ -25,9 +25,10 @@ from bench.engine import _model_file, _progress, torch_baseline
 from bench.machine import describe
 from bench.settings import EngineBenchConfig
 from facestream.detector_service import models
-from facestream.detector_service.inference import graph_rewrite, runtime
+from facestream.detector_service.inference import runtime
 from facestream.detector_service.inference.engine import load_graph
-from facestream.detector_service.inference.graph_rewrite import IMAGE_INPUT
+from facestream.detector_service.models import graph_rewrite
+from facestream.detector_service.models.graph_rewrite import IMAGE_INPUT
 
 # Kernel name -> family, first match wins. cuDNN/CUTLASS convolution kernels carry many names.
 FAMILIES = (

@@ -129,3 +129,40 @@ def test_relative_imports_resolve_to_what_python_imports(tmp_path: Path, line: s
     path.write_text(line + "\n")
     module = "facestream.dashboard" if name == "__init__.py" else "facestream.dashboard.app"
     assert imports(path, module) == [found]
+
+
+def subpackage_graph(package: str) -> dict[str, set[str]]:
+    """Which subpackages of ``package`` (and its top-level modules, each its own node) import which."""
+
+    def node(module: str) -> str:
+        rest = module.removeprefix(package + ".").split(".")
+        return rest[0]
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules():
+        if module.startswith(package + "."):
+            targets = {node(t) for t in imports(path, module) if t.startswith(package + ".")}
+            graph.setdefault(node(module), set()).update(targets - {node(module)})
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Pairs of nodes that reach each other."""
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), set()) - seen:
+                seen.add(nxt)
+                todo.append(nxt)
+        return seen
+
+    reached = {n: reach(n) for n in graph}
+    return sorted((a, b) for a in graph for b in reached[a] if a < b and a in reached.get(b, set()))
+
+
+@pytest.mark.parametrize("package", ["facestream.detector_service", "facestream.alerting"])
+def test_a_services_subpackages_import_each_other_one_way(package: str) -> None:
+    # detector_service: models/ (plugins, placement, box selection, graph rewrites) below decoding/ and
+    # inference/ (engines); alerting: rules/ (and the settings a camera runs with) below config.
+    assert cycles(subpackage_graph(package)) == []

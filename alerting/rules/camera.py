@@ -8,8 +8,8 @@ rule limited to zones sees the event with only the faces (or people) in them, an
 each is in.
 """
 
-from facestream.alerting.config import CameraSettings
 from facestream.alerting.rules import zones
+from facestream.alerting.rules.camera_settings import CameraSettings
 from facestream.alerting.rules.recognition import Match, Recognition
 from facestream.alerting.rules.registry import REGISTRY
 from facestream.alerting.rules.rule import Context, Rule

@@ -5,15 +5,13 @@ rule is its module, its tests and its paragraph in docs/alerting.md."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from facestream.alerting.rules.camera_settings import CameraSettings
+from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.state import Where
 from facestream.gallery import Gallery
 from facestream.schemas import Alert
-
-if TYPE_CHECKING:  # the configuration is made from the registry: imported for the type checker only
-    from facestream.alerting.config import CameraSettings
-    from facestream.alerting.rules.recognition import Match
 
 SEES = ("faces", "people", "followed", "statuses")
 
@@ -23,8 +21,8 @@ class Context:
     """What a rule's step may consult beside its state and the event: the camera's settings, who the
     event's faces are (the worker matches a whole batch at once) and the gallery."""
 
-    settings: "CameraSettings"
-    match: "Match"
+    settings: CameraSettings
+    match: Match
     gallery: Gallery
 
 

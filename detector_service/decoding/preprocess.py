@@ -6,28 +6,17 @@ resizing, so the pool's threads run truly in parallel.
 """
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import cv2
 import numpy as np
 
+from facestream.detector_service.models.base import Placed
 from facestream.schemas import Frame
 
 
 class DecodeError(ValueError):
     """A frame's bytes are not a usable image; the frame goes to the dead-letter topic."""
-
-
-@dataclass(frozen=True)
-class Placed:
-    """Where one frame landed in the batch: its scale and its true size (and, when asked to keep it,
-    the full-size decoded image, for cutting faces out at full resolution: a host array here, an
-    nvImageCodec Image in device memory on the GPU path)."""
-
-    scale: float
-    width: int
-    height: int
-    image: object = field(default=None, compare=False, repr=False)
 
 
 class Preprocessor:

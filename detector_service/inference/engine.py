@@ -21,8 +21,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from facestream.detector_service.inference import graph_rewrite, runtime
+from facestream.detector_service.inference import runtime
 from facestream.detector_service.inference.runtime import SessionPlan
+from facestream.detector_service.models import graph_rewrite
 from facestream.detector_service.models.base import GraphPlugin
 from facestream.errors import ModelError
 

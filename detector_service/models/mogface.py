@@ -11,9 +11,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from facestream.detector_service.inference import graph_rewrite
-from facestream.detector_service.inference.postprocess import select_batch
+from facestream.detector_service.models import graph_rewrite
 from facestream.detector_service.models.base import Detections, InputSpec, InputTransform, Thresholds
+from facestream.detector_service.models.postprocess import select_batch
 from facestream.schemas import ModelRef
 
 # BGR mean and std of the official preprocessing; the extra /255 after them is part of it too

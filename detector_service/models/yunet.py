@@ -12,8 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from facestream.assets import PackagedFile
-from facestream.detector_service.inference import graph_rewrite
-from facestream.detector_service.inference.postprocess import select_batch
+from facestream.detector_service.models import graph_rewrite
 from facestream.detector_service.models.base import (
     Detections,
     InputSpec,
@@ -22,6 +21,7 @@ from facestream.detector_service.models.base import (
     fetch_patched,
     save_stamped,
 )
+from facestream.detector_service.models.postprocess import select_batch
 from facestream.schemas import ModelRef
 
 WEIGHTS = PackagedFile(

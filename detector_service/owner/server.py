@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from facestream import logs
+from facestream.detector_service.owner.merging import split
 from facestream.detector_service.owner.payloads import Batch, Reader
-from facestream.detector_service.processor import Answer, Boxes, Describes, FrameProcessor, Pending, split
+from facestream.detector_service.processor import Answer, Boxes, Describes, FrameProcessor, Pending
 from facestream.errors import FacestreamError
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ import onnx
 import pytest
 import torch  # the export extra, which `make test` installs
 
-from facestream.detector_service.inference.graph_rewrite import fuse_group_norm
+from facestream.detector_service.models.graph_rewrite import fuse_group_norm
 
 
 def exported(module, tmp_path) -> onnx.ModelProto:

@@ -63,7 +63,7 @@ def test_preprocessing_in_the_graph_matches_the_official_formula(tmp_path) -> No
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    from facestream.detector_service.inference.graph_rewrite import IMAGE_INPUT, embed_preprocessing
+    from facestream.detector_service.models.graph_rewrite import IMAGE_INPUT, embed_preprocessing
 
     x = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 2, 1])
     y = helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 3, 2, 1])

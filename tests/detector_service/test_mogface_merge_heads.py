@@ -34,7 +34,7 @@ def test_cli_exports_merged_heads_with_half_the_group_norms(tmp_path) -> None:
     import onnx
     from click.testing import CliRunner
 
-    from facestream.detector_service.inference.graph_rewrite import fuse_group_norm
+    from facestream.detector_service.models.graph_rewrite import fuse_group_norm
     from facestream.tools.cli import cli
 
     counts = {}

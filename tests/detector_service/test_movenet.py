@@ -14,10 +14,10 @@ import pytest
 from facestream import assets, paths
 from facestream.alerting.rules.fall import FallSettings, torso
 from facestream.detector_service import models
-from facestream.detector_service.inference import graph_rewrite, runtime
+from facestream.detector_service.inference import runtime
 from facestream.detector_service.inference.engine import Engine, load_graph
 from facestream.detector_service.inference.runtime import SessionPlan
-from facestream.detector_service.models import movenet, tflite_convert
+from facestream.detector_service.models import graph_rewrite, movenet, tflite_convert
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
 from facestream.schemas import Frame, PoseEvent

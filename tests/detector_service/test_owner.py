@@ -13,8 +13,9 @@ from facestream.detector_service.config import DetectorConfig
 from facestream.detector_service.decoding.preprocess import Placed
 from facestream.detector_service.models.base import Detections
 from facestream.detector_service.owner.launch import start_owner
+from facestream.detector_service.owner.merging import split
 from facestream.detector_service.owner.remote import OwnerStopped, RemoteProcessor
-from facestream.detector_service.processor import Answer, Candidates, split
+from facestream.detector_service.processor import Answer, Candidates
 from facestream.detector_service.service import build_processor
 from facestream.schemas import Frame, pack_detection
 

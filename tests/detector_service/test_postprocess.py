@@ -1,8 +1,8 @@
 import numpy as np
 
 from facestream.detector_service.decoding.preprocess import Placed
-from facestream.detector_service.inference.postprocess import select, select_batch, to_frames
 from facestream.detector_service.models.base import Detections, Thresholds
+from facestream.detector_service.models.postprocess import select, select_batch, to_frames
 
 
 def greedy(boxes: np.ndarray, scores: np.ndarray, thresholds: Thresholds) -> list[int]:

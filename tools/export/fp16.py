@@ -14,7 +14,7 @@ from facestream import samples
 from facestream.detector_service import models
 from facestream.detector_service.decoding.preprocess import letterbox_into
 from facestream.detector_service.inference.engine import Engine
-from facestream.detector_service.inference.postprocess import iou, to_frames
+from facestream.detector_service.models.postprocess import iou, to_frames
 
 MATCH_IOU = 0.9
 

@@ -195,9 +195,9 @@ def test_engine_top_k_gives_the_same_faces_as_decoding_every_anchor(exported) ->
     """The engine keeps only the best anchors on the device; nothing above the threshold is lost."""
     from facestream.detector_service import models
     from facestream.detector_service.inference.engine import Engine
-    from facestream.detector_service.inference.postprocess import select
     from facestream.detector_service.models.base import Thresholds
     from facestream.detector_service.models.mogface import boxes_from_deltas
+    from facestream.detector_service.models.postprocess import select
 
     _, path = exported
     plugin = models.plugin_for(models.read_metadata(path), str(path))

@@ -3,8 +3,7 @@
 import cv2
 import numpy as np
 
-from facestream.detector_service.decoding.preprocess import Placed
-from facestream.detector_service.models.base import Detections, Thresholds
+from facestream.detector_service.models.base import Detections, Placed, Thresholds
 
 
 def select(boxes: np.ndarray, scores: np.ndarray, landmarks: np.ndarray | None, thresholds: Thresholds) -> Detections:
