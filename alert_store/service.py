@@ -13,7 +13,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily
 
-from facestream import health, kafka_clients
+from facestream import health, kafka_clients, kafka_topics
 from facestream.alert_store.config import AlertStoreConfig
 from facestream.alertdb import default_url, open_database
 from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
@@ -99,7 +99,7 @@ def run(config: AlertStoreConfig, bootstrap: str | None = None) -> StoreStats:
     writer = AlertWriter(database, config.group)
     sightings = SightingWriter(database, config.group) if config.sightings else None
     readiness.mark("database_open")
-    kafka_clients.ensure_topics({config.dead_letter_topic: 1}, bootstrap)
+    kafka_topics.ensure_topics({config.dead_letter_topic: 1}, bootstrap)
     log.info("alert store %s: %s -> %s", config.group, ", ".join(config.topics), redact(url))
     stop = threading.Event()
     snapshots = threading.Thread(target=_snapshots, args=(writer, config, stats, stop), name="snapshots", daemon=True)

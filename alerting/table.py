@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import orjson
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_reading
 from facestream.errors import BrokerError
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ class Table:
         if not partitions:
             return
         started = time.monotonic()
-        records = kafka_clients.read_to_end(self.changelog, self.bootstrap, timeout_s, sorted(partitions))
+        records = kafka_reading.read_to_end(self.changelog, self.bootstrap, timeout_s, sorted(partitions))
         for record in records:
             camera_id = record.key().decode()
             if record.value() is None:  # a tombstone: the camera's state was dropped

@@ -5,7 +5,7 @@ import logging
 
 from prometheus_client import CollectorRegistry
 
-from facestream import gallery, health, kafka_clients
+from facestream import gallery, health, kafka_clients, kafka_topics
 from facestream.alerting import app as alerting_app
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.metrics import AlertingCollector
@@ -17,26 +17,26 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
     bootstrap = bootstrap or kafka_clients.bootstrap_servers()
     kafka_clients.check_reachable(bootstrap)
     # Existing topics keep their counts; the ones made here follow the detections topic's.
-    kafka_clients.ensure_topics({config.detections_topic: kafka_clients.pipeline_partitions()}, bootstrap)
-    partitions = kafka_clients.partition_count(config.detections_topic, bootstrap)
-    kafka_clients.ensure_topics({config.status_topic: partitions}, bootstrap)  # or as the producers made it
-    status_partitions = kafka_clients.partition_count(config.status_topic, bootstrap)
+    kafka_topics.ensure_topics({config.detections_topic: kafka_topics.pipeline_partitions()}, bootstrap)
+    partitions = kafka_topics.partition_count(config.detections_topic, bootstrap)
+    kafka_topics.ensure_topics({config.status_topic: partitions}, bootstrap)  # or as the producers made it
+    status_partitions = kafka_topics.partition_count(config.status_topic, bootstrap)
     table, offline_table = (
         alerting_app.changelog_topic(config),
         alerting_app.changelog_topic(config, alerting_app.OFFLINE_TABLE),
     )
     changelogs = {table: partitions, offline_table: status_partitions}
-    kafka_clients.ensure_topics(
+    kafka_topics.ensure_topics(
         {config.poses_topic: partitions, config.alerts_topic: partitions, **changelogs, config.gallery_topic: 1},
         bootstrap,
-        configs={**dict.fromkeys(changelogs, kafka_clients.COMPACTED), config.gallery_topic: kafka_clients.COMPACTED},
+        configs={**dict.fromkeys(changelogs, kafka_topics.COMPACTED), config.gallery_topic: kafka_topics.COMPACTED},
     )
     # One camera's state lives in one partition of a table that both event streams update: refuse to
     # start on topics that would split it.
-    kafka_clients.check_co_partitioned(
+    kafka_topics.check_co_partitioned(
         [config.detections_topic, config.poses_topic, table], bootstrap, "the rules' camera state"
     )
-    kafka_clients.check_co_partitioned([config.status_topic, offline_table], bootstrap, "the offline rule's state")
+    kafka_topics.check_co_partitioned([config.status_topic, offline_table], bootstrap, "the offline rule's state")
     stats = alerting_app.AlertingStats()
     readiness = health.Readiness("gallery_loaded", "partitions_assigned")
     if config.http_port:

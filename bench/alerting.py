@@ -20,7 +20,7 @@ from typing import IO, Any
 from bench import save, settings_of
 from bench.machine import cpu_seconds, describe
 from bench.settings import AlertingBenchConfig
-from facestream import kafka_clients, paths, samples
+from facestream import kafka_clients, kafka_topics, paths, samples
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.broker.local import LocalBroker
 from facestream.detector_service.config import DetectorConfig
@@ -44,8 +44,8 @@ def run(cfg: AlertingBenchConfig, command: str) -> dict:
     tag = uuid.uuid4().hex[:8]
     topic, gallery = f"bench-{tag}.detections", f"bench-{tag}.gallery"
     known, strangers, embedder = _embeddings()
-    kafka_clients.ensure_topics(
-        {topic: cfg.partitions, gallery: 1}, bootstrap, configs={gallery: kafka_clients.COMPACTED}
+    kafka_topics.ensure_topics(
+        {topic: cfg.partitions, gallery: 1}, bootstrap, configs={gallery: kafka_topics.COMPACTED}
     )
     producer = kafka_clients.producer("bench-alerting", bootstrap)
     entry = GalleryEntry("known", "Known", embedder, (known,), time.time_ns(), ("obama.jpg",))

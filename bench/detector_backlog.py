@@ -16,7 +16,7 @@ from bench import save, settings_of
 from bench.events import events_per_second, read_events
 from bench.machine import describe
 from bench.settings import BacklogBenchConfig
-from facestream import kafka_clients, samples
+from facestream import kafka_clients, kafka_topics, samples
 from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.producers.config import ProducerConfig, producer_command
 
@@ -24,7 +24,7 @@ from facestream.producers.config import ProducerConfig, producer_command
 def run_once(frames: int, batch: int, width: int, decode_threads: int, ort_threads: int) -> dict:
     tag = uuid.uuid4().hex[:8]
     frames_topic, events_topic = f"bench-{tag}.frames", f"bench-{tag}.detections"
-    kafka_clients.ensure_topics({frames_topic: 4, events_topic: 4, f"bench-{tag}.dlq": 1})
+    kafka_topics.ensure_topics({frames_topic: 4, events_topic: 4, f"bench-{tag}.dlq": 1})
     cameras = [("cam", samples.portraits_dir()), ("cam2", samples.annotated_dir())]
     producer = ProducerConfig(
         loop=True, fps=0.0, max_frames=frames // 2, max_width=width, frames_topic=frames_topic, stats_interval_s=60.0

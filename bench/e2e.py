@@ -32,7 +32,7 @@ import numpy as np
 from bench import RESULTS, free_port, save, settings_of
 from bench.machine import cpu_seconds, describe
 from bench.settings import E2EConfig
-from facestream import kafka_clients, paths, samples
+from facestream import kafka_clients, kafka_reading, kafka_topics, paths, samples
 from facestream.broker.local import LocalBroker
 from facestream.config import command_line
 from facestream.detector_service import models
@@ -51,7 +51,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     # Enough partitions for every group member, and for the batches of one member to fill from several.
     members = cfg.replicas * cfg.fronts
     partitions = max(8, members * 4)
-    kafka_clients.ensure_topics({frames: partitions, events: partitions, dlq: 1}, bootstrap)
+    kafka_topics.ensure_topics({frames: partitions, events: partitions, dlq: 1}, bootstrap)
     logs = paths.home() / "bench" / f"e2e-{tag}"
     logs.mkdir(parents=True, exist_ok=True)
     log_files = [logs / f"detector-{i}.log" for i in range(cfg.replicas)]
@@ -513,7 +513,7 @@ class _Reader:
             raise RuntimeError(f"the event reader was not assigned {topic} within 60 s")
 
     def _loop(self) -> None:
-        for msg in kafka_clients.records(
+        for msg in kafka_reading.records(
             self._topic,
             self._stop.is_set,
             True,

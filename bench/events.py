@@ -2,7 +2,7 @@
 
 import time
 
-from facestream import kafka_clients
+from facestream import kafka_reading
 from facestream.schemas import DetectionEvent, unpack_detection
 
 
@@ -14,7 +14,7 @@ def read_events(bootstrap: str, topic: str, expected: int, timeout_s: float = 12
     def done() -> bool:
         return len(events) >= expected or time.monotonic() >= deadline
 
-    for msg in kafka_clients.records(topic, done, bootstrap=bootstrap):
+    for msg in kafka_reading.records(topic, done, bootstrap=bootstrap):
         events.append(unpack_detection(msg.value()))
     if len(events) < expected:
         raise RuntimeError(f"expected {expected} events on {topic}, read {len(events)}")

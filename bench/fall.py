@@ -17,7 +17,7 @@ from bench import save, settings_of, spawn
 from bench.engine import _progress
 from bench.machine import describe
 from bench.settings import FallBenchConfig
-from facestream import kafka_clients, paths, samples
+from facestream import kafka_reading, kafka_topics, paths, samples
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.alerting.rules.fall import FallSettings
 from facestream.detector_service.config import PoseConfig, pose_command
@@ -29,7 +29,7 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
     tag = f"fall-bench-{uuid.uuid4().hex[:8]}"
     topics = {part: f"{tag}.{part}" for part in ("frames", "poses", "dlq", "alerts", "detections", "gallery")}
     # One partition each: the alerting worker reads detections and poses together, co-partitioned.
-    kafka_clients.ensure_topics({topics[part]: 1 for part in ("frames", "poses", "dlq", "alerts", "detections")})
+    kafka_topics.ensure_topics({topics[part]: 1 for part in ("frames", "poses", "dlq", "alerts", "detections")})
     footage = samples.fall_footage(paths.home() / "bench" / "fall-footage", cfg.fps)
     loop_s = len(list(footage.iterdir())) / cfg.fps
     logs = paths.home() / "bench" / tag
@@ -75,7 +75,7 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
     latencies: list[float] = []
     deadline = time.monotonic() + cfg.falls * loop_s + 60
     try:
-        for msg in kafka_clients.records(
+        for msg in kafka_reading.records(
             topics["alerts"], lambda: len(latencies) >= cfg.falls or time.monotonic() > deadline
         ):
             arrived = time.time_ns()

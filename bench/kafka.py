@@ -23,7 +23,7 @@ from bench.events import events_per_second, read_events
 from bench.machine import describe
 from bench.pipeline import jpeg_corpus
 from bench.settings import KafkaBenchConfig
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.broker.local import LocalBroker, find_java
 from facestream.detector_service.events import build_events
 from facestream.detector_service.models.base import Detections
@@ -77,7 +77,7 @@ def run(cfg: KafkaBenchConfig, command: str) -> dict:
         tag = uuid.uuid4().hex[:8]
         topic = f"bench-kafka-{tag}.frames"
         outputs = [f"{topic}.events", f"{topic}.events-once", f"{topic}.dlq"]
-        kafka_clients.ensure_topics({topic: 4, outputs[0]: 4, outputs[1]: 4, outputs[2]: 1}, bootstrap)
+        kafka_topics.ensure_topics({topic: 4, outputs[0]: 4, outputs[1]: 4, outputs[2]: 1}, bootstrap)
         _fill(bootstrap, topic, payloads)
         try:
             theirs = _kafka_tool(broker, bootstrap, topic, frames)

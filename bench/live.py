@@ -44,7 +44,7 @@ from bench.engine import _progress
 from bench.machine import cpu_seconds, describe
 from bench.settings import LiveBenchConfig
 from bench.stamp import read_stamp
-from facestream import kafka_clients, samples
+from facestream import kafka_reading, kafka_topics, samples
 from facestream.broker import LocalBroker
 from facestream.config import show_size
 from facestream.producers.config import ProducerConfig, producer_command
@@ -246,7 +246,7 @@ def _median_row(rows: list[dict]) -> dict:
 def _cameras_step(count: int, url: str, cfg: LiveBenchConfig, cpus: _Cpus) -> dict:
     """The producer command with ``count`` cameras on its own core: decoded and sent per camera, staleness."""
     topic = f"bench-live-{uuid.uuid4().hex[:8]}.frames"
-    kafka_clients.ensure_topics({topic: 4, f"{topic}.status": 4})
+    kafka_topics.ensure_topics({topic: 4, f"{topic}.status": 4})
     port = free_port()
     cameras = [(f"cam-{i}", f"{url}?camera={i}") for i in range(count)]
     config = ProducerConfig(
@@ -330,7 +330,7 @@ def _staleness(topic: str, start: float, end: float) -> list[float]:
     def done() -> bool:
         return time.monotonic() - quiet_since > 5.0
 
-    for msg in kafka_clients.records(topic, done):
+    for msg in kafka_reading.records(topic, done):
         quiet_since = time.monotonic()
         frame = unpack_frame(msg.value())
         if not start <= frame.capture_ts_ns / 1e9 <= end:

@@ -20,7 +20,7 @@ from typing import Any
 from bench import free_port, save, settings_of, spawn
 from bench.machine import cpu_seconds, describe
 from bench.settings import SoakConfig
-from facestream import kafka_clients, paths, samples
+from facestream import kafka_clients, kafka_topics, paths, samples
 from facestream.alert_store.config import AlertStoreConfig, alert_store_command
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.broker.local import LocalBroker
@@ -43,12 +43,12 @@ def run(cfg: SoakConfig, command: str) -> dict:
     samples.fetch()
     tag = f"soak-{uuid.uuid4().hex[:8]}"
     topics = {p: f"{tag}.{p}" for p in ("frames", "detections", "poses", "alerts", "status", "gallery", "dlq")}
-    partitions = kafka_clients.pipeline_partitions()
+    partitions = kafka_topics.pipeline_partitions()
     counts = {topics[p]: partitions for p in ("frames", "detections", "poses", "alerts", "status")}
-    kafka_clients.ensure_topics(
+    kafka_topics.ensure_topics(
         counts | {topics["dlq"]: 1, topics["gallery"]: 1},
         bootstrap,
-        configs={topics["gallery"]: kafka_clients.COMPACTED},
+        configs={topics["gallery"]: kafka_topics.COMPACTED},
     )
     logs = paths.home() / "bench" / tag
     logs.mkdir(parents=True, exist_ok=True)
@@ -180,7 +180,7 @@ def _processes(pids: dict[str, int]) -> dict[str, dict[str, float]]:
 def _lags(admin, topic_of: dict[str, str]) -> dict[str, int]:
     """Records each group has not committed yet, over all partitions of its topic."""
     return {
-        group.rsplit(".", 1)[-1]: kafka_clients.group_lag(group, topic, client=admin)
+        group.rsplit(".", 1)[-1]: kafka_topics.group_lag(group, topic, client=admin)
         for group, topic in topic_of.items()
     }
 

@@ -15,10 +15,10 @@ import sys
 import time
 from typing import Any
 
-from facestream import kafka_clients, logs
+from facestream import kafka_clients, kafka_reading, logs
 
 log = logging.getLogger(__name__)
-VIEWER_PREFIX = kafka_clients.VIEWER_GROUP_PREFIX  # throwaway groups of viewers (the page's too): not shown
+VIEWER_PREFIX = kafka_reading.VIEWER_GROUP_PREFIX  # throwaway groups of viewers (the page's too): not shown
 
 
 def unreadable(why: str) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 
-from facestream import kafka_clients
+from facestream import kafka_reading
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.groups import unreadable
 from facestream.dashboard.state import DashboardState
@@ -66,7 +66,7 @@ class RecordReader:
     def _run(self) -> None:
         # A topic made after the start (by the services) is found at the next metadata refresh.
         refresh: dict[str, Any] = {"topic.metadata.refresh.interval.ms": 5000}
-        records = kafka_clients.records(list(self.handlers), lambda: False, False, on_assign=self._assigned, **refresh)
+        records = kafka_reading.records(list(self.handlers), lambda: False, False, on_assign=self._assigned, **refresh)
         for msg in records:
             topic = msg.topic()
             unpack, apply = self.handlers[topic]

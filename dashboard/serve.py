@@ -16,7 +16,7 @@ def serve(config: DashboardConfig, embed: Embed | None = None) -> None:
     """Serve the page until SIGINT/SIGTERM; ``embed`` lets it enrol uploaded photos."""
     from prometheus_client import CollectorRegistry
 
-    from facestream import health, kafka_clients
+    from facestream import health, kafka_clients, kafka_topics
     from facestream.alertdb import default_url, open_database
     from facestream.dashboard.app import make_app
     from facestream.dashboard.reader import GroupReader, RecordReader
@@ -39,7 +39,7 @@ def serve(config: DashboardConfig, embed: Embed | None = None) -> None:
     groups = GroupReader(config, state, registry)
     groups.start()
     database = open_database(config.database or default_url())
-    kafka_clients.ensure_topics({config.gallery_topic: 1}, configs={config.gallery_topic: kafka_clients.COMPACTED})
+    kafka_topics.ensure_topics({config.gallery_topic: 1}, configs={config.gallery_topic: kafka_topics.COMPACTED})
     gallery = Follower(topic=config.gallery_topic).start().gallery  # what the page teaches, and what it shows
     app = make_app(config, state, readiness, registry, database, gallery, embed)
     health.serve_app(app, config.http_port, config.http_host, "the dashboard")

@@ -9,7 +9,7 @@ from concurrent.futures import Future, wait
 
 from prometheus_client import CollectorRegistry
 
-from facestream import health, kafka_clients, logs
+from facestream import health, kafka_access, kafka_clients, kafka_topics, logs
 from facestream.detector_service import metrics, models
 from facestream.detector_service.config import DetectorConfig, PoseConfig
 from facestream.detector_service.inference import gpu_choice
@@ -111,8 +111,8 @@ class DetectorService:
         if cfg.switch_interval_ms is not None:
             sys.setswitchinterval(cfg.switch_interval_ms / 1000)
         kafka_clients.check_reachable(self.bootstrap)
-        partitions = kafka_clients.pipeline_partitions()
-        kafka_clients.ensure_topics(
+        partitions = kafka_topics.pipeline_partitions()
+        kafka_topics.ensure_topics(
             {cfg.frames_topic: partitions, cfg.detections_topic: partitions, cfg.dead_letter_topic: 1}, self.bootstrap
         )
         client_id = f"facestream-detector-{socket.gethostname()}"
@@ -229,7 +229,7 @@ class DetectorService:
         """The frame of a record this replica owns, tracked; None for an error, a record revoked while
         the batch filled, or one dead-lettered (no key, bad schema, over the limits)."""
         if msg.error():
-            kafka_clients.check_allowed(msg.error(), f"read {msg.topic()} in group {self.config.group}")
+            kafka_access.check_allowed(msg.error(), f"read {msg.topic()} in group {self.config.group}")
             log.warning("consumer error: %s", msg.error())
             return None
         if not self.member.owns(msg):  # revoked while the batch filled: the new owner has it

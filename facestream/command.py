@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from facestream import kafka_clients, logs
+from facestream import kafka_access, logs
 from facestream.errors import ConfigError, FacestreamError
 
 
@@ -44,7 +44,7 @@ def run(command: click.Command, env_prefix: str, setup_logging: bool = True) -> 
     except KeyboardInterrupt:
         code = 130
     except Exception as exc:  # a Kafka client's own exception: explained plainly when the ACLs are the reason
-        refused = kafka_clients.refusal_in(exc)
+        refused = kafka_access.refusal_in(exc)
         if refused is None:
             raise
         click.echo(f"error: {refused}", err=True)

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from facestream import kafka_clients
+from facestream import kafka_access, kafka_clients, kafka_reading
 from facestream.errors import BrokerError
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class GroupMember:
         kept = []
         for msg in messages:
             if msg.error():
-                kafka_clients.check_allowed(msg.error(), f"read {', '.join(self.topics)} in group {self.group}")
+                kafka_access.check_allowed(msg.error(), f"read {', '.join(self.topics)} in group {self.group}")
                 log.warning("consumer: %s", msg.error())
             else:
                 kept.append(msg)
@@ -246,7 +246,7 @@ class GroupMember:
 
         if self._positions is None:
             assert self._start_back_s is not None  # one or the other is what calls this
-            return kafka_clients.placed_back(consumer, partitions, self._start_back_s)
+            return kafka_reading.placed_back(consumer, partitions, self._start_back_s)
         stored = {topic: self._positions(topic) for topic in {tp.topic for tp in partitions}}
         for tp in partitions:
             tp.offset = stored[tp.topic].get(tp.partition, OFFSET_BEGINNING)

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_reading
 from facestream.schemas import (
     Alert,
     DetectionEvent,
@@ -65,7 +65,7 @@ def _find(
     its capture time."""
     from confluent_kafka import Consumer, TopicPartition
 
-    settings: dict[str, Any] = {"group.id": kafka_clients.EVIDENCE_GROUP, "enable.auto.commit": False}
+    settings: dict[str, Any] = {"group.id": kafka_reading.EVIDENCE_GROUP, "enable.auto.commit": False}
     consumer = kafka_clients.made(Consumer, kafka_clients.client_config(**settings))
     try:
         since_ms = max(0, capture_ts_ns // 1_000_000 - int(LOOK_BEFORE_S * 1000))  # Kafka takes no time before 1970

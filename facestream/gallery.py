@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from facestream import kafka_clients
+from facestream import kafka_access, kafka_clients, kafka_reading, kafka_topics
 from facestream.errors import BrokerError
 from facestream.schemas import (
     GALLERY_TOPIC,
@@ -198,21 +198,21 @@ def undo(gallery: Gallery, alert_id: str) -> dict[str, GalleryEntry | None]:
 
 def publish(topic: str, person_id: str, value: bytes | None, bootstrap: str | None = None) -> None:
     """Write one gallery record (an entry, or a tombstone) and wait for the broker to take it."""
-    kafka_clients.ensure_topics({topic: 1}, bootstrap, configs={topic: kafka_clients.COMPACTED})
+    kafka_topics.ensure_topics({topic: 1}, bootstrap, configs={topic: kafka_topics.COMPACTED})
     producer = kafka_clients.producer("facestream-gallery", bootstrap)
     failed = []
     kafka_clients.send(producer, topic, value, person_id.encode(), on_delivery=lambda err, _msg: failed.append(err))
     if kafka_clients.flush(producer, topic, 30.0):
         raise BrokerError(f"the broker did not acknowledge the gallery record for {person_id} within 30 s")
     if failed[0] is not None:
-        kafka_clients.check_allowed(failed[0], f"write {topic}")
+        kafka_access.check_allowed(failed[0], f"write {topic}")
         raise BrokerError(f"the broker refused the gallery record for {person_id}: {failed[0].str()}")
 
 
 def load(bootstrap: str | None = None, topic: str = GALLERY_TOPIC) -> Gallery:
     """The gallery as the topic holds it now."""
     gallery = Gallery()
-    for msg in kafka_clients.read_to_end(topic, bootstrap):
+    for msg in kafka_reading.read_to_end(topic, bootstrap):
         gallery.apply(msg.key(), msg.value())
     return gallery
 
@@ -226,7 +226,7 @@ class Follower:
         self.gallery = load(bootstrap, topic)
         self._stop = threading.Event()
         self.failed: BrokerError | None = None  # why the thread stopped following, if it did
-        self._records = kafka_clients.records(topic, self._stop.is_set, from_beginning=True, bootstrap=bootstrap)
+        self._records = kafka_reading.records(topic, self._stop.is_set, from_beginning=True, bootstrap=bootstrap)
         self._thread = threading.Thread(target=self._follow, name="gallery", daemon=True)
 
     def start(self) -> "Follower":

@@ -23,7 +23,7 @@ import numpy as np
 from confluent_kafka import KafkaException, Producer
 from prometheus_client import CollectorRegistry
 
-from facestream import health, kafka_clients, logs
+from facestream import health, kafka_access, kafka_clients, logs
 from facestream.producers.camera import Camera
 from facestream.producers.config import ProducerConfig
 from facestream.producers.encoder import JpegEncoder
@@ -300,7 +300,7 @@ class Streamer:
             if err is None:
                 self.stats.acked += 1
                 return
-            kafka_clients.check_allowed(
+            kafka_access.check_allowed(
                 err, f"write {self.config.frames_topic}"
             )  # raised out of poll(): no camera can send
             camera.failed += 1

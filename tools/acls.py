@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_reading, kafka_topics
 from facestream.alert_store.config import AlertStoreConfig
 from facestream.alerting.config import AlertingConfig
 from facestream.config import names
@@ -24,7 +24,7 @@ from facestream.detector_service.config import DetectorConfig, PoseConfig
 from facestream.notifier.config import NotifierConfig
 from facestream.producers.config import ProducerConfig
 
-VIEWERS = kafka_clients.VIEWER_GROUP_PREFIX
+VIEWERS = kafka_reading.VIEWER_GROUP_PREFIX
 ROLES = ("camera", "detector", "pose", "alerting", "alert-store", "notifier", "dashboard")
 
 
@@ -100,12 +100,12 @@ def grants(settings: Mapping[str, Any]) -> dict[str, list[Grant]]:
             *_reads(store.alerts_topic, *store.frames_topics),
             *_writes(store.dead_letter_topic),
             *_consumes(store.group),
-            *_consumes(kafka_clients.EVIDENCE_GROUP),
+            *_consumes(kafka_reading.EVIDENCE_GROUP),
         ],
         "notifier": [
             *_reads(notify_alerts, *names(notify_frames)),
             *_consumes(notify_group),
-            *_consumes(kafka_clients.EVIDENCE_GROUP),
+            *_consumes(kafka_reading.EVIDENCE_GROUP),
         ],
         "dashboard": [
             *_reads(*page.frames_topics, page.detections_topic, page.poses_topic, page.alerts_topic, page.status_topic),
@@ -128,7 +128,7 @@ def pipeline_topics(settings: Mapping[str, Any]) -> dict[str, int]:
         _value(settings, c, "dead_letter_topic", k) for c, k in (("detect", DetectorConfig), ("pose", PoseConfig))
     }
     single.add(_value(settings, "alert-store", "dead_letter_topic", AlertStoreConfig))
-    partitions = kafka_clients.pipeline_partitions()
+    partitions = kafka_topics.pipeline_partitions()
     return {name: 1 if name in single else partitions for name in sorted(named - {"*"})}
 
 
@@ -201,7 +201,7 @@ def acls(ctx: click.Context, principals: dict[str, str], dry_run: bool) -> None:
         click.echo(f"topics: {', '.join(f'{name} ({n})' for name, n in topics.items())}")
         return
     gallery = _value(settings, "alerting", "gallery_topic", AlertingConfig)
-    kafka_clients.ensure_topics(topics, configs={gallery: kafka_clients.COMPACTED})
+    kafka_topics.ensure_topics(topics, configs={gallery: kafka_topics.COMPACTED})
     client = kafka_clients.admin()
     for binding, future in client.create_acls(wanted, request_timeout=30).items():
         try:

@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from facestream import kafka_clients, paths
+from facestream import kafka_clients, kafka_reading, kafka_topics, paths
 from facestream.schemas import Alert
 from facestream.signals import StopOnSignals
 
@@ -234,8 +234,8 @@ def _ensure_broker() -> None:
         from facestream.broker import LocalBroker
 
         LocalBroker().start()
-    partitions = kafka_clients.pipeline_partitions()
-    kafka_clients.ensure_topics(
+    partitions = kafka_topics.pipeline_partitions()
+    kafka_topics.ensure_topics(
         {
             **dict.fromkeys(
                 (FRAMES_TOPIC, DETECTIONS_TOPIC, POSES_TOPIC, ALERTS_TOPIC, CAMERA_STATUS_TOPIC), partitions
@@ -281,7 +281,7 @@ def _since(started_ns: int, duration: float, children: dict[str, subprocess.Pope
                 raise click.ClickException(f"the {name} exited with code {child.returncode}; the end of {log}:\n{tail}")
         return stop.requested or (end is not None and time.monotonic() >= end)
 
-    for msg in kafka_clients.records([DETECTIONS_TOPIC, ALERTS_TOPIC], done):
+    for msg in kafka_reading.records([DETECTIONS_TOPIC, ALERTS_TOPIC], done):
         if msg.topic() == ALERTS_TOPIC:
             alert = unpack_alert(msg.value())
             if alert.updated_ts_ns >= started_ns:

@@ -71,7 +71,7 @@ def show(
     """Print ``topic``'s messages (of ``cameras`` only, if given) as they arrive until ``max_count`` or
     ``duration``; an unreadable one is reported on stderr with where it is, and skipped. Once its
     partitions are assigned, a line on stderr says that it reads, so a script knows when to send."""
-    from facestream import kafka_clients
+    from facestream import kafka_clients, kafka_reading
     from facestream.schemas import SchemaError
 
     kafka_clients.check_reachable()
@@ -91,7 +91,7 @@ def show(
         only = f", cameras {', '.join(cameras)} only" if cameras else ""
         click.echo(f"reading {topic} ({len(partitions)} partitions) {start}{only}", err=True)
 
-    for msg in kafka_clients.records(topic, done, from_beginning, on_assign=reading):
+    for msg in kafka_reading.records(topic, done, from_beginning, on_assign=reading):
         try:
             message = unpack(msg.value())
         except SchemaError as exc:

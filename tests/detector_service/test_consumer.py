@@ -7,7 +7,7 @@ import uuid
 from confluent_kafka import KafkaError, TopicPartition
 from helpers.kafka import committed_total
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.detector_service.kafka.consumer import FramesMember
 
 
@@ -21,7 +21,7 @@ def poll_until(member: FramesMember, condition, timeout_s: float = 45.0) -> None
 def test_an_asynchronous_commit_that_fails_is_sent_again(bootstrap: str) -> None:
     tag = uuid.uuid4().hex[:10]
     topic, group = f"t-{tag}.frames", f"t-{tag}.detector"
-    kafka_clients.ensure_topics({topic: 1}, bootstrap)
+    kafka_topics.ensure_topics({topic: 1}, bootstrap)
     producer = kafka_clients.producer("commit-test", bootstrap)
     for i in range(3):
         producer.produce(topic, b"frame %d" % i, b"cam")

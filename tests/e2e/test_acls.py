@@ -16,7 +16,7 @@ from helpers.http import free_port, get
 from helpers.kafka import run_service
 from helpers.secure import certificate, free_ports
 
-from facestream import kafka_clients, paths
+from facestream import kafka_clients, kafka_reading, paths
 from facestream.alert_store.config import AlertStoreConfig, alert_store_command
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.broker.local import LocalBroker, SecureListener
@@ -114,7 +114,7 @@ def test_the_pipeline_runs_with_each_role_only_its_own(
 
 def read_all(topic: str) -> list:
     records, deadline = [], time.monotonic() + 3.0
-    for msg in kafka_clients.records(topic, lambda: time.monotonic() > deadline):
+    for msg in kafka_reading.records(topic, lambda: time.monotonic() > deadline):
         records.append(msg)
     return records
 
@@ -201,7 +201,7 @@ def test_an_alerting_worker_that_may_not_follow_the_gallery_stops_and_says_so(
     # all of the alerting role's grants but the viewer groups it follows the gallery with
     viewers = AclBindingFilter(
         ResourceType.GROUP,
-        kafka_clients.VIEWER_GROUP_PREFIX,
+        kafka_reading.VIEWER_GROUP_PREFIX,
         ResourcePatternType.PREFIXED,
         "User:intruder",
         "*",

@@ -18,7 +18,7 @@ from helpers.kafka import read_topic
 from helpers.producer import wait_until
 from sqlalchemy import func, select
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.alert_store.config import AlertStoreConfig, alert_store_command
 from facestream.alertdb import open_database
 from facestream.alertdb.schema import alerts, offsets, records, sightings, snapshots
@@ -31,7 +31,7 @@ S = 1_000_000_000
 def names(bootstrap: str) -> dict[str, str]:
     tag = uuid.uuid4().hex[:10]
     names = {part: f"s-{tag}.{part}" for part in ("alerts", "dlq", "frames", "detections")}
-    kafka_clients.ensure_topics(
+    kafka_topics.ensure_topics(
         {names["alerts"]: 2, names["dlq"]: 1, names["frames"]: 1, names["detections"]: 3}, bootstrap
     )
     return {**names, "group": f"s-{tag}.store"}

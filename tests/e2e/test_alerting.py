@@ -23,7 +23,7 @@ from helpers.worker import (
     wait_for,
 )
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.detector_service.config import detector_command
 from facestream.producers.config import ProducerConfig, producer_command
 from facestream.schemas import pack_detection
@@ -277,7 +277,7 @@ def test_a_worker_refuses_topics_that_would_split_a_camera_s_state(names: dict, 
     # A real defect: the poses topic was made with 4 partitions whatever the detections topic had, so
     # with another count one camera's events reached two partitions of the table that holds its state.
     poses = f"{names['alerting']}.poses"
-    kafka_clients.ensure_topics({poses: 3})  # detections has 2
+    kafka_topics.ensure_topics({poses: 3})  # detections has 2
     worker = alerting({**names, "poses": poses}, tmp_path / "worker.log")
     assert worker.wait(timeout=60) != 0
     said = (tmp_path / "worker.log").read_text()

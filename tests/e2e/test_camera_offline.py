@@ -12,7 +12,7 @@ from helpers.http import free_port
 from helpers.producer import sent, start_producer, wait_until
 from helpers.worker import alerting, stop, wait_for
 
-from facestream import kafka_clients
+from facestream import kafka_topics
 
 OFFLINE_AFTER_S = 5.0
 
@@ -21,7 +21,7 @@ OFFLINE_AFTER_S = 5.0
 def names(bootstrap: str) -> dict[str, str]:
     tag = uuid.uuid4().hex[:10]
     names = {part: f"o-{tag}.{part}" for part in ("frames", "detections", "status", "alerts", "gallery")}
-    kafka_clients.ensure_topics({names["frames"]: 2, names["status"]: 2}, bootstrap)
+    kafka_topics.ensure_topics({names["frames"]: 2, names["status"]: 2}, bootstrap)
     return {**names, "alerting": f"o-{tag}.alerting"}
 
 

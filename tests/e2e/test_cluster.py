@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from helpers.fault import AlertsBeside, EventReader, live_cameras, replica, report, wait_for_line, wait_out
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.broker import LocalCluster
 
 CAMERAS, FPS, SECONDS = 4, 5.0, 30.0
@@ -58,7 +58,7 @@ def topics(cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
     monkeypatch.setenv("KAFKA_BOOTSTRAP", cluster.bootstrap)  # every client and child process: the cluster
     tag = uuid.uuid4().hex[:10]
     names = {part: f"t-{tag}.{part}" for part in ("frames", "detections", "dlq")}
-    kafka_clients.ensure_topics({names["frames"]: 4, names["detections"]: 4, names["dlq"]: 1}, cluster.bootstrap)
+    kafka_topics.ensure_topics({names["frames"]: 4, names["detections"]: 4, names["dlq"]: 1}, cluster.bootstrap)
     return {**names, "group": f"t-{tag}.detector"}
 
 
@@ -228,7 +228,7 @@ def test_a_topic_asked_for_before_every_node_has_joined_is_made_once_they_have(
         last.start()
         try:
             with caplog.at_level(logging.WARNING, logger="facestream.kafka_clients"):
-                kafka_clients.ensure_topics({name: 2}, nodes.bootstrap, timeout_s=120.0)
+                kafka_topics.ensure_topics({name: 2}, nodes.bootstrap, timeout_s=120.0)
         finally:
             last.join()
         assert f"cannot create topic {name} yet" in caplog.text and "replicat" in caplog.text.lower()

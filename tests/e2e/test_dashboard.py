@@ -22,7 +22,7 @@ from helpers.http import free_port, get
 from helpers.store import OPENED, S, received
 from helpers.worker import dashboard_on
 
-from facestream import gallery, kafka_clients
+from facestream import gallery, kafka_clients, kafka_topics
 from facestream.alertdb import open_database
 from facestream.alertdb.writer import AlertWriter
 from facestream.dashboard.config import dashboard_command
@@ -48,7 +48,7 @@ MODEL = ModelRef("yunet", "2023mar", "0" * 64)
 def page_on_topics(bootstrap: str, tmp_path: Path):
     tag = uuid.uuid4().hex[:10]
     names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts", "status", "gallery")}
-    kafka_clients.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
+    kafka_topics.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
     port = free_port()
     config = dashboard_on(
         names,

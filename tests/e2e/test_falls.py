@@ -10,7 +10,7 @@ from helpers.fault import wait_for_line
 from helpers.kafka import photos_to, read_topic, run_service
 from helpers.worker import alerting, alerts_until, ended, states
 
-from facestream import kafka_clients, samples
+from facestream import kafka_topics, samples
 from facestream.detector_service.config import PoseConfig, pose_command
 from facestream.schemas import unpack_pose
 
@@ -21,7 +21,7 @@ FPS = 5.0
 def names(bootstrap: str) -> dict[str, str]:
     tag = uuid.uuid4().hex[:10]
     names = {part: f"f-{tag}.{part}" for part in ("frames", "poses", "detections", "dlq", "alerts", "gallery")}
-    kafka_clients.ensure_topics(
+    kafka_topics.ensure_topics(
         {names["frames"]: 2, names["poses"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap
     )
     return {**names, "group": f"f-{tag}.pose", "alerting": f"f-{tag}.alerting"}

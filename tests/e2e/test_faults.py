@@ -24,7 +24,7 @@ from helpers.fault import (
 )
 from helpers.kafka import broker_of_its_own, committed_total, detector_args, make_topics, read_topic, run_service
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.schemas import Frame, pack_frame, unpack_detection
 
 
@@ -34,7 +34,7 @@ def test_a_dead_letter_too_large_to_forward_keeps_its_reason_and_digest(
     # A dead-letter topic that takes 1 MB, as Kafka's default does: a 2 MB frame is refused by the
     # broker, one near the client's 16 MiB limit could not even be sent with its headers.
     dlq = topics["dlq"] + "-small"
-    kafka_clients.ensure_topics({dlq: 1}, bootstrap, configs={dlq: {"max.message.bytes": str(1024 * 1024)}})
+    kafka_topics.ensure_topics({dlq: 1}, bootstrap, configs={dlq: {"max.message.bytes": str(1024 * 1024)}})
     garbage = [os.urandom(2 * 1024 * 1024), os.urandom(16 * 1024 * 1024 - 4096)]
     small = cv2.imencode(".jpg", np.full((48, 64, 3), 128, np.uint8))[1].tobytes()
     for seq, data in enumerate([*garbage, small]):

@@ -18,7 +18,7 @@ from helpers.producer import wait_until
 from helpers.receiver import Mailbox, Mosquitto, Webhook
 from helpers.store import OPENED, S
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.notifier.config import NotifierConfig, notifier_command
 from facestream.schemas import Frame, Sighting, pack_alert, pack_frame
 
@@ -27,7 +27,7 @@ from facestream.schemas import Frame, Sighting, pack_alert, pack_frame
 def names(bootstrap: str) -> dict[str, str]:
     tag = uuid.uuid4().hex[:10]
     names = {part: f"n-{tag}.{part}" for part in ("alerts", "frames")}
-    kafka_clients.ensure_topics({names["alerts"]: 2, names["frames"]: 1}, bootstrap)
+    kafka_topics.ensure_topics({names["alerts"]: 2, names["frames"]: 1}, bootstrap)
     return {**names, "group": f"n-{tag}.notifier"}
 
 

@@ -40,7 +40,7 @@ def photo_run(bootstrap: str, sample_dir: Path, yunet_path: Path, tmp_path_facto
     """Produce the real photos as two cameras, run the detector over them once, collect the results."""
     import uuid
 
-    from facestream import kafka_clients
+    from facestream import kafka_topics
 
     tag = uuid.uuid4().hex[:10]
     topics = {
@@ -49,7 +49,7 @@ def photo_run(bootstrap: str, sample_dir: Path, yunet_path: Path, tmp_path_facto
         "dlq": f"t-{tag}.dlq",
         "group": f"t-{tag}.detector",
     }
-    kafka_clients.ensure_topics({topics["frames"]: 2, topics["detections"]: 2, topics["dlq"]: 1}, bootstrap)
+    kafka_topics.ensure_topics({topics["frames"]: 2, topics["detections"]: 2, topics["dlq"]: 1}, bootstrap)
     cameras = {"portraits": samples.portraits_dir(), "annotated": samples.annotated_dir()}
     photos_to(topics["frames"], cameras, max_width=0)
     log = run_service(detector_command(detector_config(topics, batch=4)))

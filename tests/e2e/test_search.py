@@ -23,7 +23,7 @@ from helpers.producer import wait_until
 from helpers.worker import dashboard_on, enrol, pipeline_names
 from sqlalchemy import func, select
 
-from facestream import gallery, kafka_clients
+from facestream import gallery, kafka_clients, kafka_topics
 from facestream.alert_store.config import AlertStoreConfig, alert_store_command
 from facestream.alertdb import open_database
 from facestream.alertdb.schema import sightings
@@ -53,7 +53,7 @@ SCENES = [("door", "obama2.jpg", 3, 3000), ("hall", "obama2.jpg", 2, 600), ("gat
 @pytest.fixture
 def names(bootstrap: str) -> dict[str, str]:
     names = pipeline_names("q", bootstrap)
-    kafka_clients.ensure_topics({names["alerts"]: 1}, bootstrap)
+    kafka_topics.ensure_topics({names["alerts"]: 1}, bootstrap)
     return names
 
 

@@ -9,13 +9,13 @@ import uuid
 
 from helpers.alert import event
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.schemas import pack_detection
 
 
 def test_events_says_when_it_reads_and_shows_only_the_cameras_asked_for(bootstrap: str) -> None:
     topic = f"t-{uuid.uuid4().hex[:10]}.detections"
-    kafka_clients.ensure_topics({topic: 2}, bootstrap)
+    kafka_topics.ensure_topics({topic: 2}, bootstrap)
     command = [sys.executable, "-m", "facestream", "events", "--topic", topic, "--json", "--max", "2"]
     viewer = subprocess.Popen(
         [*command, "--camera", "gate", "--camera", "porch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

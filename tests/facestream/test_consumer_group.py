@@ -13,7 +13,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 from helpers.kafka import broker_of_its_own, committed_total
 
-from facestream import kafka_clients
+from facestream import kafka_clients, kafka_topics
 from facestream.consumer_group import GroupMember
 
 # A member in a process of its own, to be killed: it polls until it owns a partition, says so, and
@@ -65,7 +65,7 @@ def take(member: GroupMember, count: int, timeout_s: float = 45.0) -> list:
 
 def test_partitions_start_where_the_members_own_store_says(bootstrap: str) -> None:
     topic, group = names()
-    kafka_clients.ensure_topics({topic: 2}, bootstrap)
+    kafka_topics.ensure_topics({topic: 2}, bootstrap)
     send(topic, 8, bootstrap)  # offsets 0-3 in each partition
     owned: list[bool] = []
     member = GroupMember(
@@ -81,7 +81,7 @@ def test_partitions_start_where_the_members_own_store_says(bootstrap: str) -> No
 
 def test_a_commit_of_the_positions_that_fails_is_made_again(bootstrap: str) -> None:
     topic, group = names()
-    kafka_clients.ensure_topics({topic: 2}, bootstrap)
+    kafka_topics.ensure_topics({topic: 2}, bootstrap)
     send(topic, 4, bootstrap)
     member = GroupMember(bootstrap, group, topic, "test", strategy="range")
     try:
@@ -101,7 +101,7 @@ def test_idleness_counts_from_the_latest_assignment(bootstrap: str) -> None:
     # A real bug: --stop-after-idle-s counted from the first assignment, so a detector idle for a while
     # stopped in the same second that a leaving replica's partitions (and their backlog) reached it.
     topic, group = names()
-    kafka_clients.ensure_topics({topic: 2}, bootstrap)
+    kafka_topics.ensure_topics({topic: 2}, bootstrap)
     member = GroupMember(bootstrap, group, topic, "test-member")
     try:
         poll_until(member, lambda: len(member.assigned) == 2)
@@ -130,7 +130,7 @@ def test_idleness_counts_from_the_latest_assignment(bootstrap: str) -> None:
 
 def test_a_killed_members_partitions_and_their_records_go_to_the_others(bootstrap: str, tmp_path: Path) -> None:
     topic, group = names()
-    kafka_clients.ensure_topics({topic: 2}, bootstrap)
+    kafka_topics.ensure_topics({topic: 2}, bootstrap)
     doomed = subprocess.Popen(
         [sys.executable, "-c", KILLED_MEMBER, bootstrap, group, topic], stdout=subprocess.PIPE, text=True
     )
@@ -154,7 +154,7 @@ def test_a_killed_members_partitions_and_their_records_go_to_the_others(bootstra
 def test_a_member_rejoins_by_itself_after_the_broker_restarts(bootstrap: str, tmp_path: Path) -> None:
     topic, group = names()
     with broker_of_its_own(tmp_path) as broker:
-        kafka_clients.ensure_topics({topic: 2}, broker.bootstrap)
+        kafka_topics.ensure_topics({topic: 2}, broker.bootstrap)
         member = GroupMember(broker.bootstrap, group, topic, "test", session_timeout_s=2.0, rejoin_after_s=5.0)
         try:
             poll_until(member, lambda: len(member.assigned) == 2)
@@ -177,7 +177,7 @@ def test_a_member_the_group_does_not_take_back_makes_a_new_consumer(bootstrap: s
     # member as librdkafka hands it over, with no time allowed to rejoin: the member must replace its
     # consumer, and the group must give the new one the partitions and their records.
     topic, group = names()
-    kafka_clients.ensure_topics({topic: 2}, bootstrap)
+    kafka_topics.ensure_topics({topic: 2}, bootstrap)
     made: list[int] = []
     member = GroupMember(bootstrap, group, topic, "test-member", on_new_consumer=lambda: made.append(1))
     try:

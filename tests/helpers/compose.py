@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from facestream import kafka_clients
+from facestream import kafka_reading
 from facestream.schemas import unpack_alert, unpack_detection
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,7 +230,7 @@ class Stack:
 
 
 def values(bootstrap: str, topic: str) -> list[bytes]:
-    return [r.value() for r in kafka_clients.read_to_end(topic, bootstrap, timeout_s=60)]
+    return [r.value() for r in kafka_reading.read_to_end(topic, bootstrap, timeout_s=60)]
 
 
 def wait_for_records(bootstrap: str, topic: str, done, kind: bool = False, timeout_s: float = 180) -> set[str]:

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from facestream import kafka_clients, kafka_settings
+from facestream import kafka_reading, kafka_settings, kafka_topics
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.dashboard.config import DashboardConfig, dashboard_command
 from facestream.detector_service.config import detector_command
@@ -113,7 +113,7 @@ class EventReader:
         self._thread.start()
 
     def _read(self) -> None:
-        for msg in kafka_clients.records(self.topic, self._stop.is_set, poll_s=0.2, **self.settings):
+        for msg in kafka_reading.records(self.topic, self._stop.is_set, poll_s=0.2, **self.settings):
             event = unpack_detection(msg.value())
             self.events.append(event)
             self.arrivals.append((event.camera_id, event.frame_seq, time.monotonic()))
@@ -233,13 +233,13 @@ class AlertsBeside:
     def _finish(self, worker: subprocess.Popen, run: str, timeout_s: float = 120.0) -> list:
         """Once ``worker`` has committed every event: stop it; its alert records."""
         deadline = time.monotonic() + timeout_s
-        while kafka_clients.group_lag(self._name(f"alerting-{run}"), self.topics["detections"]):
+        while kafka_topics.group_lag(self._name(f"alerting-{run}"), self.topics["detections"]):
             assert worker.poll() is None, (self.folder / f"alerting-{run}.log").read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, f"the {run} alerting worker did not catch up"
             time.sleep(1.0)
         worker.terminate()
         assert worker.wait(timeout=60) in (0, -15)
-        return [unpack_alert(r.value()) for r in kafka_clients.read_to_end(self._name(f"alerts-{run}"))]
+        return [unpack_alert(r.value()) for r in kafka_reading.read_to_end(self._name(f"alerts-{run}"))]
 
     def settle(self) -> dict:
         """After the stream: the page still answers; the live worker's records against the reference's."""

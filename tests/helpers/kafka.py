@@ -10,7 +10,7 @@ from pathlib import Path
 
 from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 
-from facestream import kafka_clients, paths
+from facestream import kafka_clients, kafka_reading, kafka_topics, paths
 from facestream.broker.local import LocalBroker
 from facestream.config import command_line
 from facestream.detector_service.config import DetectorConfig
@@ -19,7 +19,7 @@ from facestream.producers.config import ProducerConfig, producer_command
 
 def make_topics(names: dict[str, str], bootstrap: str) -> None:
     """The ``topics`` fixture's frames, detections and dead-letter topics, on the broker at ``bootstrap``."""
-    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
+    kafka_topics.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
 
 
 @contextmanager
@@ -81,7 +81,7 @@ def read_topic(bootstrap: str, topic: str, expected: int, timeout_s: float = 30.
             deadline = min(deadline, time.monotonic() + 2.0)
         return time.monotonic() > deadline
 
-    for msg in kafka_clients.records(topic, done, bootstrap=bootstrap):
+    for msg in kafka_reading.records(topic, done, bootstrap=bootstrap):
         records.append(msg)
     return records
 

@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 from click.testing import CliRunner
 
-from facestream import kafka_clients
+from facestream import kafka_reading, kafka_topics
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.dashboard.config import DashboardConfig
 from facestream.schemas import Alert, unpack_alert
@@ -39,7 +39,7 @@ def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
 def alerts_of(bootstrap: str, names: dict) -> list[Alert]:
     """Every alert on the test's topic, read up to the topic's end as of the call: never a short read,
     however slow the machine is to hand the reader its partitions."""
-    return [unpack_alert(r.value()) for r in kafka_clients.read_to_end(names["alerts"], bootstrap)]
+    return [unpack_alert(r.value()) for r in kafka_reading.read_to_end(names["alerts"], bootstrap)]
 
 
 def wait_for(bootstrap: str, names: dict, done, timeout_s: float = 60.0) -> list[Alert]:
@@ -85,7 +85,7 @@ def pipeline_names(prefix: str, bootstrap: str) -> dict[str, str]:
     """A test's own topics (frames, detections and dead letters made), detector group and alerting app id."""
     tag = f"{prefix}-{uuid.uuid4().hex[:10]}"
     names = {part: f"{tag}.{part}" for part in ("frames", "detections", "dlq", "alerts", "gallery")}
-    kafka_clients.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
+    kafka_topics.ensure_topics({names["frames"]: 2, names["detections"]: 2, names["dlq"]: 1}, bootstrap)
     return {**names, "group": f"{tag}.detector", "alerting": f"{tag}.alerting"}
 
 

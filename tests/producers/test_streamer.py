@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 from helpers.kafka import read_topic
 
-from facestream import kafka_clients
+from facestream import kafka_topics
 from facestream.producers.config import ProducerConfig
 from facestream.producers.streamer import Streamer
 from facestream.schemas import unpack_frame
@@ -61,7 +61,7 @@ def test_a_frame_the_broker_refuses_is_named_by_camera_and_frame(
 ) -> None:
     # A topic with Kafka's default 1 MB limit: a 2.4 MB frame is refused by the broker, not the client.
     topic = f"t-{tmp_path.name[-10:]}-1mb.frames"
-    kafka_clients.ensure_topics({topic: 1}, bootstrap, configs={topic: {"max.message.bytes": str(1024 * 1024)}})
+    kafka_topics.ensure_topics({topic: 1}, bootstrap, configs={topic: {"max.message.bytes": str(1024 * 1024)}})
     big = noise_jpeg(tmp_path / "big.jpg", 1000, 1000)
     config = ProducerConfig(
         fps=0.0, frames_topic=topic, max_frames=2, loop=True, max_width=0, jpeg_quality=100, start_seq=7
