@@ -157,8 +157,7 @@ class DetectorConfig:
         0,
         "One GPU owner process (decoder, engine, embedder) answering N Kafka-facing front processes, each a "
         "member of the group with its own HTTP port (--http-port plus its number); 0: all in this process. "
-        "On the H200 with --owner-batch 256 it holds 300 cameras within 200 ms; below four replicas at 400 "
-        "(docs/gpu.md).",
+        "How many cameras that holds on a GPU, measured: docs/gpu.md.",
         minimum=0,
         metavar="N",
     )

@@ -92,3 +92,25 @@ def test_the_messages_troubleshooting_quotes_are_ones_the_code_prints() -> None:
     assert len(quoted) > 40
     missing = [span for span in quoted if any(part.strip() not in source for part in span.split("..."))]
     assert not missing, f"quoted in docs/troubleshooting.md but printed nowhere: {missing}"
+
+
+def test_no_help_text_quotes_a_measured_figure_of_some_hardware() -> None:
+    # Figures measured on a machine belong in the generated docs, beside their result file; help texts
+    # would keep them long after a new measurement changed them.
+    import click
+
+    from facestream.tools.cli import cli
+
+    def texts(command: click.Command, path: str):
+        yield path, command.help or ""
+        for param in command.params:
+            yield f"{path} {param.name}", getattr(param, "help", None) or ""
+        if isinstance(command, click.Group):
+            context = click.Context(command)
+            for name in command.list_commands(context):
+                sub = command.get_command(context, name)
+                if sub is not None:
+                    yield from texts(sub, f"{path} {name}")
+
+    hardware = re.compile(r"\b(H100|H200|A100|L4|T4|RTX|GeForce)\b")
+    assert [where for where, text in texts(cli, "facestream") if hardware.search(text)] == []
