@@ -14,6 +14,7 @@ from helpers.worker import (
     alert_record,
     alerting,
     alerts_until,
+    documented_ids,
     ended,
     enrol,
     pipeline_names,
@@ -23,10 +24,10 @@ from helpers.worker import (
     wait_for,
 )
 
-from facestream import kafka_clients, kafka_topics
+from facestream import kafka_clients, kafka_reading, kafka_topics
 from facestream.detector_service.config import detector_command
 from facestream.producers.config import ProducerConfig, producer_command
-from facestream.schemas import pack_detection
+from facestream.schemas import pack_detection, unpack_detection
 from facestream.tools.cli import cli
 
 FPS = 2.0
@@ -76,6 +77,8 @@ def test_one_stranger_alert_for_the_stranger_only(
     assert [a.state for a in gate][0] == "new" and [a.state for a in gate][-1] == "end"
     assert len({a.alert_id for a in gate}) == 1 and gate[-1].count == 6
     assert all(s.similarity < 0.5 for s in gate[-1].evidence)
+    events = [unpack_detection(r.value()) for r in kafka_reading.read_to_end(names["detections"], bootstrap)]
+    assert gate[0].alert_id in documented_ids(gate[0], events)  # the contract's id, recomputed
 
 
 def test_a_watched_person_on_a_camera_raises_one_person_seen_that_names_him(
@@ -138,6 +141,8 @@ def test_a_crowd_held_on_a_camera_opens_one_alert_that_ends(
     crowd = [a for a in alerts if a.kind == "crowd"]
     assert crowd[0].state == "new" and crowd[-1].state == "end" and len({a.alert_id for a in crowd}) == 1
     assert crowd[-1].count == 2 and crowd[-1].ended_ts_ns > crowd[0].started_ts_ns
+    events = [unpack_detection(r.value()) for r in kafka_reading.read_to_end(names["detections"], bootstrap)]
+    assert crowd[0].alert_id in documented_ids(crowd[0], events)  # the contract's id, recomputed
 
 
 def test_replayed_events_make_no_new_alerts(names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path) -> None:
@@ -270,6 +275,8 @@ def test_a_new_group_started_an_hour_back_raises_nothing_for_older_events(
     worker = alerting(names, tmp_path / "alerting.log", rules="crowd", start_at="1h")
     alerts = alerts_until(bootstrap, names, worker, tmp_path / "alerting.log", lambda found: bool(found))
     assert {a.camera_id for a in alerts} == {"recent"}, alerts
+    sent = [event(seq, 1000.0 + seq * 0.5, *crowd, camera="recent") for seq in range(8)]
+    assert alerts[0].alert_id in documented_ids(alerts[0], sent)
     assert "no commit of this group yet, starting at offset" in (tmp_path / "alerting.log").read_text()
 
 

@@ -10,7 +10,7 @@ import pytest
 from helpers.fault import keep_report
 from helpers.http import free_port
 from helpers.producer import sent, start_producer, wait_until
-from helpers.worker import alerting, stop, wait_for
+from helpers.worker import alerting, documented_ids, stop, wait_for
 
 from facestream import kafka_topics
 
@@ -58,6 +58,7 @@ def test_a_camera_whose_server_stops_is_offline_until_it_returns_and_a_dead_prod
         assert [a.state for a in offline(alerts, "shed")] == ["new"] and offline(alerts, "yard") == []
         opened, ended = offline(alerts, "door")
         assert opened.alert_id == ended.alert_id and opened.reason.startswith("reconnecting: ")
+        assert opened.alert_id in documented_ids(opened, [])  # the contract's id, recomputed
         raised_after_s = opened.updated_ts_ns / 1e9 - killed
         assert OFFLINE_AFTER_S - 1 < raised_after_s < OFFLINE_AFTER_S + 3, raised_after_s
         assert ended.ended_ts_ns > killed * 1e9 + 20e9 and ended.reason == "frames again"

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from facestream import kafka_reading, kafka_topics
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.dashboard.config import DashboardConfig
-from facestream.schemas import Alert, unpack_alert
+from facestream.schemas import Alert, alert_id_for, unpack_alert
 from facestream.tools.cli import cli
 
 
@@ -66,6 +66,22 @@ def alerts_until(
         return wait_for(bootstrap, names, done, timeout_s)
     finally:
         stop(worker, log)
+
+
+def documented_ids(alert: Alert, events: list) -> set[str]:
+    """The ids ``alert`` may have by the rule schemas/README.md gives for its kind, recomputed from the
+    events a real run produced (the opening event: the one of its camera captured at its start)."""
+    opener = [e for e in events if e.camera_id == alert.camera_id and e.capture_ts_ns == alert.started_ts_ns]
+    zone = "" if alert.zone is None else f"@{alert.zone}"
+    if alert.kind in ("stranger", "person_seen"):
+        openings = {f"{e.event_id}#{i}" for e in opener for i in range(len(e.faces))}
+    elif alert.kind == "crowd":
+        openings = {f"{e.event_id}{zone}" for e in opener}
+    elif alert.kind == "camera_offline":
+        openings = {str(alert.started_ts_ns)}
+    else:
+        raise ValueError(f"{alert.kind}: its id names the rule's own track count, which no record carries")
+    return {alert_id_for(alert.camera_id, alert.kind, opening) for opening in openings}
 
 
 def states(alerts: list[Alert], camera: str, kind: str) -> list[str]:
