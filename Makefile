@@ -58,7 +58,7 @@ bench: $(VENV)/.test
 	$(BIN)/facestream kafka start
 	$(BIN)/python -m bench kafka
 	$(BIN)/python -m bench backlog
-	$(BIN)/python bench/report.py
+	$(BIN)/python -m bench.report
 
 ## soak: an hour of the CPU pipeline at a steady load; memory, descriptors and lag must stay flat
 soak: $(VENV)/.test

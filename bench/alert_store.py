@@ -18,6 +18,7 @@ from sqlalchemy import Engine, insert, text
 
 from bench import save, settings_of
 from bench.engine import _progress
+from bench.figures import Target, runs_of, source
 from bench.machine import describe
 from bench.postgres import PostgresServer
 from bench.settings import AlertStoreBenchConfig
@@ -143,3 +144,41 @@ def _ask(engine: Engine, where: AlertFilter, limit: int, deep: int, repeats: int
         lifecycles(engine, [r["alert_id"] for r in rows])
         times.append((time.perf_counter() - started) * 1000)
     return times, len(rows)
+
+
+def render(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    lines = [
+        f"**The history's pages, {m['cores']} cores of an {m['cpu']}** (`{result['command']}`; {s['alerts']:,} alerts "
+        f"over 30 days on 300 cameras, a new and an end record each; a page of {s['limit']} as `GET /api/alerts` makes "
+        f"it, the page then its alerts' lives; {s['repeats']} times each, ms):",
+        "",
+        "| database | question | alerts shown | median ms | slowest ms | fill s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['engine']} | {r['question']} | {r['alerts_shown']} | {r['median_ms']:.1f} | {r['max_ms']:.1f} "
+            f"| {r['fill_s']:.0f} |"
+        )
+    lines += ["", source(result)]
+    return lines
+
+
+def targets(results: dict[str, dict]) -> list[Target]:
+    """The slowest question's median page time, per database, in the newest run."""
+    runs = runs_of(results, "alert_store")
+    if not runs:
+        return []
+    store = runs[-1]
+    slowest = {e: max(r["median_ms"] for r in store["rows"] if r["engine"] == e) for e in store["settings"]["engines"]}
+    shown = ", ".join(f"{e} {ms:.1f} ms" for e, ms in slowest.items())
+    return [
+        Target(
+            f"History: a page of {store['settings']['limit']} of {store['settings']['alerts']:,} alerts < 100 ms",
+            f"slowest question's median: {shown}",
+            max(slowest.values()) < 100,
+            store["_file"],
+            shown,
+        )
+    ]

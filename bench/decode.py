@@ -18,6 +18,7 @@ from typing import Any
 
 from bench import save, settings_of
 from bench.engine import _model_file, _progress
+from bench.figures import source
 from bench.machine import describe
 from bench.pipeline import full_batches, jpeg_corpus
 from bench.settings import DecodeBenchConfig, EngineBenchConfig
@@ -162,3 +163,38 @@ class _Load:
 
     def close(self) -> None:
         self.engine.close()
+
+
+def render(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    size = s.get("frame_size")
+    frames = f"{size[0]}x{size[1]} frames cut from the sample photos" if size else "the sample photos at 640 px wide"
+    python = "python_load" in s and s["python_load"] > 0
+    lines = [
+        f"**JPEG decoding alone, batch {s['batch']}, {m.get('gpu', m['cpu'])}** (`{result['command']}`; "
+        f"{frames}, {result['mean_frame_bytes'] / 1000:.0f} KB; "
+        f"images/s, median of {s['repeats']}; "
+        "under load = while YuNet FP16 replays on the GPU without pause"
+        + (
+            f"; Python busy = while a thread of the process runs Python {s['python_load']:.0%} of the time"
+            if python
+            else ""
+        )
+        + "):",
+        "",
+        "| decoder | images/s | under load |" + (" Python busy |" if python else "") + " note |",
+        "|---|---|---|" + ("---|" if python else "") + "---|",
+    ]
+    for r in result["rows"]:
+        cells = [r.get("images_per_s"), r.get("images_per_s_under_load")]
+        if python:
+            cells.append(r.get("images_per_s_under_python_load"))
+        shown = " | ".join("-" if v is None else f"{v}" for v in cells)
+        lines.append(f"| {r['variant']} | {shown} | {r.get('error', '')} |")
+    lines += [
+        "",
+        f"`cpu` is the thread pool ({s['cpu_threads']} threads); the others are nvImageCodec set-ups "
+        "(backends all|hw|gpu|hybrid, /keep: decoding into the previous batch's Images, /tN: N host threads, "
+        "/cN: N images per call, else the whole batch in one). " + source(result),
+    ]
+    return lines

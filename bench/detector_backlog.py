@@ -14,6 +14,7 @@ from typing import Any
 
 from bench import save, settings_of
 from bench.events import events_per_second, read_events
+from bench.figures import source
 from bench.machine import describe
 from bench.settings import BacklogBenchConfig
 from facestream import kafka_clients, kafka_topics, samples
@@ -79,3 +80,18 @@ def run(cfg: BacklogBenchConfig, command: str) -> dict:
     save(result, cfg.out)
     print(f"median {result['median_frames_per_s']} frames/s over {cfg.runs} runs -> {cfg.out}")
     return result
+
+
+def render(result: dict) -> list[str]:
+    m = result["machine"]
+    runs = ", ".join(str(r["frames_per_s"]) for r in result["runs"])
+    split = result["runs"][0]["ms_per_frame"]
+    s = result["settings"]
+    return [
+        f"**CPU path, one detector, real broker** (`{result['command']}`): "
+        f"median **{result['median_frames_per_s']} frames/s** (runs: {runs}) with YuNet at 640x480 input, "
+        f"batch {s['batch']}, frames {s['width']} px wide, on {m['cores']} cores of an {m['cpu']} "
+        f"(onnxruntime {m['versions'].get('onnxruntime', '?')}, provider {result['runs'][0]['provider']}). "
+        f"Per frame (first run): waiting for JPEG decode + letterbox {split['decode_wait']} ms (the rest overlaps "
+        f"inference), inference {split['infer']} ms, boxes + event {split['postprocess']} ms. " + source(result),
+    ]

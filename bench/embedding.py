@@ -20,6 +20,7 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.engine import _model_file, _progress
+from bench.figures import Target, runs_of, source
 from bench.machine import describe
 from bench.pipeline import _processor, full_batches, run_batches
 from bench.settings import EmbeddingBenchConfig, PipelineBenchConfig
@@ -191,3 +192,43 @@ def _print(result: dict) -> None:
             f"{name} {with_:.0f}, drop {100 * row['drop_fraction']:.1f}%"
         )
     print(f"results: {result['settings']['out']}")
+
+
+def render(result: dict) -> list[str]:
+    s, m = result["settings"], result["machine"]
+    alone = "; ".join(
+        f"{r['batch']}: {r['engine_faces_per_s']:.0f} / {r['step_faces_per_s']:.0f}" for r in result["embedder_alone"]
+    )
+    rows = "; ".join(
+        f"{r['faces_per_frame']} face(s) ({r['faces_found_per_frame']:g} found): "
+        + ", ".join(f"{name} {fps:.0f}" for name, fps in r["frames_per_s"].items())
+        + f", **{100 * r['drop_fraction']:.1f}% fewer**"
+        for r in result["pipeline"]
+    )
+    return [
+        f"**Embeddings, {result['embedder']}, {s['model']} {s['precision'].upper()} batch {s['batch']}, one detector "
+        f"process, {m.get('gpu', 'no GPU')}** (`{result['command']}`). The embedder alone, faces/s by batch "
+        f"(engine replaying on device input / the detector's whole step: faces warped out of the decoded frames, "
+        f"one inference, vectors to the host): {alone}. The detector pipeline (JPEG bytes -> serialised events), "
+        f"frames/s without and with embeddings, the two alternating in each of {s['repeats']} repeats (medians), "
+        f"on frames of the sample portraits tiled 1 to 6 to a frame: {rows}. {source(result)}"
+    ]
+
+
+def targets(results: dict[str, dict]) -> list[Target]:
+    """YuNet's frames/s with SFace embeddings against without, at 1-4 faces a frame."""
+    runs = runs_of(results, "embedding", model="yunet", embedder="sface", precision="fp16", provider="cuda")
+    if not runs:
+        return []
+    run = runs[0]
+    drops = [r["drop_fraction"] for r in run["pipeline"]]
+    return [
+        Target(
+            "YuNet pipeline with SFace embeddings: <= 15% fewer frames/s at 1-4 faces per frame",
+            ", ".join(f"{100 * r['drop_fraction']:.0f}% at {r['faces_per_frame']}" for r in run["pipeline"])
+            + " face(s) per frame (one detector process)",
+            max(drops) <= 0.15,
+            run["_file"],
+            f"{100 * min(drops):.0f}-{100 * max(drops):.0f}% fewer",
+        )
+    ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from bench import save, settings_of, spawn
 from bench.engine import _progress
+from bench.figures import Target, runs_of, source
 from bench.machine import describe
 from bench.settings import FallBenchConfig
 from facestream import kafka_reading, kafka_topics, paths, samples
@@ -104,3 +105,33 @@ def run(cfg: FallBenchConfig, command: str) -> dict:
         f"{len(latencies)} of {cfg.falls} falls alerted; latency median {result['median_s']} s, max {result['max_s']} s"
     )
     return result
+
+
+def render(result: dict) -> list[str]:
+    s, m = result["settings"], result["machine"]
+    each = ", ".join(f"{v:.2f}" for v in result["latencies_s"])
+    return [
+        f"**Fall to alert, live, {m['cores']} cores, local broker, pose on {s['provider']}** (`{result['command']}`): "
+        f"the fall footage streamed in real time at {s['fps']:g} fps, the pose service and an alerting worker "
+        f"(fall rule, hold-s {result['hold_s']:g}); from the capture of the frame that began each fall to its "
+        f"`new` alert arriving at a reader: {each} s (median **{result['median_s']:.2f} s**, max "
+        f"{result['max_s']:.2f} s). {source(result)}"
+    ]
+
+
+def targets(results: dict[str, dict]) -> list[Target]:
+    """The slowest fall's alert against the rule's hold time."""
+    runs = runs_of(results, "fall")
+    if not runs:
+        return []
+    fall = runs[0]
+    return [
+        Target(
+            "Fall alert on the broker within hold-s + 1 s of the fall",
+            f"{fall['max_s']:.2f} s at most over {len(fall['latencies_s'])} falls (median {fall['median_s']:.2f} s; "
+            f"hold-s {fall['hold_s']:g})",
+            fall["max_s"] < fall["hold_s"] + 1,
+            fall["_file"],
+            f"{fall['max_s']:.2f} s (hold-s {fall['hold_s']:g})",
+        )
+    ]

@@ -20,6 +20,7 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.engine import _progress
+from bench.figures import Target, runs_of, source
 from bench.machine import describe
 from bench.pipeline import drive
 from bench.settings import GateBenchConfig
@@ -29,6 +30,7 @@ from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models.postprocess import iou
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
+from facestream.producers.config import ProducerConfig
 from facestream.producers.motion import MotionGate
 from facestream.schemas import Frame
 
@@ -150,3 +152,48 @@ class _Detector:
 
         drive(self.processor, [frames[i : i + self.batch] for i in range(0, len(frames), self.batch)], seen)
         return [found[i] for i in range(len(frames))]
+
+
+DEFAULT_AREA = ProducerConfig().motion_min_area  # the row of a gate run the targets read
+
+
+def render(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    lines = [
+        f"**Motion gate, {result['detector']}, {m['cores']} cores of an {m['cpu']}** (`{result['command']}`; "
+        f"at {result['fps']:g} fps, a keyframe every {s['keyframe_s']:g} s; a face of the full stream at frame t "
+        f"counts as still found when the last frame sent at or before t has a face with IoU >= "
+        f"{result['match_iou']:g}):",
+        "",
+        "| scene | frames | --motion-min-area | frames sent | faces (full stream) | still found | recall "
+        "| gate ms/frame |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for scene in result["scenes"]:
+        for r in scene["rows"]:
+            recall = "-" if r["recall"] is None else f"{100 * r['recall']:.1f}%"
+            lines.append(
+                f"| {scene['scene']} | {scene['frames']} | {r['min_area']:g} | {100 * r['sent_fraction']:.1f}% "
+                f"| {r['faces_full_stream']} | {r['faces_still_found']} | {recall} | {r['gate_ms_per_frame']:.2f} |"
+            )
+    lines += ["", source(result)]
+    return lines
+
+
+def targets(results: dict[str, dict]) -> list[Target]:
+    """The faces the gate keeps on the busy street at the default ``--motion-min-area``."""
+    runs = runs_of(results, "gate")
+    if not runs:
+        return []
+    street = runs[-1]["scenes"][0]
+    default = next(r for r in street["rows"] if r["min_area"] == DEFAULT_AREA)
+    return [
+        Target(
+            f"Motion gate keeps >= 99% of the faces ({street['scene'].split(' ')[0]})",
+            f"{100 * default['recall']:.1f}% kept, {100 * default['sent_fraction']:.1f}% of frames sent (default "
+            f"--motion-min-area {DEFAULT_AREA:g})",
+            default["recall"] >= 0.99,
+            runs[-1]["_file"],
+            f"{100 * default['recall']:.0f}%, {100 * default['sent_fraction']:.1f}% of frames sent",
+        )
+    ]

@@ -20,6 +20,7 @@ from confluent_kafka import Producer
 
 from bench import save
 from bench.events import events_per_second, read_events
+from bench.figures import Target, runs_of, source
 from bench.machine import describe
 from bench.pipeline import jpeg_corpus
 from bench.settings import KafkaBenchConfig
@@ -187,3 +188,46 @@ def _ours(bootstrap: str, topic: str, frames: int, batch: int, exactly_once: boo
     )
     DetectorService(config, processor=NoOpProcessor(), bootstrap=bootstrap).run()
     return events_per_second(read_events(bootstrap, events, frames))
+
+
+def render(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    runs = ", ".join(
+        f"{r['facestream_msgs_per_s']:.0f} vs {r['kafka_consumer_perf_test_msgs_per_s']:.0f}" for r in result["runs"]
+    )
+    ours, theirs = result["median_facestream_msgs_per_s"], result["median_kafka_tool_msgs_per_s"]
+    return [
+        f"**Kafka plumbing, {m['cores']} cores, local broker** (`{result['command']}`): the detector's consume -> "
+        "batch -> produce event -> commit loop with a no-op model reads "
+        f"**{ours:.0f} frames/s** against **{theirs:.0f}** for Kafka's own "
+        f"`kafka-consumer-perf-test` (ConsumerPerformance, same broker, same {s['frames']} frames of "
+        f"{s['mean_frame_bytes'] / 1000:.0f} KB, same fetch sizes): median ratio **{result['median_ratio']:.2f}** "
+        f"(runs, ours vs theirs: {runs})."
+        + (
+            f" With `--exactly-once` (a transaction per batch, committed with its frames' offsets) the same loop "
+            f"reads **{result['median_exactly_once_msgs_per_s']:.0f} frames/s**, "
+            f"**{result['median_exactly_once_ratio']:.2f}x** at least once's in the same runs."
+            if "median_exactly_once_ratio" in result
+            else ""
+        )
+        + f" {source(result)}"
+    ]
+
+
+def plumbing(results: dict[str, dict]) -> dict | None:
+    return max(runs_of(results, "kafka"), key=lambda r: r["settings"]["frames"], default=None)
+
+
+def targets(results: dict[str, dict]) -> list[Target]:
+    """The detector's Kafka loop against Kafka's own consumer, in the run with the most frames."""
+    run = plumbing(results)
+    if not run:
+        return []
+    return [
+        Target(
+            "Kafka plumbing >= 0.5x kafka-consumer-perf-test",
+            f"{run['median_ratio']:.2f}x",
+            run["median_ratio"] >= 0.5,
+            run["_file"],
+        )
+    ]

@@ -17,6 +17,7 @@ from typing import Any
 
 from bench import save, settings_of
 from bench.engine import _progress
+from bench.figures import source
 from bench.machine import describe
 from bench.pipeline import drive, full_batches
 from bench.pose import video_frames
@@ -129,3 +130,23 @@ def _score(counted: list[dict]) -> dict:
         "precision": round(matched / max(len(crossings), 1), 3),
         "crossings": crossings,
     }
+
+
+def render(result: dict) -> list[str]:
+    s, m = result["settings"], result["machine"]
+    head = [
+        f"**Line crossings on OpenCV's vtest.avi, {m['cores']} cores, MoveNet on {s['provider']}** "
+        f"(`{result['command']}`): the line rule (min-score {result['line_settings']['min_score']:g}, "
+        f"lost-after-s {result['line_settings']['lost_after_s']:g}) on a line down the middle of the picture, "
+        f"against the {len(result['truth_frames'])} crossings counted by eye on the video's slit-scan from frame "
+        f"{result['scored_from_frame']} (a counted crossing matches one within {result['tolerance_s']:g} s). "
+        + source(result),
+        "",
+        "| MoveNet input | camera rate | followed per frame (median) | tracks | found | extra | recall | precision |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    return head + [
+        f"| {r['input_size']} | {r['fps']:g} fps | {r['followed_per_frame_median']:g} | {r['tracks']} | "
+        f"{r['matched']} of {r['truth']} | {r['extra']} | {r['recall']:.2f} | {r['precision']:.2f} |"
+        for r in result["rows"]
+    ]

@@ -41,6 +41,7 @@ import numpy as np
 from bench import free_port, save, settings_of
 from bench.e2e import _Cpus
 from bench.engine import _progress
+from bench.figures import Target, runs_of, source
 from bench.machine import cpu_seconds, describe
 from bench.settings import LiveBenchConfig
 from bench.stamp import read_stamp
@@ -354,3 +355,77 @@ def _print(result: dict) -> None:
             f"{row['decoded_per_camera_min']}, sent/s min {row['sent_per_camera_min']}, stale p99 "
             f"{row['stale_p99_ms']} ms, {'holds' if row['holds'] else 'does not hold'}"
         )
+
+
+def render(result: dict) -> list[str]:
+    m, s = result["machine"], result["settings"]
+    lines = [
+        f"**Live RTSP cameras, {m['cores']} cores of an {m['cpu']}** (`{result['command']}`; GStreamer's RTSP "
+        f"server streaming vtest.avi (768x576, scaled) as H.264 at {s['stream_fps']} fps with a keyframe every "
+        f"{s['keyframe_s']:g} s; staleness: when a frame was taken or sent minus when the server sent it, read from "
+        "its stamp)."
+    ]
+    if result["decode"]:
+        lines += [
+            "",
+            f"Decoding one camera, {s['fps']:g} frames a second taken; each mode in a process of its own pinned "
+            f"to core {s['producer_core']}, the server on the others; median of {s['repeats']} runs of "
+            f"{s['seconds']:g} s:",
+            "",
+            "| stream | mode | CPU (% of a core) | pictures decoded/s | frames taken/s | staleness p50 | p99 |",
+            "|---|---|---|---|---|---|---|",
+        ]
+    for r in result["decode"]:
+        lines.append(
+            f"| {r['size']} | {r['mode']} | {r['cpu_percent']:.1f} | {r['pictures_per_s']:.1f} "
+            f"| {r['frames_per_s']:.1f} | {r['stale_p50_ms']:.0f} ms | {r['stale_p99_ms']:.0f} ms |"
+        )
+    if result["cameras"]:
+        lines += [
+            "",
+            f"Cameras one producer core holds: `facestream produce` pinned to core {s['producer_core']}, "
+            f"{s['camera_size'][0]}x{s['camera_size'][1]} cameras (each its own client of the server) at "
+            f"{s['fps']:g} frames a second, {s['seconds']:g} s per step after {s['warm_up_s']:g} s, "
+            f"{s.get('camera_repeats', 1)} run(s) per count (medians shown); a count holds when in every run every "
+            "camera decodes at least 95% of the stream's pictures and sends at least 95% of its frames, with the "
+            "staleness of the frames sent (read back from Kafka) under 500 ms at p99:",
+            "",
+            "| cameras | producer's CPU (cores) | pictures decoded/s, least camera | frames sent/s, least camera "
+            "| staleness p50 | p99 | holds |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in result["cameras"]:
+            lines.append(
+                f"| {r['cameras']} | {r['producer_cores']:.2f} | {r['decoded_per_camera_min']:.1f} "
+                f"| {r['sent_per_camera_min']:.2f} | {r['stale_p50_ms']:.0f} ms | {r['stale_p99_ms']:.0f} ms "
+                f"| {'yes' if r['holds'] else '**no**'} |"
+            )
+    lines += ["", source(result)]
+    return lines
+
+
+def cameras_per_core(result: dict) -> int:
+    """The most cameras one producer core held in a live run (0 if none)."""
+    return max((r["cameras"] for r in result["cameras"] if r["holds"]), default=0)
+
+
+def targets(results: dict[str, dict]) -> list[Target]:
+    """Frames' staleness at the camera counts that held, in the most repeated sweep."""
+    runs = [r for r in runs_of(results, "live") if r["cameras"]]
+    if not runs:
+        return []
+    run = max(runs, key=lambda r: r["settings"].get("camera_repeats", 1))
+    kept = [count for count in run["cameras"] if count["holds"]]
+    worst = max((count["stale_p99_ms"] for count in kept), default=0.0)
+    size = "x".join(map(str, run["settings"]["camera_size"]))
+    return [
+        Target(
+            f"Live RTSP camera ({size}, 25 fps in, 5 out): frames < 0.5 s old at p99",
+            f"{worst:.0f} ms at most; one producer core holds {cameras_per_core(run)} cameras"
+            if kept
+            else "no step held",
+            bool(kept) and worst < 500,
+            run["_file"],
+            f"{worst:.0f} ms; {cameras_per_core(run)} per core" if kept else None,
+        )
+    ]

@@ -16,6 +16,7 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.engine import _progress, fp16_copy
+from bench.figures import Target, numbers, runs_of, source
 from bench.machine import describe
 from bench.pipeline import drive, full_batches
 from bench.settings import PoseBenchConfig
@@ -106,3 +107,38 @@ def _run(processor: FrameProcessor, batches: list[list[Frame]]) -> tuple[float, 
         found.append([p.score for p in event.persons])
 
     return drive(processor, batches, seen), found
+
+
+def render(result: dict) -> list[str]:
+    s, m, people = result["settings"], result["machine"], result["people"]
+    rows = "; ".join(
+        f"batch {r['batch']} **{r['frames_per_s']:.0f} frames/s** (runs: {numbers(r['runs'])})" for r in result["rows"]
+    )
+    quantiles = ", ".join(f"p{q} {v:g}" for q, v in people["score_quantiles"].items())
+    where = m.get("gpu") or f"{m['cores']} CPU cores"
+    return [
+        f"**Body pose, MoveNet MultiPose Lightning ({s.get('precision', 'fp32')}) on {result['provider']}, {where}** "
+        f"(`{result['command']}`): {s['frames']} frames of OpenCV's vtest.avi (768x576 pedestrians) through the "
+        f"service's processor at input {result['input_size'][1]}x{result['input_size'][0]}, pose events serialised, "
+        f"median of {s['repeats']} runs: {rows}. People found: {people['per_frame_mean']:g} per frame, in "
+        f"{100 * people['frames_with_people']:.0f}% of the frames; person scores {quantiles}. "
+        + (f"{result['note'][0].upper()}{result['note'][1:]}. " if result.get("note") else "")
+        + source(result)
+    ]
+
+
+def targets(results: dict[str, dict]) -> list[Target]:
+    """MoveNet's best frames/s on the GPU."""
+    runs = [r for r in runs_of(results, "pose") if r["provider"] == "cuda"]
+    if not runs:
+        return []
+    run = max(runs, key=lambda r: max(row["frames_per_s"] for row in r["rows"]))
+    row = max(run["rows"], key=lambda row: row["frames_per_s"])
+    return [
+        Target(
+            "MoveNet >= 3,000 frames/s (bench pose)",
+            f"{row['frames_per_s']:.0f} frames/s at batch {row['batch']}",
+            row["frames_per_s"] >= 3000,
+            run["_file"],
+        )
+    ]

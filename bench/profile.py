@@ -22,6 +22,7 @@ import numpy as np
 
 from bench import save
 from bench.engine import _model_file, _progress, torch_baseline
+from bench.figures import source
 from bench.machine import describe
 from bench.settings import EngineBenchConfig
 from facestream.detector_service import models
@@ -176,3 +177,18 @@ def _report(profile_: dict, batch: int) -> None:
     for name, ms in list(profile_["top_kernels_ms"].items())[:8]:
         _progress(f"      {ms:7.2f} ms  {name[:100]}")
     print(file=sys.stderr, flush=True)
+
+
+def render(result: dict) -> list[str]:
+    lines = [
+        f"**Where the milliseconds go** (`{result['command']}`, CUDA graphs off, GPU time per batch of "
+        f"{result['batch']} from CUPTI kernel records; the ONNX variants agree within "
+        f"{result['max_abs_diff_between_variants']:.3g}):",
+        "",
+        "| variant | wall ms | GPU ms | largest kernel families (GPU ms) |",
+        "|---|---|---|---|",
+    ]
+    for name, v in result["variants"].items():
+        families = ", ".join(f"{k} {ms:.1f}" for k, ms in list(v["gpu_ms_by_family"].items())[:4])
+        lines.append(f"| {name} | {v['ms_per_batch']:.1f} | {v['gpu_ms_per_batch']:.1f} | {families} |")
+    return lines + ["", source(result)]

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from bench import save, settings_of
+from bench.figures import runs_of, source
 from bench.machine import describe
 from bench.postgres import PostgresServer
 from bench.settings import SearchBenchConfig
@@ -321,3 +322,105 @@ def _spread(values: list) -> dict:
         "p99": round(float(np.percentile(ordered, 99)), 3),
         "max": round(float(ordered.max()), 3),
     }
+
+
+SIGHTINGS_PER_S_GOAL = 10_000  # what the store keeps a second: 300 cameras at 30 fps, one face each, and room
+
+
+def render(result: dict) -> list[str]:
+    """The face-search index side by side with exact search, and the store's rate of keeping sightings."""
+    m, s = result["machine"], result["settings"]
+    lines = [
+        f"**Search by face, {m['cores']} cores of an {m['cpu']}** (`{result['command']}`): {s['sightings']:,} "
+        f"made-up {s['ndim']}-value sightings of {s['people']:,} people ({result['matches_per_query']['median']:.0f} "
+        f"matches per query at the median), {s['queries']} queries at similarity {s['min_similarity']:g}, HNSW with "
+        f"{s['connectivity']} links, {s['expansion_add']} candidates while adding and {s['expansion_search']} while "
+        "searching:",
+        "",
+        "| | adds per second | query median | query p99 | recall (mean, worst query) | memory | saved, loaded again |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, r in result["libraries"].items():
+        q, saved = r["query_ms"], r.get("saved")
+        lines.append(
+            f"| {name} | {r['add_per_s']:,} | {q['median']:.2f} ms | {q['p99']:.2f} ms "
+            f"| {r['recall']:.4f}, {r['recall_worst']:.3f} | {r['memory_mb']:.0f} MB "
+            + (f"| {saved['save_s']:g} s, {saved['load_s']:g} s ({saved['file_mb']:.0f} MB) |" if saved else "| - |")
+        )
+    q = result["exact"]["query_ms"]
+    lines.append(
+        f"| exact (NumPy) | - | {q['median']:.2f} ms | {q['p99']:.2f} ms | 1 | {result['exact']['memory_mb']:.0f} MB "
+        "| - |"
+    )
+    lines += _growth(result) + _real_faces_found(result)
+    kept = "; ".join(
+        f"{engine} {r['per_s']:,} ({'met' if r['per_s'] >= SIGHTINGS_PER_S_GOAL else 'not met'})"
+        for engine, r in result.get("store", {}).items()
+    )
+    if kept:
+        lines += [
+            "",
+            f"Sightings the alert store kept per second ({s['store_sightings']:,} sightings, {s['batch']} events per "
+            f"transaction; goal {SIGHTINGS_PER_S_GOAL:,}): {kept}.",
+        ]
+    usearch = result["libraries"].get("usearch")
+    if usearch and usearch.get("saved"):
+        lines += [
+            "",
+            f"So a dashboard indexing the {s['sightings']:,} sightings for the first time answers its first search "
+            f"after about {s['sightings'] / usearch['add_per_s'] / 60:.0f} minutes; restarted, it loads its saved "
+            f"copy in {usearch['saved']['load_s']:g} s.",
+        ]
+    lines += ["", source(result)]
+    return lines
+
+
+def _growth(result: dict) -> list[str]:
+    """Query time and recall at the sizes measured on the way to the full index."""
+    full = result["settings"]["sightings"]
+    rows = [
+        (name, size)
+        for name, r in result["libraries"].items()
+        for size in [*r.get("growth", []), {**r, "sightings": full}]
+    ]
+    if len(rows) == len(result["libraries"]):  # no sizes on the way
+        return []
+    lines = ["", "| | sightings | query median | query p99 | recall (mean, worst query) |", "|---|---|---|---|---|"]
+    for name, size in rows:
+        q = size["query_ms"]
+        lines.append(
+            f"| {name} | {size['sightings']:,} | {q['median']:.2f} ms | {q['p99']:.2f} ms "
+            f"| {size['recall']:.4f}, {size['recall_worst']:.3f} |"
+        )
+    return lines
+
+
+def _real_faces_found(result: dict) -> list[str]:
+    """The sample photos' faces searched for among the made-up sightings."""
+    real = result.get("real_faces")
+    if not real:
+        return []
+    pairs = real["exact"]["pairs"]
+    lines = [
+        "",
+        f"Real faces: {real['faces']} faces of {real['people']} people ({real['photos']} photos, each also flipped, "
+        "cropped, re-encoded and scaled; YuNet and SFace) added to the full index and each searched for at "
+        f"similarity {result['settings']['min_similarity']:g}: the share of the same person's other faces found "
+        f"({pairs['one_photo']:,} pairs from one photo, {pairs['two_photos']:,} from two), and other people's faces "
+        f"found ({pairs['two_people']:,} pairs):",
+        "",
+        "| | recall | one photo | two photos | false matches | made-up sightings found |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, r in [("exact", real["exact"]), *((n, m["real_faces"]) for n, m in result["libraries"].items())]:
+        lines.append(
+            f"| {name} | {r['recall']:.4f} | {r['recall_one_photo']:.4f} | {r['recall_two_photos']:.4f} "
+            f"| {r['false_matches']} ({100 * r['false_match_rate']:.2f}%) | {r['made_up_found']} |"
+        )
+    return lines
+
+
+def block(results: dict[str, dict]) -> str:
+    """The newest search measurement for docs/search.md."""
+    runs = runs_of(results, "search")
+    return "\n".join(render(runs[-1])) if runs else "Not measured yet: run `python -m bench search`."

@@ -257,3 +257,33 @@ def _print_verdict(found: dict) -> None:
     for name, check in found["checks"].items():
         print(f"  {name}: {check}")
     print("holds: memory flat, no descriptor leak, no lag growth" if found["holds"] else "DOES NOT HOLD (see above)")
+
+
+def render(result: dict) -> list[str]:
+    m, s, checks = result["machine"], result["settings"], result["verdict"]["checks"]
+    size = "x".join(map(str, s["frame_size"])) if s.get("frame_size") else "photo-sized"
+    held = "holds" if result["verdict"]["holds"] else "does not hold"
+    lines = [
+        f"**Soak, {m['cores']} cores, local broker** (`{result['command']}`): {s['cameras']} cameras at "
+        f"{s['fps']:g} fps ({size} frames of the sample photos) for {s['minutes']:g} minutes through a YuNet "
+        "detector with SFace embeddings, the alerting workers (every rule), the alert store (SQLite) and the "
+        f"dashboard with no page open; sampled every {s['interval_s']:g} s, checked after "
+        f"{s['warm_up_s'] / 60:g} minutes of warm-up (first and last tenth of what follows). Verdict: **{held}**."
+        + (f" The broker's heap: `{result['broker_heap']}`." if result.get("broker_heap") else ""),
+        "",
+        "| process | RSS settled MB | RSS at the end MB | spread (max/min - 1) | open fds settled -> end |",
+        "|---|---|---|---|---|",
+    ]
+    for name, c in checks.items():
+        if "rss_mb_settled" in c:
+            lines.append(
+                f"| {name} | {c['rss_mb_settled']:.0f} | {c['rss_mb_end']:.0f} | {100 * c['rss_spread']:.1f}% "
+                f"{'' if c['rss_flat'] else '(over the band)'} | {c['fds_settled']} -> {c['fds_end']} |"
+            )
+    lags = "; ".join(
+        f"{name.removeprefix('lag ')} median {c['median_settled']:g} -> {c['median_end']:g} (max {c['max']})"
+        for name, c in checks.items()
+        if name.startswith("lag ")
+    )
+    lines += ["", f"Lag, records not yet committed: {lags}. Source: `bench/results/{result['_file']}` (every sample)."]
+    return lines

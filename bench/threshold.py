@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from bench import save, settings_of
+from bench.figures import runs_of, source
 from bench.machine import describe
 from bench.settings import ThresholdBenchConfig
 from facestream import assets, paths, samples
@@ -227,3 +228,51 @@ def run(cfg: ThresholdBenchConfig, command: str) -> dict:
             f"{row['one person, two photos']} (two photos), {row['one person, one photo']} (one photo)"
         )
     return result
+
+
+def render(result: dict) -> list[str]:
+    m, kinds = result["machine"], list(result["similarity"])
+    people = sorted(set(result["photos"].values()))
+    lines = [
+        f"**The stranger threshold, SFace after YuNet on {result['settings']['provider']}, {m['cores']} cores** "
+        f"(`{result['command']}`): {len(result['photos'])} photos of {len(people)} people, each as "
+        f"{', '.join(result['variants'])}: {result['faces']} faces ({len(result['missed'])} variants without one). "
+        "Cosine similarity of every pair:",
+        "",
+        "| pairs | count | min | p1 | p5 | median | p95 | p99 | max |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in kinds:
+        q = result["similarity"][kind]
+        cells = [str(q.get(k, "-")) for k in ("pairs", "min", "p1", "p5", "p50", "p95", "p99", "max")]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines += ["", *_rates(result)]
+    worst = "; ".join(
+        f"{p['person']} ({p['photos']} photo{'s' if p['photos'] > 1 else ''}): lowest own {p['lowest_own']}, "
+        f"highest other {p['highest_other']}"
+        for p in result["per_person"]
+    )
+    return [*lines, "", f"Per person: {worst}. {source(result)}"]
+
+
+def _rates(result: dict) -> list[str]:
+    """Per threshold, the share of two-people pairs that match and of one-person pairs that do not."""
+    ones = [k for k in result["similarity"] if k != "two people"]
+    lines = [
+        "| threshold | false matches (two people) | " + " | ".join(f"false strangers ({k})" for k in ones) + " |",
+        "|---|---|" + "---|" * len(ones),
+    ]
+    for row in result["rates"]:
+        default = " (default)" if row["threshold"] == result["default_threshold"] else ""
+        shares = [f"{100 * row[k]:.2f}%" for k in ("two people", *ones)]
+        lines.append(f"| {row['threshold']:g}{default} | " + " | ".join(shares) + " |")
+    return lines
+
+
+def block(results: dict[str, dict]) -> str:
+    """The stranger threshold's error rates for docs/alerting.md."""
+    runs = runs_of(results, "threshold")
+    if not runs:
+        return "Not measured yet: run `python -m bench threshold`."
+    result = runs[-1]
+    return "\n".join([*_rates(result), "", source(result)])

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from bench import report
+from bench.figures import load
 
 ROOT = report.ROOT
 DOCS = ["README.md", *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "docs").glob("*.md")))]
@@ -15,7 +16,7 @@ DOCS = ["README.md", *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "d
 @pytest.mark.parametrize(("file", "name"), list(report.BLOCKS))
 def test_generated_parts_match_the_result_files(file: str, name: str) -> None:
     section = report.generated((ROOT / file).read_text(), name)
-    assert section.strip() == report.BLOCKS[(file, name)]().strip(), "run: python bench/report.py"
+    assert section.strip() == report.BLOCKS[(file, name)](load()).strip(), "run: python -m bench.report"
 
 
 def test_readme_stays_short() -> None:

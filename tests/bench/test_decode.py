@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.decode import DecodeBenchConfig, run
-from bench.report import decode as render
+from bench.decode import DecodeBenchConfig, render, run
 from facestream.detector_service.decoding import preprocess_gpu
 
 

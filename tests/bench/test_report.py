@@ -1,28 +1,29 @@
-"""The README generator: a run stopped at a time limit never reaches the README."""
+"""The docs generator and the benchmarks' judges: a run stopped at a time limit never reaches the README;
+each target is judged on the runs it names."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from bench import report, save
+from bench import e2e_report, engine, figures, save
 
 
 def test_a_stopped_run_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "bench" / "results"
     save({"benchmark": "engine", "rows": [{"batch": 1}], "complete": False}, results / "engine-x.json")
     save({"benchmark": "kafka", "complete": True}, results / "kafka-x.json")
-    monkeypatch.setattr(report, "ROOT", tmp_path)
+    monkeypatch.setattr(figures, "ROOT", tmp_path)
     with pytest.raises(SystemExit, match="engine-x.json"):
-        report.load()
+        figures.load()
 
 
 def test_finished_and_older_runs_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "bench" / "results"
     save({"benchmark": "kafka", "complete": True}, results / "kafka-x.json")
     (results / "older.json").write_text(json.dumps({"benchmark": "kafka"}))  # from before "complete" existed
-    monkeypatch.setattr(report, "ROOT", tmp_path)
-    assert sorted(report.load()) == ["kafka-x.json", "older.json"]
+    monkeypatch.setattr(figures, "ROOT", tmp_path)
+    assert sorted(figures.load()) == ["kafka-x.json", "older.json"]
 
 
 def _engine_run(batch1_vs_eager: float, **settings) -> dict:
@@ -51,7 +52,7 @@ def test_batch1_target_takes_the_median_of_runs_of_the_same_engine() -> None:
         "separate": _engine_run(1.0, merge_heads=False),
         "option": _engine_run(1.0, cuda_options=[["fuse_conv_bias", "0"]]),
     }
-    runs, ratios, median = report._batch1_vs_eager(results, main)
+    runs, ratios, median = engine.batch1_vs_eager(results, main)
     assert ratios == [2.9, 3.14, 4.48] and median == 3.14 and len(runs) == 3
 
 
@@ -69,71 +70,56 @@ def _e2e_run(p99s: list[float], detect_args: list[str], **settings) -> dict:
 
 
 def test_300_cameras_are_judged_per_design_and_embedding_runs_apart() -> None:
-    targets: list[report.Target] = []
-
-    def add(*fields) -> None:
-        targets.append(report.Target(*fields))
-
     replicas = _e2e_run([146, 245, 154], ["--decode=gpu"], replicas=4)
     owner = _e2e_run([146, 148, 161], ["--decode=gpu"], fronts=4)
     embedding = _e2e_run([12639, 14128, 12433], ["--decode=gpu", "--embedder=sface"], fronts=4)
     runs = [replicas, owner, embedding]
-    plain = [r for r in runs if not report._with_embedder(r["settings"])]
-    report._add_repeated_300(add, plain, "yunet")
-    report._add_repeated_300(add, [r for r in runs if report._embedder(r["settings"]) == "sface"], "yunet + sface")
-    held, embedded = targets
-    assert held.met and held.short == "3 of 3 runs, GPU owner + 4 fronts"
+    plain = [r for r in runs if not e2e_report.with_embedder(r["settings"])]
+    held = e2e_report.repeated_300(plain, "yunet")
+    embedded = e2e_report.repeated_300(
+        [r for r in runs if e2e_report.embedder(r["settings"]) == "sface"], "yunet + sface"
+    )
+    assert held and held.met and held.short == "3 of 3 runs, GPU owner + 4 fronts"
     assert "4 replicas: 2 of 3 runs" in held.measured
-    assert not embedded.met and embedded.short == "0 of 3 runs, GPU owner + 4 fronts"
+    assert embedded and not embedded.met and embedded.short == "0 of 3 runs, GPU owner + 4 fronts"
 
 
 def test_two_gpus_are_judged_against_twice_the_count_one_gpu_held_every_time() -> None:
-    targets: list[report.Target] = []
-
-    def add(*fields) -> None:
-        targets.append(report.Target(*fields))
-
     one_gpu = [_e2e_run([110, 120, 115], ["--decode=gpu"], fronts=4), _e2e_run([140], ["--decode=gpu"], fronts=4)]
-    assert report._held_every_time(one_gpu, 300)
+    assert e2e_report.held_every_time(one_gpu, 300)
     two = _e2e_run([182], ["--decode=gpu"], fronts=4, replicas=2, gpus=2)
     for row in two["rows"]:
         row["cameras"] = 600
-    report._add_two_gpus(add, [two], "yunet", 600)
-    report._add_two_gpus(add, [two], "yunet", 800)  # never measured: no row
-    (only,) = targets
-    assert not only.met and only.short == "1 of 1 runs"  # one run is not 3 of 3
+    assert e2e_report.two_gpus([two], "yunet", 800) is None  # never measured: no row
+    only = e2e_report.two_gpus([two], "yunet", 600)
+    assert only and not only.met and only.short == "1 of 1 runs"  # one run is not 3 of 3
     assert "over 2 GPUs" in only.measured
 
 
 def test_the_torch_engine_is_judged_on_its_fastest_build_and_its_own_e2e_runs() -> None:
-    targets: list[report.Target] = []
-
-    def add(*fields) -> None:
-        targets.append(report.Target(*fields))
-
-    def engine(file: str, row: dict) -> dict:
+    def engine_run(file: str, row: dict) -> dict:
         return {**_engine_run(1.0, torch_engine="quick"), "rows": [row], "_file": file}
 
     at32 = {"batch": 32, "project_ms_per_img": 2.84, "torch_compile_ms_per_img": 2.32}
     results = {
-        "older": engine(
+        "older": engine_run(
             "older.json", {**at32, "torch_engine_ms_per_img": 2.68, "torch_engine_speedup_vs_torch_compile": 0.86}
         ),
-        "newer": engine(
+        "newer": engine_run(
             "newer.json",
             {**at32, "torch_engine_ms_per_img": 2.19, "torch_engine_speedup_vs_torch_compile": 1.06}
             | {"torch_engine_fraction_of_floor": 0.54},
         ),
-        "b1": engine("b1.json", {"batch": 1, "project_ms_per_img": 4.66, "torch_engine_ms_per_img": 4.5}),
+        "b1": engine_run("b1.json", {"batch": 1, "project_ms_per_img": 4.66, "torch_engine_ms_per_img": 4.5}),
         "onnx": _engine_run(1.0),  # ONNX Runtime alone: no torch engine row
     }
     on_torch = _e2e_run([111, 111, 112], ["--decode=gpu"], provider="torch,cuda")
     for row in on_torch["rows"]:
         row["cameras"] = 12
-    report._add_torch_engine(add, results, [on_torch])
-    batch32, batch1, e2e = targets
+    batch32, batch1 = engine.torch_engine_targets(results)
+    e2e = e2e_report.torch_engine([on_torch])
     assert not batch32.met and batch32.source == "newer.json" and batch32.short == "2.19 ms, 1.06x"
     assert "54% of the physical floor" in batch32.measured
     assert batch1.met and batch1.short == "4.50 ms" and "ONNX Runtime 4.66" in batch1.measured
-    assert e2e.met and e2e.short == "3 of 3 runs"
-    assert report._on_torch(on_torch["settings"]) and not report._on_torch({"provider": "cuda"})
+    assert e2e and e2e.met and e2e.short == "3 of 3 runs"
+    assert e2e_report.on_torch(on_torch["settings"]) and not e2e_report.on_torch({"provider": "cuda"})
