@@ -115,3 +115,17 @@ def test_no_help_text_quotes_a_measured_figure_of_some_hardware() -> None:
 
     hardware = re.compile(r"\b(H100|H200|A100|L4|T4|RTX|GeForce)\b")
     assert [where for where, text in texts(cli, "facestream") if hardware.search(text)] == []
+
+
+def test_every_result_in_history_has_its_line_and_every_cited_result_exists() -> None:
+    history = ROOT / "bench" / "results" / "history"
+    listed = set(re.findall(r"^\| `([^`]+\.json)` \|", (history / "README.md").read_text(), re.M))
+    assert listed == {p.name for p in history.glob("*.json")}, "bench/results/history/README.md: one line per file"
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    cited = {
+        (name, path)
+        for name in tracked.split()
+        if not name.startswith("bench/results/") and (ROOT / name).is_file()
+        for path in re.findall(r"bench/results/[a-z0-9_./-]+\.json", (ROOT / name).read_text(errors="replace"))
+    }
+    assert [(name, path) for name, path in cited if not (ROOT / path).exists()] == []

@@ -19,7 +19,7 @@ BACKENDS = {
 class GpuDecodeSettings:
     """How nvImageCodec is set up. The defaults are the detector's: on the H200, YuNet's pipeline with
     4 detector processes made about 1.6x the frames/s with them as with every backend allowed and new
-    Images per batch (bench/results/pipeline-yunet-fp16-cuda-4-workers*.json); ``bench decode`` and
+    Images per batch (bench/results/history/pipeline-yunet-fp16-cuda-4-workers-{all,hw}.json); ``bench decode`` and
     ``bench pipeline --gpu-decoder`` compare the others."""
 
     backends: str = "hw"  # a key of BACKENDS

@@ -18,10 +18,11 @@ def test_a_stopped_run_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.Mo
         figures.load()
 
 
-def test_finished_and_older_runs_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_finished_and_older_runs_load_and_history_does_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "bench" / "results"
     save({"benchmark": "kafka", "complete": True}, results / "kafka-x.json")
     (results / "older.json").write_text(json.dumps({"benchmark": "kafka"}))  # from before "complete" existed
+    save({"benchmark": "kafka", "complete": True}, results / "history" / "replaced.json")  # not shown
     monkeypatch.setattr(figures, "ROOT", tmp_path)
     assert sorted(figures.load()) == ["kafka-x.json", "older.json"]
 
