@@ -34,6 +34,7 @@ class Camera:
     waiting: bool = False  # a live camera whose frame is due, waiting for a picture newer than its last
     taken: int = 0  # a live camera: the number of the last picture it took
     last_frame_ts_ns: int | None = None  # capture time of its last frame sent
+    partition: int = -1  # of the frames topic, from the placement list; -1: where its key's hash puts it
     _frames: Iterator[tuple[str | None, np.ndarray]] | None = field(default=None, repr=False)
 
     @property

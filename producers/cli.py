@@ -18,6 +18,7 @@ Examples:
   facestream produce --camera usb --source 0 --max-width 960 --jpeg-quality 80
   facestream produce --camera sim --source photos/ --frame-size 640x480 --fps 30 --loop
   facestream produce --camera yard --source rtsp://10.0.0.8/s1 --motion-gate --keyframe-s 10
+  facestream produce --camera door --source rtsp://10.0.0.7/s1 --placement cameras.txt   # partitions even
 """,
     context_settings={"show_default": True},
 )

@@ -46,6 +46,12 @@ class ProducerConfig:
         5.0, "With --motion-gate: send a frame at least this often however quiet the scene.", minimum=0.1
     )
     frames_topic: str = setting(FRAMES_TOPIC, "Topic to publish frames to.", was="topic")
+    placement: Path | None = setting(
+        None,
+        "The deployment's camera ids, one per line: the camera on line i (from 0) goes to partition i mod the frames "
+        "topic's partitions, so partitions carry equal numbers of cameras (without it, or for a camera not listed, "
+        "the key's hash places it). Every producer of a deployment reads the same list; new cameras go at its end.",
+    )
     max_frame_bytes: int = setting(
         kafka_clients.MAX_MESSAGE_BYTES - kafka_clients.RECORD_ROOM,
         "Refuse (and count, per camera) a frame whose record would be larger: Kafka would refuse it anyway.",

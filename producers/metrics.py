@@ -96,6 +96,15 @@ class ProducerCollector:
             ),
         ):
             yield _per_camera(GaugeMetricFamily(name, help_text, labels=["camera"]), live_cameras, value)
+        yield _per_camera(
+            GaugeMetricFamily(
+                "facestream_producer_camera_partition",
+                "The frames topic's partition the placement list gives the camera (-1: its key's hash places it)",
+                labels=["camera"],
+            ),
+            self.cameras,
+            lambda c: c.partition,
+        )
         up = GaugeMetricFamily("facestream_producer_camera_up", "1 while the camera streams", labels=["camera"])
         state = GaugeMetricFamily(
             "facestream_producer_camera_state", "1 for each camera's state", labels=["camera", "state"]

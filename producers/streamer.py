@@ -23,12 +23,13 @@ import numpy as np
 from confluent_kafka import KafkaException, Producer
 from prometheus_client import CollectorRegistry
 
-from facestream import health, kafka_access, kafka_clients, logs
+from facestream import health, kafka_access, kafka_clients, kafka_topics, logs
 from facestream.producers.camera import Camera
 from facestream.producers.config import ProducerConfig
 from facestream.producers.encoder import JpegEncoder
 from facestream.producers.metrics import FrameAges, ProducerCollector
 from facestream.producers.motion import MotionGate
+from facestream.producers.placement import Placement
 from facestream.producers.sources import open_source
 from facestream.producers.status import StatusReporter
 from facestream.redact import redact
@@ -116,6 +117,8 @@ class Streamer:
 
     def run(self) -> StreamStats:
         kafka_clients.check_reachable(self.bootstrap)
+        if self.config.placement is not None:
+            self._place(Placement.read(self.config.placement))
         if self.config.motion_gate:
             log.info(
                 "motion gate: a frame is sent when %.2g of it changed since the camera's last frame sent, "
@@ -158,6 +161,32 @@ class Streamer:
                 log.error("%d frames were not acknowledged by Kafka within 30 s", left)
             self._report(final=True)
         return self.stats
+
+    def _place(self, placement: Placement) -> None:
+        """Each camera's partition from the placement list (producers/placement.py); a camera the list
+        does not name is placed by its key's hash, said here and in the metrics."""
+        partitions = kafka_topics.partition_count(self.config.frames_topic, self.bootstrap)
+        unplaced = []
+        for camera in self.cameras:
+            found = placement.partition(camera.camera_id, partitions)
+            camera.partition = -1 if found is None else found
+            if found is None:
+                unplaced.append(camera.camera_id)
+        log.info(
+            "placement: %d of %d cameras placed over %d partitions of %s by %s",
+            len(self.cameras) - len(unplaced),
+            len(self.cameras),
+            partitions,
+            self.config.frames_topic,
+            self.config.placement,
+        )
+        if unplaced:
+            log.warning(
+                "%s not in the placement list %s: their keys' hash places them, which may leave partitions "
+                "uneven; add them at the list's end",
+                ", ".join(unplaced),
+                self.config.placement,
+            )
 
     def _serve(self, producer: Producer, schedule: list[tuple[float, int]], stop: StopOnSignals) -> None:
         """Send each camera's frame when it is due, earliest first, until every camera is done."""
@@ -246,6 +275,7 @@ class Streamer:
                     payload,
                     camera.camera_id.encode(),
                     on_delivery=self._on_delivery(camera, camera.next_seq),
+                    partition=camera.partition,
                 )
                 camera.sent += 1
                 camera.held = 0
