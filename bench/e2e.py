@@ -23,6 +23,7 @@ import threading
 import time
 import urllib.request
 import uuid
+import zlib
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from facestream.detector_service import models
 from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.detector_service.stats import STAGES
 from facestream.producers.config import ProducerConfig, producer_command
+from facestream.producers.placement import Placement
 from facestream.schemas import unpack_detection
 
 
@@ -50,7 +52,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
     frames, events, dlq = f"e2e-{tag}.frames", f"e2e-{tag}.detections", f"e2e-{tag}.dlq"
     # Enough partitions for every group member, and for the batches of one member to fill from several.
     members = cfg.replicas * cfg.fronts
-    partitions = max(8, members * 4)
+    partitions = cfg.partitions or max(8, members * 4)
     kafka_topics.ensure_topics({frames: partitions, events: partitions, dlq: 1}, bootstrap)
     logs = paths.home() / "bench" / f"e2e-{tag}"
     logs.mkdir(parents=True, exist_ok=True)
@@ -80,6 +82,9 @@ def run(cfg: E2EConfig, command: str) -> dict:
             with _Stages(front_ports) as stages, _Profiles(cfg, detectors, logs, step):
                 row = _one(cfg, frames, reader, count, logs, cpus, f"s{step}", cfg.duration_s)
             row["cores_busy"] = meter.stop()
+            row["cameras_per_replica"] = _cameras_per_replica(
+                bootstrap, f"e2e-{tag}", detectors, _camera_ids(f"s{step}", count), partitions, cfg.placement
+            )
             row["stages"] = stages.summary()
             row["detector_stats"] = [_last_stats_line(log) for log in log_files]
             if cfg.profile_s:
@@ -144,12 +149,23 @@ def _one(
     """Stream ``count`` cameras (ids ``PREFIX-cam-N``) for ``duration_s``; what the reader saw of them."""
     per_camera = int(cfg.fps * duration_s)
     sources = [cfg.source] if cfg.source else [str(samples.portraits_dir()), str(samples.annotated_dir())]
-    cameras = [(f"{prefix}-cam-{cam:03d}", sources[cam % len(sources)]) for cam in range(count)]
+    ids = _camera_ids(prefix, count)
+    cameras = [(camera, sources[cam % len(sources)]) for cam, camera in enumerate(ids)]
+    placed = None
+    if cfg.placement == "list":
+        placed = logs / f"placement-{prefix}.txt"
+        Placement.of(ids).write(placed)
     producers = []
     for first in range(0, count, cfg.cameras_per_producer):
         size = {"max_width": 640} if cfg.frame_size is None else {"frame_size": cfg.frame_size}
         config = ProducerConfig(
-            fps=cfg.fps, loop=True, max_frames=per_camera, frames_topic=frames, stats_interval_s=60.0, **size
+            fps=cfg.fps,
+            loop=True,
+            max_frames=per_camera,
+            frames_topic=frames,
+            stats_interval_s=60.0,
+            placement=placed,
+            **size,
         )
         cmd = [*producer_command(cameras[first : first + cfg.cameras_per_producer], config), *cfg.extra_produce_args]
         with open(logs / f"producer-{prefix}-{first}.log", "wb") as log:  # the child keeps its own handle
@@ -186,6 +202,32 @@ def _one(
         "latency_ms_p99_per_5s": _p99_by_window(latencies, arrivals, 5.0),
         "latency_ms_p99_per_1s_first_10s": _p99_by_window(latencies, arrivals, 1.0)[:10],
     }
+
+
+def _camera_ids(prefix: str, count: int) -> list[str]:
+    """A step's camera ids, in the order of its placement list."""
+    return [f"{prefix}-cam-{cam:03d}" for cam in range(count)]
+
+
+def _cameras_per_replica(
+    bootstrap: str, group: str, detectors: list[subprocess.Popen], cameras: list[str], partitions: int, placement: str
+) -> list[int]:
+    """How many of a step's cameras each replica held: its members' partitions (the group's description,
+    each member named by its process in its client id) and the cameras on each partition: the
+    placement list's ``place mod partitions``, or librdkafka's key hash (CRC-32 of the key, modulo)."""
+    admin = kafka_clients.admin(bootstrap)  # held while its future resolves: a client freed first never answers
+    members = admin.describe_consumer_groups([group], request_timeout=30)[group].result().members
+    families = [set(_tree(proc.pid)) for proc in detectors]
+    on_partition = Counter(
+        place % partitions if placement == "list" else zlib.crc32(camera.encode()) % partitions
+        for place, camera in enumerate(cameras)
+    )
+    held = [0] * len(detectors)
+    for member in members:
+        pid = int(member.client_id.rsplit("-", 1)[1])
+        replica = next(i for i, family in enumerate(families) if pid in family)
+        held[replica] += sum(on_partition[tp.partition] for tp in member.assignment.topic_partitions)
+    return held
 
 
 def _p99_by_window(latencies: np.ndarray, arrivals_ns: np.ndarray, window_s: float) -> list[float]:

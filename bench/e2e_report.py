@@ -22,8 +22,8 @@ def render(result: dict) -> list[str]:
         f"{s['duration_s']:g} s each; latency = a downstream reader's arrival time - capture time):",
         "",
         "| cameras | frames sent | events/s | p50 ms | p99 ms | p99 ms per 5 s of capture | lag at end | not delivered "
-        f"| cores busy | decoding busy per {per} |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| cores busy | decoding busy per {per} | cameras per replica |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
         windows = ", ".join(f"{v:.0f}" for v in r.get("latency_ms_p99_per_5s", [])) or "-"
@@ -34,7 +34,7 @@ def render(result: dict) -> list[str]:
         lines.append(
             f"| {r['cameras']} | {sent_text} | {r['events_per_s']:.0f} | {r['latency_ms_p50']:.0f} "
             f"| {r['latency_ms_p99']:.0f} | {windows} | {r['lag_at_end']} | {r['not_delivered_10s_after_end']} "
-            f"| {_cores(r)} | {decoding} |"
+            f"| {_cores(r)} | {decoding} | {'/'.join(map(str, r.get('cameras_per_replica', []))) or '-'} |"
         )
     lines += ["", *_notes(result)]
     lines.append(f"Most cameras with p99 <= 200 ms and nothing lost: **{cameras_within(result)}**. {source(result)}")

@@ -586,6 +586,15 @@ class E2EConfig(Checked):
         "Stream the first camera count this long before measuring (reported apart): a fresh broker runs cold.",
         minimum=0,
     )
+    partitions: int = setting(
+        0, "Partitions of the run's frames and detections topics (0: four per group member, at least 8).", minimum=0
+    )
+    placement: str = setting(
+        "list",
+        "How the producers place cameras on the frames' partitions: list (a placement list of each step's cameras, "
+        "as produce --placement: partitions even) or hash (each key's hash, Kafka's default).",
+        choices=("list", "hash"),
+    )
     every_count: bool = setting(False, "Measure every camera count, also past the first over the limit.")
     profile_s: float = setting(
         0.0,

@@ -2,6 +2,7 @@
 
 import dataclasses
 import logging
+import os
 import socket
 import sys
 import time
@@ -115,7 +116,9 @@ class DetectorService:
         kafka_topics.ensure_topics(
             {cfg.frames_topic: partitions, cfg.detections_topic: partitions, cfg.dead_letter_topic: 1}, self.bootstrap
         )
-        client_id = f"facestream-detector-{socket.gethostname()}"
+        # Host and process: each member of the group (a replica, or each front of one) is told apart in
+        # the group's description, as `kafka-consumer-groups --describe` and bench e2e show it.
+        client_id = f"facestream-detector-{socket.gethostname()}-{os.getpid()}"
         settings = {"compression.type": "lz4"}  # events compress
         if cfg.exactly_once:
             settings |= transactions.producer_settings(client_id, cfg.group)
