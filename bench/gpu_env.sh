@@ -26,8 +26,11 @@ for entry in "$PWD"/* "$PWD"/.[!.]*; do
 done
 cd /tmp/fsrc
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 FACESTREAM_HOME=/tmp/fsh
+# The copy has no git metadata: the commit it was made from, written here before the carry with
+# `git describe --always --dirty > .fshome/commit`, names the code in every result file.
+if [ -f .fshome/commit ]; then export FACESTREAM_COMMIT="$(cat .fshome/commit)"; fi
 mkdir -p "$FACESTREAM_HOME"
-for part in models samples bench; do  # what was carried (a folder left by an earlier call may hold only one)
+for part in models samples bench native; do  # what was carried (a folder left by an earlier call may hold only one)
   if [ -d ".fshome/$part" ]; then cp -r ".fshome/$part" "$FACESTREAM_HOME/"; fi
 done
 set +e

@@ -74,9 +74,13 @@ def _gpu() -> str | None:
 
 
 def _commit() -> str:
-    """The git commit the benchmark ran (numbers belong to the code that made them)."""
+    """The git commit the benchmark ran (numbers belong to the code that made them); a copy without
+    git metadata (the GPU machine's) says it in ``FACESTREAM_COMMIT``, which bench/gpu_env.sh sets from
+    the ``.fshome/commit`` file written before the carry."""
     import subprocess
 
+    if os.environ.get("FACESTREAM_COMMIT"):
+        return os.environ["FACESTREAM_COMMIT"]
     try:
         done = subprocess.run(
             ["git", "describe", "--always", "--dirty"],

@@ -28,6 +28,7 @@ class GpuDecodeSettings:
     chunk: int = 0  # images per nvImageCodec call; 0: the whole batch in one call
     first: bool = False  # decode on a stream of the GPU's highest priority, ahead of inference's kernels
     decoders: int = 1  # nvImageCodec decoders, each on a stream and a thread of its own, sharing each batch
+    native: bool = False  # the whole batch through nvImageCodec's C API in one call (decoding/native_decoder.py)
 
     def __post_init__(self) -> None:
         if self.backends not in BACKENDS:
@@ -36,20 +37,25 @@ class GpuDecodeSettings:
             raise ValueError(f"images per decoding call must be >= 1 (or 0: the whole batch), got {self.chunk}")
         if self.decoders < 1:
             raise ValueError(f"a GPU decoder set-up needs at least 1 decoder, got {self.decoders}")
+        if self.native and (self.decoders > 1 or self.chunk):
+            raise ValueError("/native decodes each batch in one call of one decoder: it takes no /cN or /dN")
 
     @classmethod
     def parse(cls, text: str) -> "GpuDecodeSettings":
-        """``backends[/keep][/first][/tN][/cN][/dN]``, as ``--gpu-decoder`` takes it: ``hw/keep/t4/c64/d2``
-        is the hardware decoder, decoding into kept Images, 4 host threads, 64 images per call, each
-        batch shared by 2 decoders; ``/first`` puts decoding on a high-priority stream; ``hw/keep`` (the
-        defaults) is DEFAULT_GPU_DECODER."""
+        """``backends[/keep][/first][/native][/tN][/cN][/dN]``, as ``--gpu-decoder`` takes it:
+        ``hw/keep/t4/c64/d2`` is the hardware decoder, decoding into kept Images, 4 host threads, 64 images
+        per call, each batch shared by 2 decoders; ``/first`` puts decoding on a high-priority stream;
+        ``/native`` hands each batch to nvImageCodec's C API in one call, with no Python per image (it
+        always decodes into kept images); ``hw/keep`` (the defaults) is DEFAULT_GPU_DECODER."""
         backends, *flags = text.split("/")
         numbers = {"t": 0, "c": 0, "d": 1}  # host threads, images per call, decoders
         for flag in flags:
             if flag[:1] in numbers and flag[1:].isdigit():
                 numbers[flag[0]] = int(flag[1:])
-            elif flag not in ("keep", "first"):
-                raise ValueError(f"unknown part {flag!r} in GPU decoder {text!r} (expected keep, first, tN, cN or dN)")
+            elif flag not in ("keep", "first", "native"):
+                raise ValueError(
+                    f"unknown part {flag!r} in GPU decoder {text!r} (expected keep, first, native, tN, cN or dN)"
+                )
         return cls(
             backends=backends,
             cpu_threads=numbers["t"],
@@ -57,6 +63,7 @@ class GpuDecodeSettings:
             chunk=numbers["c"],
             first="first" in flags,
             decoders=numbers["d"],
+            native="native" in flags,
         )
 
     def __str__(self) -> str:
@@ -66,7 +73,8 @@ class GpuDecodeSettings:
             + (f"/c{self.chunk}" if self.chunk else "")
             + (f"/d{self.decoders}" if self.decoders > 1 else "")
         )
-        return self.backends + "/keep" * self.keep_images + "/first" * self.first + numbers
+        flags = "/keep" * self.keep_images + "/first" * self.first + "/native" * self.native
+        return self.backends + flags + numbers
 
 
 DEFAULT_GPU_DECODER = str(GpuDecodeSettings())  # "hw/keep": detect's and bench pipeline's default

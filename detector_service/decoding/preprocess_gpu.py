@@ -9,12 +9,14 @@ INTER_LINEAR / INTER_AREA), image at the top-left, zeros elsewhere, BGR out. Nee
 extra (nvidia-nvimgcodec, cupy).
 """
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from facestream.detector_service.decoding import nvimgcodec_extensions
+from facestream.detector_service.decoding import native_decoder, nvimgcodec_extensions
 from facestream.detector_service.decoding.gpu_decode_settings import BACKENDS, GpuDecodeSettings
 from facestream.detector_service.decoding.preprocess import DecodeError, Placed
 from facestream.errors import ConfigError
@@ -114,14 +116,19 @@ class GpuPreprocessor:
             options["backends"] = [
                 nvimgcodec.Backend(getattr(nvimgcodec.BackendKind, kind)) for kind in BACKENDS[self.settings.backends]
             ]
-        self._decoders = [self._new_decoder(nvimgcodec, device_id, options) for _ in range(self.settings.decoders)]
+        self._native: native_decoder.NativeDecoder | None = None
+        if self.settings.native:
+            self._native = self._new_native(device_id)
+        self._arenas: dict[int, Any] = {}  # CuPy arrays  # generation -> the device buffer native decoding decodes into
+        count = 0 if self._native is not None else self.settings.decoders
+        self._decoders = [self._new_decoder(nvimgcodec, device_id, options) for _ in range(count)]
         self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
         with self._device:
             self._streams = [self._stream_for(device_id, index) for index in range(self.settings.decoders)]
             self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
         # Decoders after the first decode their share of a batch on threads of their own, while the
         # calling thread decodes the first share: nvImageCodec lets go of the interpreter while it waits.
-        helpers = self.settings.decoders - 1
+        helpers = len(self._decoders) - 1
         self._helpers = ThreadPoolExecutor(helpers, "decode-share") if helpers else None
         # With keep_images: per (generation, decoder, chunk index), the Images decoded into last. Frames
         # handed out with their batch (keep_frames) stay in use until the caller finishes that batch, while
@@ -138,6 +145,15 @@ class GpuPreprocessor:
                 f"nvImageCodec cannot make a decoder with backends {self.settings.backends!r} on GPU "
                 f"{device_id}: {exc}; try --gpu-decoder all"
             ) from None
+
+    def _new_native(self, device_id: int):
+        missing = native_decoder.available()
+        if missing is not None:
+            raise ConfigError(f"--gpu-decoder {self.settings} cannot run: {missing}")
+        backends = BACKENDS[self.settings.backends]
+        return native_decoder.NativeDecoder(
+            device_id, backends, self.settings.cpu_threads, os.environ.get(nvimgcodec_extensions.ENV, "")
+        )
 
     def _stream_for(self, device_id: int, index: int):
         """The process's decoding stream number ``index`` on this device (and priority)."""
@@ -190,10 +206,13 @@ class GpuPreprocessor:
         if self.keep_frames:
             self._generation = (self._generation + 1) % self._generations
         with self._device:
-            images = self._decode_all(frames)
-            table, placed = _placement(frames, images, height, width)
-            if self.keep_frames:
-                placed = [p if isinstance(p, DecodeError) else replace(p, image=i) for p, i in zip(placed, images)]
+            if self._native is not None:
+                table, placed = self._decode_natively(self._native, frames)
+            else:
+                images = self._decode_all(frames)
+                table, placed = _placement(frames, images, height, width)
+                if self.keep_frames:
+                    placed = [p if isinstance(p, DecodeError) else replace(p, image=i) for p, i in zip(placed, images)]
             stream = self._streams[0]
             with stream:
                 batch = cp.empty((len(frames), height, width, 3), dtype=cp.uint8)
@@ -207,6 +226,42 @@ class GpuPreprocessor:
                 stream.synchronize()  # the batch is complete; Images no Placed keeps are freed after this
         return batch, placed
 
+    def _decode_natively(self, native: "native_decoder.NativeDecoder", frames: list[Frame]):
+        """The batch through nvImageCodec's C API in one call: the JPEGs joined into one host buffer,
+        decoded into one device buffer (one per batch that may be under way), each image where its
+        message's size puts it. Python's work here is per batch; per image only the frame's fields are
+        read into arrays (and, with keep_frames, a view of its decoded image is made)."""
+        cp = self._cp
+        count = len(frames)
+        data = [f.data for f in frames]
+        lengths = np.fromiter(map(len, data), dtype=np.int64, count=count)
+        host = np.frombuffer(b"".join(data), dtype=np.uint8)
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        said = np.array([(f.width, f.height) for f in frames], dtype=np.int64).reshape(-1, 2)
+        bytes_each = np.maximum(said, 0).prod(axis=1) * 3
+        places = np.concatenate(([0], np.cumsum(bytes_each)[:-1])).astype(np.int64)
+        total = int(bytes_each.sum())
+        arena = self._arenas.get(self._generation)
+        if arena is None or arena.size < total:
+            arena = self._arenas[self._generation] = cp.empty(max(total, 1), dtype=cp.uint8)
+        result, seen = native.decode(host, offsets, lengths, arena.data.ptr, places, said, self._streams[0].ptr)
+        good = result == native_decoder.OK
+        channels = np.where(good, 3, 0)
+        pointers = np.where(good, arena.data.ptr + places, 0)
+        table, scale = _table(np.column_stack([seen, channels]), good, pointers, *self.input_hw)
+        placed: list = [
+            Placed(scale=s, width=w, height=h) if ok else _native_why(frame, code, (sw, sh))
+            for frame, ok, code, s, (w, h), (sw, sh) in zip(
+                frames, good.tolist(), result.tolist(), scale.tolist(), said.tolist(), seen.tolist()
+            )
+        ]
+        if self.keep_frames:
+            placed = [
+                p if isinstance(p, DecodeError) else replace(p, image=arena[o : o + n].reshape(p.height, p.width, 3))
+                for p, o, n in zip(placed, places.tolist(), bytes_each.tolist())
+            ]
+        return table, placed
+
     def close(self) -> None:
         """Release nvImageCodec's kept Images, then its decoders, in that order and now, rather than in
         whatever order the interpreter's shutdown would free them (the streams are the process's)."""
@@ -217,30 +272,51 @@ class GpuPreprocessor:
                 stream.synchronize()
         self._kept.clear()
         self._decoders = []
+        if self._native is not None:
+            self._native.close()
+        self._arenas.clear()
 
 
 def _placement(frames: list[Frame], images: list, height: int, width: int):
-    """The letterbox kernel's table (source pointer, height, width, fitted height, fitted width per
-    frame; zeros for a frame that failed) and Placed or DecodeError per frame. The scales and fitted
-    sizes are array arithmetic over the batch; per image only its attributes are read."""
+    """The letterbox kernel's table and Placed or DecodeError per frame, for the Images nvImageCodec's
+    Python binding returned (None where a frame failed). Per image only its attributes are read."""
     seen = np.array(
         [(0, 0, 0) if image is None else (image.width, image.height, image.num_channels) for image in images],
         dtype=np.int64,
     ).reshape(-1, 3)
     said = np.array([(f.width, f.height) for f in frames], dtype=np.int64).reshape(-1, 2)
     good = (seen[:, 2] == 3) & (seen[:, :2] == said).all(axis=1)
-    safe = np.maximum(seen[:, :2], 1)
-    scale = np.minimum(height / safe[:, 1], width / safe[:, 0])
-    fit = np.maximum(1, np.round(safe * scale[:, None])).astype(np.int64)  # as ``fitted``: half to even, never 0
-    table = np.zeros((5, len(frames)), dtype=np.int64)  # src ptr, h, w, fit h, fit w
+    pointers = np.zeros(len(frames), dtype=np.int64)
     rows = np.flatnonzero(good)
-    table[0, rows] = [images[i].__cuda_array_interface__["data"][0] for i in rows.tolist()]
-    table[1:, rows] = np.stack([seen[rows, 1], seen[rows, 0], fit[rows, 1], fit[rows, 0]])
+    pointers[rows] = [images[i].__cuda_array_interface__["data"][0] for i in rows.tolist()]
+    table, scale = _table(seen, good, pointers, height, width)
     placed = [
         Placed(scale=s, width=w, height=h) if ok else _why(frame, image)
         for frame, image, ok, s, (w, h) in zip(frames, images, good.tolist(), scale.tolist(), seen[:, :2].tolist())
     ]
     return table, placed
+
+
+def _table(seen: np.ndarray, good: np.ndarray, pointers: np.ndarray, height: int, width: int):
+    """The letterbox kernel's table (source pointer, height, width, fitted height, fitted width per
+    frame; zeros for a frame that failed) and each frame's scale, from (width, height, channels) per
+    frame: array arithmetic over the batch."""
+    safe = np.maximum(seen[:, :2], 1)
+    scale = np.minimum(height / safe[:, 1], width / safe[:, 0])
+    fit = np.maximum(1, np.round(safe * scale[:, None])).astype(np.int64)  # as ``fitted``: half to even, never 0
+    table = np.zeros((5, len(seen)), dtype=np.int64)  # src ptr, h, w, fit h, fit w
+    rows = np.flatnonzero(good)
+    table[0, rows] = pointers[rows]
+    table[1:, rows] = np.stack([seen[rows, 1], seen[rows, 0], fit[rows, 1], fit[rows, 0]])
+    return table, scale
+
+
+def _native_why(frame: Frame, code: int, seen: tuple[int, int]) -> DecodeError:
+    if code == native_decoder.SIZE_DIFFERS:
+        return DecodeError(f"message says {frame.width}x{frame.height}, image is {seen[0]}x{seen[1]}")
+    if code == native_decoder.NOT_AN_IMAGE:
+        return DecodeError(f"{len(frame.data)} bytes of {frame.encoding} data do not decode to an image")
+    return DecodeError(f"{len(frame.data)} bytes of {frame.encoding} data failed in nvImageCodec's decoder")
 
 
 def _why(frame: Frame, image) -> DecodeError:

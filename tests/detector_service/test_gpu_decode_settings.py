@@ -16,9 +16,12 @@ def test_backends_then_flags_in_any_order() -> None:
     assert GpuDecodeSettings.parse("hw/keep/t4/c64") == expected == GpuDecodeSettings.parse("hw/c64/t4/keep")
     assert GpuDecodeSettings.parse("hw/first/keep") == GpuDecodeSettings(first=True)
     assert GpuDecodeSettings.parse("hw/d3/keep") == GpuDecodeSettings(decoders=3)
+    assert GpuDecodeSettings.parse("hw/native/t2") == GpuDecodeSettings(keep_images=False, native=True, cpu_threads=2)
 
 
-@pytest.mark.parametrize("text", ["fast", "hw/quick", "gpu/t", "/keep", "hw/c", "hw/c-1", "hw/d0"])
+@pytest.mark.parametrize(
+    "text", ["fast", "hw/quick", "gpu/t", "/keep", "hw/c", "hw/c-1", "hw/d0", "hw/native/d2", "hw/native/c8"]
+)
 def test_a_misspelt_set_up_is_refused(text: str) -> None:
     with pytest.raises(ValueError):
         GpuDecodeSettings.parse(text)
@@ -26,7 +29,18 @@ def test_a_misspelt_set_up_is_refused(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["hw/keep", "all", "all/t4", "hybrid/keep/t2", "hw/keep/c64", "all/t4/c32", "hw/keep/first/t2", "hw/keep/d2"],
+    [
+        "hw/keep",
+        "all",
+        "all/t4",
+        "hybrid/keep/t2",
+        "hw/keep/c64",
+        "all/t4/c32",
+        "hw/keep/first/t2",
+        "hw/keep/d2",
+        "hw/native",
+        "all/native/t4",
+    ],
 )
 def test_the_spelling_reads_back(text: str) -> None:
     assert str(GpuDecodeSettings.parse(text)) == text

@@ -57,7 +57,9 @@ def test_bad_frames_fail_in_their_slots(corpus: list[Frame]) -> None:
 
 
 # The default, then one change at a time; decoders sharing a batch, also in several calls each.
-@pytest.mark.parametrize("setup", ["hw/keep", "hw/t4", "all/keep", "hw/keep/d2", "hw/keep/c3/d3"])
+@pytest.mark.parametrize(
+    "setup", ["hw/keep", "hw/t4", "all/keep", "hw/keep/d2", "hw/keep/c3/d3", "hw/native", "all/native"]
+)
 def test_decoder_settings_give_the_same_batches(corpus: list[Frame], setup: str) -> None:
     # Against every backend and fresh Images (nvImageCodec's own defaults). Twice, with frames of other
     # sizes and a bad one in between: kept Images are decoded into again.
@@ -69,6 +71,25 @@ def test_decoder_settings_give_the_same_batches(corpus: list[Frame], setup: str)
     assert placed == expected_placed
     diff = np.abs(batch.get().astype(np.int16) - expected.get().astype(np.int16))
     assert diff.mean() < 1.0 and diff.max() <= 12  # the hardware and CUDA decoders may round differently
+
+
+def test_native_decoding_fails_bad_frames_in_their_slots_and_keeps_views_of_the_frames(corpus: list[Frame]) -> None:
+    good = corpus[0]
+    frames = [good, Frame("cam", 1, 0, 640, 480, b"junk"), Frame("cam", 2, 0, good.width + 1, good.height, good.data)]
+    settings = GpuDecodeSettings.parse("hw/native")
+    native = preprocess_gpu.GpuPreprocessor((480, 640), settings=settings, keep_frames=True)
+    python = preprocess_gpu.GpuPreprocessor((480, 640), keep_frames=True)
+    batch, placed = native.run(frames)
+    expected, expected_placed = python.run(frames)
+    assert [str(p) if isinstance(p, DecodeError) else p.scale for p in placed] == [
+        str(p) if isinstance(p, DecodeError) else p.scale for p in expected_placed
+    ]
+    assert int(batch[1].max()) == 0 and int(batch[2].max()) == 0
+    view, image = placed[0].image, expected_placed[0].image
+    assert view.shape == (good.height, good.width, 3)
+    import cupy as cp
+
+    assert int(cp.abs(view.astype(cp.int16) - cp.asarray(image).astype(cp.int16)).max()) <= 12
 
 
 def test_a_set_up_this_gpu_refuses_is_a_config_error() -> None:
