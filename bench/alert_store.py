@@ -18,7 +18,7 @@ from sqlalchemy import Engine, insert, text
 
 from bench import save, settings_of
 from bench.engine import _progress
-from bench.figures import Target, runs_of, source
+from bench.figures import Target, newest, source
 from bench.machine import describe
 from bench.postgres import PostgresServer
 from bench.settings import AlertStoreBenchConfig
@@ -167,10 +167,9 @@ def render(result: dict) -> list[str]:
 
 def targets(results: dict[str, dict]) -> list[Target]:
     """The slowest question's median page time, per database, in the newest run."""
-    runs = runs_of(results, "alert_store")
-    if not runs:
+    store = newest(results, "alert_store")
+    if store is None:
         return []
-    store = runs[-1]
     slowest = {e: max(r["median_ms"] for r in store["rows"] if r["engine"] == e) for e in store["settings"]["engines"]}
     shown = ", ".join(f"{e} {ms:.1f} ms" for e, ms in slowest.items())
     return [

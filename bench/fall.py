@@ -15,7 +15,7 @@ from typing import Any
 
 from bench import save, settings_of, spawn
 from bench.engine import _progress
-from bench.figures import Target, runs_of, source
+from bench.figures import Target, newest, source
 from bench.machine import describe
 from bench.settings import FallBenchConfig
 from facestream import kafka_reading, kafka_topics, paths, samples
@@ -121,10 +121,9 @@ def render(result: dict) -> list[str]:
 
 def targets(results: dict[str, dict]) -> list[Target]:
     """The slowest fall's alert against the rule's hold time."""
-    runs = runs_of(results, "fall")
-    if not runs:
+    fall = newest(results, "fall")
+    if fall is None:
         return []
-    fall = runs[0]
     return [
         Target(
             "Fall alert on the broker within hold-s + 1 s of the fall",

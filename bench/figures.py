@@ -32,6 +32,13 @@ def runs_of(results: dict[str, dict], benchmark: str, **wanted) -> list[dict]:
     ]
 
 
+def newest(results: dict[str, dict], benchmark: str) -> dict | None:
+    """The last run of ``benchmark`` in file order (names sort by what they measured, so among files of
+    one set-up the latest), or None before the first."""
+    runs = runs_of(results, benchmark)
+    return runs[-1] if runs else None
+
+
 @dataclass(frozen=True)
 class Target:
     """One target against its figure: ``measured`` in full for docs/performance.md, ``short`` (or the

@@ -20,7 +20,7 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.engine import _progress
-from bench.figures import Target, runs_of, source
+from bench.figures import Target, newest, source
 from bench.machine import describe
 from bench.pipeline import drive
 from bench.settings import GateBenchConfig
@@ -182,10 +182,10 @@ def render(result: dict) -> list[str]:
 
 def targets(results: dict[str, dict]) -> list[Target]:
     """The faces the gate keeps on the busy street at the default ``--motion-min-area``."""
-    runs = runs_of(results, "gate")
-    if not runs:
+    run = newest(results, "gate")
+    if run is None:
         return []
-    street = runs[-1]["scenes"][0]
+    street = run["scenes"][0]
     default = next(r for r in street["rows"] if r["min_area"] == DEFAULT_AREA)
     return [
         Target(
@@ -193,7 +193,7 @@ def targets(results: dict[str, dict]) -> list[Target]:
             f"{100 * default['recall']:.1f}% kept, {100 * default['sent_fraction']:.1f}% of frames sent (default "
             f"--motion-min-area {DEFAULT_AREA:g})",
             default["recall"] >= 0.99,
-            runs[-1]["_file"],
+            run["_file"],
             f"{100 * default['recall']:.0f}%, {100 * default['sent_fraction']:.1f}% of frames sent",
         )
     ]

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from bench import save, settings_of
-from bench.figures import runs_of, source
+from bench.figures import newest, source
 from bench.machine import describe
 from bench.postgres import PostgresServer
 from bench.settings import SearchBenchConfig
@@ -422,5 +422,5 @@ def _real_faces_found(result: dict) -> list[str]:
 
 def block(results: dict[str, dict]) -> str:
     """The newest search measurement for docs/search.md."""
-    runs = runs_of(results, "search")
-    return "\n".join(render(runs[-1])) if runs else "Not measured yet: run `python -m bench search`."
+    result = newest(results, "search")
+    return "\n".join(render(result)) if result else "Not measured yet: run `python -m bench search`."

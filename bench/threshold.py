@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from bench import save, settings_of
-from bench.figures import runs_of, source
+from bench.figures import newest, source
 from bench.machine import describe
 from bench.settings import ThresholdBenchConfig
 from facestream import assets, paths, samples
@@ -271,8 +271,7 @@ def _rates(result: dict) -> list[str]:
 
 def block(results: dict[str, dict]) -> str:
     """The stranger threshold's error rates for docs/alerting.md."""
-    runs = runs_of(results, "threshold")
-    if not runs:
+    result = newest(results, "threshold")
+    if result is None:
         return "Not measured yet: run `python -m bench threshold`."
-    result = runs[-1]
     return "\n".join([*_rates(result), "", source(result)])
