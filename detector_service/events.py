@@ -3,6 +3,7 @@ built a batch at once: in the process that talks to Kafka (a front of the GPU ow
 itself), never on the GPU side."""
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from facestream.schemas import DetectionEvent, Face, Frame, ModelRef, Person, Po
 
 
 def build_events(
-    frames: list[Frame],
+    frames: Sequence[Frame],
     faces: Detections,
     counts: np.ndarray,
     model: ModelRef,
@@ -43,7 +44,7 @@ def build_events(
     ]
 
 
-def _per_frame(frames: list[Frame], counts: np.ndarray):
+def _per_frame(frames: Sequence[Frame], counts: np.ndarray):
     """(frame, the indices of its found items) for each frame, the items of all frames lying in frame order."""
     ends = np.cumsum(counts).tolist()
     return [(frame, range(end - count, end)) for frame, count, end in zip(frames, counts.tolist(), ends)]

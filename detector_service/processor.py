@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 class Pending:
     """A batch under way; ``tags`` are the caller's handles, one per frame."""
 
-    frames: list[Frame]
+    frames: Sequence[Frame]
     tags: list
     future: Future  # of _Found with an embedder (a stage of its own), else of _Inferred
 
@@ -135,7 +135,7 @@ class Describes:
     embedder: ModelRef | None
 
 
-def outcomes(answer: Answer, frames: list[Frame], tags: list, describes: Describes) -> list[Outcome]:
+def outcomes(answer: Answer, frames: Sequence[Frame], tags: list, describes: Describes) -> list[Outcome]:
     """One outcome per frame of the batch: a dead letter for each frame that did not decode, an event
     (built from the answer's arrays, a batch at once) for the others."""
     found = [Outcome(tags[i], error=DecodeError(why)) for i, why in answer.errors.items()]
@@ -221,7 +221,7 @@ class FrameProcessor:
         embeds = f"; embeddings {self.embedder.describe()}" if self.embedder is not None else ""
         return f"{ref.name} v{ref.version} on {self.engine.provider}, input {width}x{height}{embeds}"
 
-    def begin(self, frames: list[Frame], tags: list) -> Pending:
+    def begin(self, frames: Sequence[Frame], tags: list) -> Pending:
         decoding = self._decoding.submit(self._decode, frames)
         inferring = self.engine.thread.submit(self._infer, decoding)
         if self.embedder is None:
@@ -229,7 +229,7 @@ class FrameProcessor:
         # Boxes and embeddings of batch N on the embedder's thread, while the caller builds batch N-1's events.
         return Pending(frames, tags, self.embedder.engine.thread.submit(self._find, inferring))
 
-    def _decode(self, frames: list[Frame]):
+    def _decode(self, frames: Sequence[Frame]):
         t0 = time.perf_counter()
         batch, placed = self.preprocessor.run(frames)
         return batch, placed, time.perf_counter() - t0

@@ -88,7 +88,7 @@ class NativeDecoder:
         number, text, pointer, size = ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t
         lib.fs_open.argtypes = [number, text, pointer, number, number, text, size]
         lib.fs_decode.restype = ctypes.c_int
-        lib.fs_decode.argtypes = [pointer, number, *[pointer] * 10, text, size]
+        lib.fs_decode.argtypes = [pointer, number, *[pointer] * 9, text, size]
         lib.fs_close.argtypes = [pointer]
         self._lib = lib
         self._error = ctypes.create_string_buffer(512)
@@ -105,28 +105,28 @@ class NativeDecoder:
 
     def decode(
         self,
-        host: np.ndarray,
-        offsets: np.ndarray,
+        addresses: np.ndarray,
         lengths: np.ndarray,
         device: int,
         places: np.ndarray,
         sizes: np.ndarray,
         stream: int,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Decode the JPEGs at ``host[offsets[i]:offsets[i] + lengths[i]]`` into RGB at ``device +
+        """Decode the JPEGs at host ``addresses`` (``lengths`` bytes each) into RGB at ``device +
         places[i]``, each of the (width, height) in ``sizes[i]``; complete on ``stream`` when returned.
-        What became of each (OK, ...) and the (width, height) each parsed as."""
-        count = len(offsets)
+        What became of each (OK, ...) and the (width, height) each parsed as. The caller keeps the
+        buffers the addresses point into alive for the call."""
+        count = len(addresses)
         result = np.empty(count, dtype=np.int32)
         seen = np.empty((count, 2), dtype=np.int32)
-        offsets, lengths = np.ascontiguousarray(offsets, np.int64), np.ascontiguousarray(lengths, np.int64)
+        addresses, lengths = np.ascontiguousarray(addresses, np.int64), np.ascontiguousarray(lengths, np.int64)
         places = np.ascontiguousarray(places, np.int64)
         widths = np.ascontiguousarray(sizes[:, 0], np.int32)
         heights = np.ascontiguousarray(sizes[:, 1], np.int32)
         failed = self._lib.fs_decode(
-            self._handle, count, host.ctypes.data, offsets.ctypes.data, lengths.ctypes.data, device,
-            places.ctypes.data, widths.ctypes.data, heights.ctypes.data, stream, result.ctypes.data,
-            seen.ctypes.data, self._error, len(self._error),
+            self._handle, count, addresses.ctypes.data, lengths.ctypes.data, device, places.ctypes.data,
+            widths.ctypes.data, heights.ctypes.data, stream, result.ctypes.data, seen.ctypes.data,
+            self._error, len(self._error),
         )  # fmt: skip
         if failed:
             raise RuntimeError(f"nvImageCodec failed a whole batch of {count}: {self._message()}")

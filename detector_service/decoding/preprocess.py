@@ -5,6 +5,7 @@ so mapping boxes back is a single division. OpenCV releases the GIL while decodi
 resizing, so the pool's threads run truly in parallel.
 """
 
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -25,7 +26,7 @@ class Preprocessor:
         self.keep_frames = keep_frames
         self._pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="decode")
 
-    def run(self, frames: list[Frame]) -> tuple[np.ndarray, list[Placed | DecodeError]]:
+    def run(self, frames: Sequence[Frame]) -> tuple[np.ndarray, list[Placed | DecodeError]]:
         """Decode and letterbox every frame; a failure is returned in its slot, never raised."""
         batch = np.zeros((len(frames), *self.input_hw, 3), dtype=np.uint8)
         placed = list(self._pool.map(self._place, frames, batch))

@@ -10,6 +10,7 @@ extra (nvidia-nvimgcodec, cupy).
 """
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,7 @@ import numpy as np
 
 from facestream.detector_service.decoding import native_decoder, nvimgcodec_extensions
 from facestream.detector_service.decoding.gpu_decode_settings import BACKENDS, GpuDecodeSettings
+from facestream.detector_service.decoding.packed import PackedFrames
 from facestream.detector_service.decoding.preprocess import DecodeError, Placed
 from facestream.errors import ConfigError
 from facestream.schemas import Frame
@@ -119,7 +121,7 @@ class GpuPreprocessor:
         self._native: native_decoder.NativeDecoder | None = None
         if self.settings.native:
             self._native = self._new_native(device_id)
-        self._arenas: dict[int, Any] = {}  # CuPy arrays  # generation -> the device buffer native decoding decodes into
+        self._arenas: dict[int, Any] = {}  # generation -> the CuPy buffer native decoding decodes into
         count = 0 if self._native is not None else self.settings.decoders
         self._decoders = [self._new_decoder(nvimgcodec, device_id, options) for _ in range(count)]
         self._params = nvimgcodec.DecodeParams(color_spec=nvimgcodec.ColorSpec.SRGB)
@@ -162,7 +164,7 @@ class GpuPreprocessor:
             _STREAMS[key] = self._cp.cuda.Stream(non_blocking=True, priority=_HIGHEST if self.settings.first else 0)
         return _STREAMS[key]
 
-    def _decode_share(self, decoder: int, share: list[Frame]) -> list:
+    def _decode_share(self, decoder: int, share: Sequence[Frame]) -> list:
         """Decoder ``decoder``'s share of a batch, in calls of ``chunk`` images, complete when returned."""
         images, step = [], self.settings.chunk or len(share) or 1
         for index, start in enumerate(range(0, len(share), step)):
@@ -184,7 +186,7 @@ class GpuPreprocessor:
             self._kept[key] = list(images)
         return images
 
-    def _decode_all(self, frames: list[Frame]) -> list:
+    def _decode_all(self, frames: Sequence[Frame]) -> list:
         """Every frame's Image (None where it failed), the batch shared out among the decoders."""
         count = len(self._decoders)
         bounds = [len(frames) * k // count for k in range(count + 1)]
@@ -196,7 +198,7 @@ class GpuPreprocessor:
             images += share.result()
         return images
 
-    def run(self, frames: list[Frame]):
+    def run(self, frames: Sequence[Frame]):
         """(CuPy uint8 (N, H, W, 3) BGR batch, Placed or DecodeError per frame); ready when returned.
 
         With ``keep_frames`` each Placed holds its decoded Image (RGB, on the device), valid until
@@ -226,25 +228,27 @@ class GpuPreprocessor:
                 stream.synchronize()  # the batch is complete; Images no Placed keeps are freed after this
         return batch, placed
 
-    def _decode_natively(self, native: "native_decoder.NativeDecoder", frames: list[Frame]):
-        """The batch through nvImageCodec's C API in one call: the JPEGs joined into one host buffer,
-        decoded into one device buffer (one per batch that may be under way), each image where its
-        message's size puts it. Python's work here is per batch; per image only the frame's fields are
-        read into arrays (and, with keep_frames, a view of its decoded image is made)."""
+    def _decode_natively(self, native: "native_decoder.NativeDecoder", frames: Sequence[Frame]):
+        """The batch through nvImageCodec's C API in one call: the JPEGs read where they lie (the GPU
+        owner's PackedFrames; other frames' bytes are first joined into one buffer), decoded into one
+        device buffer (one per batch that may be under way), each image where its message's size puts
+        it. Python's work here is per batch (a Placed per frame aside, and with keep_frames a view of
+        each decoded image)."""
         cp = self._cp
-        count = len(frames)
-        data = [f.data for f in frames]
-        lengths = np.fromiter(map(len, data), dtype=np.int64, count=count)
-        host = np.frombuffer(b"".join(data), dtype=np.uint8)
-        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-        said = np.array([(f.width, f.height) for f in frames], dtype=np.int64).reshape(-1, 2)
+        if not isinstance(frames, PackedFrames):  # frames of their own: their bytes joined into one buffer
+            ends = np.cumsum(np.fromiter((len(f.data) for f in frames), dtype=np.int64, count=len(frames)))
+            joined = np.frombuffer(b"".join(f.data for f in frames) or b"\0", dtype=np.uint8)
+            sizes = np.array([(f.width, f.height) for f in frames], dtype=np.int32).reshape(-1, 2)
+            frames = PackedFrames.of(joined, ends, sizes)
+        said = frames.sizes.astype(np.int64)
         bytes_each = np.maximum(said, 0).prod(axis=1) * 3
         places = np.concatenate(([0], np.cumsum(bytes_each)[:-1])).astype(np.int64)
         total = int(bytes_each.sum())
         arena = self._arenas.get(self._generation)
         if arena is None or arena.size < total:
             arena = self._arenas[self._generation] = cp.empty(max(total, 1), dtype=cp.uint8)
-        result, seen = native.decode(host, offsets, lengths, arena.data.ptr, places, said, self._streams[0].ptr)
+        addresses, lengths = frames.addresses(), frames.ends - frames.starts
+        result, seen = native.decode(addresses, lengths, arena.data.ptr, places, said, self._streams[0].ptr)
         good = result == native_decoder.OK
         channels = np.where(good, 3, 0)
         pointers = np.where(good, arena.data.ptr + places, 0)
@@ -277,7 +281,7 @@ class GpuPreprocessor:
         self._arenas.clear()
 
 
-def _placement(frames: list[Frame], images: list, height: int, width: int):
+def _placement(frames: Sequence[Frame], images: list, height: int, width: int):
     """The letterbox kernel's table and Placed or DecodeError per frame, for the Images nvImageCodec's
     Python binding returned (None where a frame failed). Per image only its attributes are read."""
     seen = np.array(

@@ -12,10 +12,10 @@ import mmap
 from dataclasses import dataclass
 from multiprocessing import shared_memory
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 
+from facestream.detector_service.decoding.packed import PackedFrames
 from facestream.schemas import Frame
 
 log = logging.getLogger(__name__)
@@ -96,19 +96,15 @@ class Reader:
     def __init__(self) -> None:
         self._mapped: dict[str, np.ndarray] = {}  # segment -> its bytes
 
-    def frames(self, batch: Batch) -> list[Frame]:
-        """The batch's frames as the decoders take them: each one's bytes as a numpy view of the block
-        (no copy: in a py-spy profile on the H200, copying them was the owner's largest holder of its
-        interpreter, which its decoding thread needs back for every image) and the
-        size its message gave (camera and sequence stay with the front, which builds the events)."""
+    def frames(self, batch: Batch) -> PackedFrames:
+        """The batch's frames as the decoders take them: the block itself with each frame's place and
+        the size its message gave (no copy: in a py-spy profile on the H200, copying the bytes was the
+        owner's largest holder of its interpreter, which its decoding thread needs back for every
+        image; camera and sequence stay with the front, which builds the events)."""
         block = self._mapped.get(batch.segment)
         if block is None:
             block = self._mapped[batch.segment] = np.frombuffer(_map(batch.segment), dtype=np.uint8)
-        starts = np.concatenate(([0], batch.ends[:-1])).tolist()
-        return [
-            Frame("", 0, 0, width, height, cast(bytes, block[start:end]))  # a view: nvImageCodec reads either
-            for start, end, (width, height) in zip(starts, batch.ends.tolist(), batch.sizes.tolist())
-        ]
+        return PackedFrames.of(block, batch.ends, batch.sizes)
 
     def forget(self, segment: str) -> None:
         """A front replaced or closed this block: it is unmapped once no frame views it any more."""

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from facestream import logs
+from facestream.detector_service.decoding.packed import PackedFrames
 from facestream.detector_service.owner.merging import split
 from facestream.detector_service.owner.payloads import Batch, Reader
 from facestream.detector_service.processor import Answer, Boxes, Describes, FrameProcessor, Pending
@@ -178,14 +179,15 @@ class _Owner:
         self.reader.close()
 
     def _begin(self, parts: list[Part]) -> Pending:
-        frames = []
+        packed = []
         for front, batch in parts:
             slot = (front, batch.number % 2)
             previous = self._slots.get(slot)
             if previous is not None and previous != batch.segment:  # the front gave the slot a larger block
                 self.reader.forget(previous)
             self._slots[slot] = batch.segment
-            frames += self.reader.frames(batch)
+            packed.append(self.reader.frames(batch))
+        frames = packed[0] if len(packed) == 1 else PackedFrames.joined(packed)
         return self.processor.begin(frames, [None] * len(frames))
 
     def _send(self, front: int, message: Answered | None) -> None:

@@ -3,7 +3,7 @@
  * nvImageCodec's Python binding makes a CodeStream and an Image object per image and its caller reads
  * each one's size and pointer back: on the H200 that kept the GPU owner's decoding thread busy about
  * 0.08 ms a frame against 0.04 for the decoding itself. Here the whole batch crosses once: the JPEGs
- * lie in one host buffer (offsets and lengths), the decoded RGB images go to given places in one device
+ * lie where the caller's buffers hold them (addresses and lengths), the decoded RGB images go to given places in one device
  * buffer, and the sizes and a status per image come back in arrays. The caller (native_decoder.py)
  * loads libnvimgcodec first, so its symbols resolve here; nothing else is linked.
  */
@@ -119,13 +119,13 @@ fs_decoder* fs_open(int device_id, const char* extensions, const int* kinds, int
     return d;
 }
 
-/* Decode ``n`` JPEGs lying at ``host + offsets[i]`` (``lengths[i]`` bytes) into interleaved RGB at
+/* Decode ``n`` JPEGs lying at host address ``addresses[i]`` (``lengths[i]`` bytes) into interleaved RGB at
  * ``device + places[i]``, each as large as its message said (``widths[i]`` x ``heights[i]``): an image
  * of another size is not decoded (FS_SIZE_DIFFERS), nor is one that is not a 3-channel-capable image.
  * ``result[i]`` says what became of each; ``seen`` gets each image's width and height as parsed (0, 0
  * where it did not parse). The images are complete on ``cuda_stream`` when this returns 0; -1 means
  * the whole call failed (``error`` says why). */
-int fs_decode(fs_decoder* d, int n, const uint8_t* host, const int64_t* offsets, const int64_t* lengths,
+int fs_decode(fs_decoder* d, int n, const int64_t* addresses, const int64_t* lengths,
               uint8_t* device, const int64_t* places, const int32_t* widths, const int32_t* heights,
               void* cuda_stream, int32_t* result, int32_t* seen, char* error, size_t error_size) {
     if (grow(d, n) != 0) {
@@ -136,8 +136,9 @@ int fs_decode(fs_decoder* d, int n, const uint8_t* host, const int64_t* offsets,
     for (int i = 0; i < n; ++i) {
         seen[2 * i] = seen[2 * i + 1] = 0;
         result[i] = FS_NOT_AN_IMAGE;
-        if (nvimgcodecCodeStreamCreateFromHostMem(d->instance, &d->streams[i], host + offsets[i],
-                                                  (size_t)lengths[i], NULL) != NVIMGCODEC_STATUS_SUCCESS)
+        const unsigned char* jpeg = (const unsigned char*)(uintptr_t)addresses[i];
+        if (nvimgcodecCodeStreamCreateFromHostMem(d->instance, &d->streams[i], jpeg, (size_t)lengths[i], NULL) !=
+            NVIMGCODEC_STATUS_SUCCESS)
             continue;
         nvimgcodecImageInfo_t info = {.struct_type = NVIMGCODEC_STRUCTURE_TYPE_IMAGE_INFO, .struct_size = sizeof(nvimgcodecImageInfo_t)};
         if (nvimgcodecCodeStreamGetImageInfo(d->streams[i], &info) != NVIMGCODEC_STATUS_SUCCESS ||
