@@ -98,8 +98,9 @@ class DetectorConfig:
     gpu_decoder: str = setting(
         DEFAULT_GPU_DECODER,
         "nvImageCodec set-up: backends all|hw|gpu|hybrid, then /keep (decode into the last batch's images), "
-        "/first (decode on a stream of the GPU's highest priority), /tN (N host threads), /cN (N images per "
-        "decoding call; default: the whole batch in one call); e.g. all, hw/keep/t4.",
+        "/first (decode on a stream of the GPU's highest priority), /native (each batch through nvImageCodec's C "
+        "API in one call, no Python per image; built at first use with the C compiler), /tN (N host threads), /cN "
+        "(N images per decoding call; default: the whole batch in one call); e.g. all, hw/keep/t4, hw/native.",
         parse=GpuDecodeSettings.parse,
         metavar="SETUP",
     )

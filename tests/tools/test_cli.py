@@ -104,7 +104,7 @@ def test_usage_errors_exit_2() -> None:
     result = CliRunner().invoke(cli, ["detect", "--input-size", "640by480"])
     assert result.exit_code == 2 and "WIDTHxHEIGHT" in result.output
     result = CliRunner().invoke(cli, ["detect", "--gpu-decoder", "hw/fast"])
-    assert result.exit_code == 2 and "expected keep, first, tN, cN or dN" in result.output
+    assert result.exit_code == 2 and "expected keep, first, native, tN, cN or dN" in result.output
     result = CliRunner().invoke(cli, ["produce", "--camera", "a", "--source", "x", "--frame-size", "0x480"])
     assert result.exit_code == 2 and "must be >= 1" in result.output
 
