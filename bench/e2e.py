@@ -23,7 +23,6 @@ import threading
 import time
 import urllib.request
 import uuid
-import zlib
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from facestream.detector_service import models
 from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.detector_service.stats import STAGES
 from facestream.producers.config import ProducerConfig, producer_command
-from facestream.producers.placement import Placement
+from facestream.producers.placement import Placement, by_key
 from facestream.schemas import unpack_detection
 
 
@@ -214,12 +213,12 @@ def _cameras_per_replica(
 ) -> list[int]:
     """How many of a step's cameras each replica held: its members' partitions (the group's description,
     each member named by its process in its client id) and the cameras on each partition: the
-    placement list's ``place mod partitions``, or librdkafka's key hash (CRC-32 of the key, modulo)."""
+    placement list's ``place mod partitions``, or the key's murmur2 hash (``placement.by_key``)."""
     admin = kafka_clients.admin(bootstrap)  # held while its future resolves: a client freed first never answers
     members = admin.describe_consumer_groups([group], request_timeout=30)[group].result().members
     families = [set(_tree(proc.pid)) for proc in detectors]
     on_partition = Counter(
-        place % partitions if placement == "list" else zlib.crc32(camera.encode()) % partitions
+        place % partitions if placement == "list" else by_key(camera, partitions)
         for place, camera in enumerate(cameras)
     )
     held = [0] * len(detectors)

@@ -1,13 +1,14 @@
 """Which partition of the frames topic each camera's frames go to.
 
 Kafka's consumer group balances partitions among the detector's members, not cameras; with the key
-hash (librdkafka's CRC32 of the camera id) a few cameras fall unevenly, and one member may get 12 of
-20 heavy cameras while another gets 8. A placement list fixes it: the deployment's camera ids, one per
-line, and the camera on line ``i`` (from 0) goes to partition ``i mod P`` (P: the topic's partitions).
-Partitions then carry equal numbers of cameras (one more on the first ``N mod P``), and with P a
-multiple of the members each member's share of cameras differs by at most the partitions it holds.
-New cameras go at the end of the list, so the cameras already placed stay where they are. Every
-producer of a deployment reads the same list; schemas/README.md says the same for outside producers.
+hash (murmur2 of the camera id, as Java's clients place keys: ``by_key``) a few cameras fall
+unevenly, and one member may get 12 of 20 heavy cameras while another gets 8. A placement list fixes
+it: the deployment's camera ids, one per line, and the camera on line ``i`` (from 0) goes to partition
+``i mod P`` (P: the topic's partitions). Partitions then carry equal numbers of cameras (one more on
+the first ``N mod P``), and with P a multiple of the members each member's share of cameras differs by
+at most the partitions it holds. New cameras go at the end of the list, so the cameras already placed
+stay where they are. Every producer of a deployment reads the same list; schemas/README.md says the
+same for outside producers.
 """
 
 from dataclasses import dataclass
@@ -46,3 +47,29 @@ class Placement:
     def write(self, path: Path) -> None:
         """The list as ``read`` takes it back (the benchmarks write one per run)."""
         path.write_text("".join(f"{camera}\n" for camera in sorted(self.places, key=self.places.__getitem__)))
+
+
+def by_key(camera: str, partitions: int) -> int:
+    """The partition a camera's key puts it on without a list: Kafka's murmur2 of the key's UTF-8
+    bytes, sign bit cleared, modulo the partitions (Java's default partitioner; facestream's producers
+    ask librdkafka for the same, ``murmur2_random``)."""
+    return (_murmur2(camera.encode()) & 0x7FFFFFFF) % partitions
+
+
+def _murmur2(data: bytes) -> int:
+    """Kafka's 32-bit murmur2 (seed 0x9747b28c), as an unsigned number."""
+    m, mask = 0x5BD1E995, 0xFFFFFFFF
+    h = (0x9747B28C ^ len(data)) & mask
+    whole = len(data) - len(data) % 4
+    for i in range(0, whole, 4):
+        k = int.from_bytes(data[i : i + 4], "little")
+        k = (k * m) & mask
+        k ^= k >> 24
+        h = ((h * m) & mask) ^ ((k * m) & mask)
+    tail = data[whole:]
+    if tail:
+        h ^= int.from_bytes(tail, "little")
+        h = (h * m) & mask
+    h ^= h >> 13
+    h = (h * m) & mask
+    return h ^ (h >> 15)

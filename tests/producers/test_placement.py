@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from helpers.kafka import read_topic
 
-from facestream import kafka_topics
+from facestream import kafka_clients, kafka_topics
 from facestream.errors import ConfigError
 from facestream.producers.config import ProducerConfig
-from facestream.producers.placement import Placement
+from facestream.producers.placement import Placement, by_key
 from facestream.producers.streamer import Streamer
 from facestream.schemas import unpack_frame
 
@@ -55,3 +55,17 @@ def test_twenty_cameras_fill_eight_partitions_evenly(
     assert "unlisted not in the placement list" in caplog.text
     assert "20 of 21 cameras placed over 8 partitions" in caplog.text
     assert [c.partition for c in streamer.cameras][-1] == -1
+
+
+def test_without_a_list_the_key_hash_places_a_camera_as_schemas_readme_says(bootstrap: str) -> None:
+    # murmur2 of the key, as Java's clients place keys (bench e2e counts each replica's cameras of a
+    # --placement hash run with it).
+    frames = f"t-{uuid.uuid4().hex[:10]}.frames"
+    kafka_topics.ensure_topics({frames: 10}, bootstrap)
+    producer = kafka_clients.producer("test-placement", bootstrap)
+    cameras = [f"cam-{i:02d}" for i in range(30)]
+    for camera in cameras:
+        kafka_clients.send(producer, frames, b"x", camera.encode())
+    assert producer.flush(30) == 0
+    where = {r.key().decode(): r.partition() for r in read_topic(bootstrap, frames, len(cameras))}
+    assert where == {camera: by_key(camera, 10) for camera in cameras}
