@@ -28,6 +28,7 @@ def test_the_wheel_installs_one_name_and_no_benchmarks(tmp_path: Path) -> None:
         "facestream/detector_service/models/mogface_torch/net.py",
         "facestream/broker/pom.xml",
         "facestream/broker/log4j2.xml",
+        "facestream/detector_service/decoding/native/batch_decode.c",
     ):
         assert member in names, member
     assert not [n for n in names if "bench" in n.split("/")]
