@@ -254,11 +254,10 @@ class GpuPreprocessor:
         pointers = np.where(good, arena.data.ptr + places, 0)
         table, scale = _table(np.column_stack([seen, channels]), good, pointers, *self.input_hw)
         placed: list = [
-            Placed(scale=s, width=w, height=h) if ok else _native_why(frame, code, (sw, sh))
-            for frame, ok, code, s, (w, h), (sw, sh) in zip(
-                frames, good.tolist(), result.tolist(), scale.tolist(), said.tolist(), seen.tolist()
-            )
-        ]
+            Placed(scale=s, width=w, height=h) for s, (w, h) in zip(scale.tolist(), said.tolist())
+        ]  # then the failed ones, the only frames read one by one
+        for i in np.flatnonzero(~good).tolist():
+            placed[i] = _native_why(frames[i], int(result[i]), (int(seen[i, 0]), int(seen[i, 1])))
         if self.keep_frames:
             placed = [
                 p if isinstance(p, DecodeError) else replace(p, image=arena[o : o + n].reshape(p.height, p.width, 3))
