@@ -35,6 +35,10 @@ def _package() -> Path | None:
     return None if spec is None or spec.origin is None else Path(spec.origin).parent
 
 
+def _compiler() -> str:
+    return os.environ.get("CC", "cc")
+
+
 def library_path() -> Path:
     """Where the compiled library of this source lives (built or not)."""
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
@@ -50,8 +54,8 @@ def available() -> str | None:
         return None
     if not (package / "include" / "nvimgcodec.h").exists():
         return f"nvImageCodec's C header is not in {package / 'include'}"
-    if shutil.which(os.environ.get("CC", "cc")) is None:
-        return f"no C compiler ({os.environ.get('CC', 'cc')}) to build {SOURCE.name}"
+    if shutil.which(_compiler()) is None:
+        return f"no C compiler ({_compiler()}) to build {SOURCE.name}"
     return None
 
 
@@ -67,7 +71,7 @@ def build() -> Path:
     with tempfile.TemporaryDirectory() as stand_in:
         (Path(stand_in) / "cuda_runtime_api.h").write_text(_CUDA_STREAM_STAND_IN)
         partial = out.with_suffix(f".{os.getpid()}.tmp")
-        command = [os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", f"-I{stand_in}"]
+        command = [_compiler(), "-O2", "-shared", "-fPIC", f"-I{stand_in}"]
         command += [f"-I{package / 'include'}", str(SOURCE), "-o", str(partial)]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode:
