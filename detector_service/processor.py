@@ -27,7 +27,8 @@ import numpy as np
 from facestream.detector_service.decoding import align, preprocess_gpu
 from facestream.detector_service.decoding.align_gpu import GpuWarper
 from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
-from facestream.detector_service.decoding.preprocess import DecodeError, Placed, Preprocessor
+from facestream.detector_service.decoding.placements import DecodeError, Placements
+from facestream.detector_service.decoding.preprocess import Preprocessor
 from facestream.detector_service.events import build_events, build_pose_events
 from facestream.detector_service.inference.embedder import Embedder, Warp
 from facestream.detector_service.inference.engine import InferenceEngine
@@ -51,7 +52,7 @@ class Pending:
 
 @dataclass(frozen=True)
 class _Inferred:
-    placed: list  # Placed or DecodeError, per frame
+    placed: Placements  # every frame of the batch
     good: list[int]  # frames that decoded, in batch order
     outputs: dict[str, np.ndarray] | None
     decode_s: float  # the decoding thread's time on this batch
@@ -84,7 +85,7 @@ class Candidates:
     that each front turns its own frames into boxes in its own interpreter rather than the owner's."""
 
     outputs: dict[str, np.ndarray]  # by output name, one row per good frame
-    placed: list[Placed]  # where each good frame landed in the batch
+    placed: Placements  # where each good frame landed in the batch
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ class Boxes:
     input_hw: tuple[int, int]
     thresholds: Thresholds
 
-    def find(self, outputs: dict[str, np.ndarray], placed: list[Placed]) -> tuple[Detections, np.ndarray]:
+    def find(self, outputs: dict[str, np.ndarray], placed: Placements) -> tuple[Detections, np.ndarray]:
         """Every frame's faces, concatenated in frame order, and how many each has."""
         return to_frames(self.model.to_detections(outputs, self.input_hw, self.thresholds), placed)
 
@@ -237,7 +238,7 @@ class FrameProcessor:
     def _infer(self, decoding: Future) -> _Inferred:
         t0 = time.perf_counter()
         batch, placed, decode_s = decoding.result()
-        good = [i for i, p in enumerate(placed) if isinstance(p, Placed)]
+        good = placed.good.tolist()
         t1 = time.perf_counter()
         images = batch[good] if len(good) < len(placed) else batch
         outputs = self.engine.run(images, floor=self.thresholds.score_threshold) if good else None
@@ -249,15 +250,14 @@ class FrameProcessor:
         if inferred.outputs is None:
             return _Found(inferred, None, np.zeros(0, np.int64), None, 0.0, 0.0)
         t0 = time.perf_counter()
-        placed, good = inferred.placed, inferred.good
-        faces, counts = self.boxes.find(inferred.outputs, [placed[i] for i in good])
+        decoded = inferred.placed.decoded()
+        faces, counts = self.boxes.find(inferred.outputs, decoded)
         t1 = time.perf_counter()
         embeddings = None
         if self.embedder is not None:
-            image_of = np.repeat(np.arange(len(good)), counts)
-            embeddings = self.embedder.embed(
-                self.embedder.crops([placed[i].image for i in good], faces, image_of, self.warp)
-            )
+            image_of = np.repeat(np.arange(len(decoded)), counts)
+            assert decoded.images is not None, "an embedder's decoder keeps the frames"
+            embeddings = self.embedder.embed(self.embedder.crops(decoded.images, faces, image_of, self.warp))
         return _Found(inferred, faces, counts, embeddings, t1 - t0, time.perf_counter() - t1)
 
     def describes(self) -> Describes:
@@ -272,12 +272,12 @@ class FrameProcessor:
             inferred: _Inferred = pending.future.result()
             candidates = None
             if inferred.outputs is not None:  # without an embedder no frame keeps its image: small to send
-                candidates = Candidates(inferred.outputs, [inferred.placed[i] for i in inferred.good])
+                candidates = Candidates(inferred.outputs, inferred.placed.decoded())
             found = _Found(inferred, None, np.zeros(0, np.int64), None, 0.0, 0.0)
         else:
             found = pending.future.result() if self.embedder is not None else self._find(pending.future)
             inferred, candidates = found.inferred, None
-        errors = {i: str(p) for i, p in enumerate(inferred.placed) if isinstance(p, DecodeError)}
+        errors = dict(inferred.placed.errors)
         seconds = {
             "decode_s": inferred.decode_s,
             "decode_wait_s": inferred.decode_wait_s,  # decoding that the pipeline did not hide
@@ -303,7 +303,7 @@ class FrameProcessor:
         t0 = time.perf_counter()
         # A full batch, so the GPU decoder's kept Images exist for every slot before the first real one.
         _, placed = self._decoding.submit(self.preprocessor.run, self._blank(self.engine.batch)).result()
-        failed = next((p for p in placed if isinstance(p, DecodeError)), None)
+        failed = next(iter(placed.errors.values()), None)
         if failed is not None:
             raise ConfigError(f"the JPEG decoder ({self.stats.decoder}) cannot decode a plain JPEG at start: {failed}")
         for engine in self._engines():

@@ -13,6 +13,7 @@ reliable identities; callers say so when they use it.
 import cv2
 import numpy as np
 
+from facestream.detector_service.decoding.placements import HostImages
 from facestream.detector_service.models.base import Detections
 
 
@@ -58,7 +59,7 @@ def inverted(matrices: np.ndarray) -> np.ndarray:
     return np.concatenate([linear, -np.einsum("fij,fj->fi", linear, matrices[:, :, 2])[:, :, None]], axis=2)
 
 
-def warp(images: list[np.ndarray], image_of: np.ndarray, matrices: np.ndarray, size: int) -> np.ndarray:
+def warp(images: HostImages | list[np.ndarray], image_of: np.ndarray, matrices: np.ndarray, size: int) -> np.ndarray:
     """(F, size, size, 3) uint8: face i warped out of ``images[image_of[i]]`` by ``matrices[i]``, on the host."""
     out = np.empty((len(matrices), size, size, 3), np.uint8)
     for i, (image, matrix) in enumerate(zip(image_of.tolist(), matrices)):

@@ -10,6 +10,7 @@ BGR out (every engine's input). Only each face's 2x3 matrix crosses from the hos
 import numpy as np
 
 from facestream.detector_service.decoding import align
+from facestream.detector_service.decoding.placements import DeviceImages
 
 # Output pixel (x, y) of face f samples its frame at inverse[f] @ (x, y, 1), as warpAffine does.
 _WARP = r"""
@@ -45,8 +46,9 @@ _THREADS = 256
 
 
 class GpuWarper:
-    """Warps faces out of device images (anything with ``__cuda_array_interface__``, (H, W, 3) uint8 RGB)
-    on a stream of its own, so it never waits behind the next batch's decoding."""
+    """Warps faces out of device images ((H, W, 3) uint8 RGB: the decoder's DeviceImages, or a list of
+    arrays with ``__cuda_array_interface__``) on a stream of its own, so it never waits behind the next
+    batch's decoding."""
 
     def __init__(self, device_id: int = 0) -> None:
         import cupy as cp
@@ -57,18 +59,18 @@ class GpuWarper:
             self._stream = cp.cuda.Stream(non_blocking=True)
             self._kernel = cp.RawKernel(_WARP, "warp_faces")
 
-    def __call__(self, images: list, image_of: np.ndarray, matrices: np.ndarray, size: int):
+    def __call__(self, images: DeviceImages | list, image_of: np.ndarray, matrices: np.ndarray, size: int):
         """CuPy uint8 (F, size, size, 3) BGR, complete when returned: face i from ``images[image_of[i]]``."""
         cp = self._cp
+        table = images if isinstance(images, DeviceImages) else DeviceImages.of_arrays(images)
         with self._device, self._stream:
             out = cp.empty((len(matrices), size, size, 3), dtype=cp.uint8)
             if not len(matrices):
                 return out
-            table = np.array([_pointer_and_size(image) for image in images], dtype=np.int64)[image_of]
             args = (
-                cp.asarray(table[:, 0].astype(np.uint64)),
-                cp.asarray(table[:, 1].astype(np.int32)),
-                cp.asarray(table[:, 2].astype(np.int32)),
+                cp.asarray(table.addresses[image_of].astype(np.uint64)),
+                cp.asarray(table.heights[image_of].astype(np.int32)),
+                cp.asarray(table.widths[image_of].astype(np.int32)),
                 cp.asarray(align.inverted(matrices).astype(np.float32)),
             )
             total = out.size // 3
@@ -77,13 +79,3 @@ class GpuWarper:
             )
             self._stream.synchronize()  # the embedder's engine copies it on a stream of its own
         return out
-
-
-def _pointer_and_size(image) -> tuple[int, int, int]:
-    """A device image's address, height and width; its rows must be packed, as the kernel reads them."""
-    interface = image.__cuda_array_interface__
-    height, width, channels = interface["shape"]
-    strides = interface.get("strides")
-    if channels != 3 or (strides is not None and tuple(strides) != (width * 3, 3, 1)):
-        raise ValueError(f"expected a packed (H, W, 3) uint8 image, got shape {interface['shape']}, strides {strides}")
-    return interface["data"][0], height, width

@@ -7,17 +7,12 @@ resizing, so the pool's threads run truly in parallel.
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 
 import cv2
 import numpy as np
 
-from facestream.detector_service.models.base import Placed
+from facestream.detector_service.decoding.placements import DecodeError, HostImages, Placed, Placements
 from facestream.schemas import Frame
-
-
-class DecodeError(ValueError):
-    """A frame's bytes are not a usable image; the frame goes to the dead-letter topic."""
 
 
 class Preprocessor:
@@ -26,22 +21,22 @@ class Preprocessor:
         self.keep_frames = keep_frames
         self._pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="decode")
 
-    def run(self, frames: Sequence[Frame]) -> tuple[np.ndarray, list[Placed | DecodeError]]:
-        """Decode and letterbox every frame; a failure is returned in its slot, never raised."""
+    def run(self, frames: Sequence[Frame]) -> tuple[np.ndarray, Placements]:
+        """Decode and letterbox every frame; a failure is said in its slot, never raised."""
         batch = np.zeros((len(frames), *self.input_hw, 3), dtype=np.uint8)
-        placed = list(self._pool.map(self._place, frames, batch))
-        return batch, placed
+        done = list(self._pool.map(self._place, frames, batch))
+        images = HostImages([image for _, image in done]) if self.keep_frames else None
+        return batch, Placements.of([placed for placed, _ in done], images)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
 
-    def _place(self, frame: Frame, canvas: np.ndarray) -> Placed | DecodeError:
+    def _place(self, frame: Frame, canvas: np.ndarray) -> tuple[Placed | DecodeError, np.ndarray | None]:
         try:
             image = decode_jpeg(frame)
-            placed = letterbox_into(image, canvas)
+            return letterbox_into(image, canvas), image
         except DecodeError as exc:
-            return exc
-        return replace(placed, image=image) if self.keep_frames else placed
+            return exc, None
 
 
 def decode_jpeg(frame: Frame) -> np.ndarray:

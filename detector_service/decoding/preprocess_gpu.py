@@ -1,7 +1,7 @@
 """JPEG bytes -> one uint8 batch in GPU memory: nvImageCodec decodes, one CUDA kernel letterboxes.
 
-The same contract as ``preprocess.Preprocessor`` (``run`` -> (batch, placed), a bad frame is a
-DecodeError in its slot), but the batch is a CuPy array on the device: the engine copies
+The same contract as ``preprocess.Preprocessor`` (``run`` -> (batch, Placements), a bad frame's
+error in its slot), but the batch is a CuPy array on the device: the engine copies
 it into its bound input there, so pixels never cross to the host and no CPU core decodes. nvImageCodec
 uses the GPU's hardware JPEG decoder where it has one (the H100/H200 do) and CUDA decoding otherwise.
 The letterbox matches the CPU path: bilinear when enlarging, area averaging when shrinking (OpenCV's
@@ -12,7 +12,6 @@ extra (nvidia-nvimgcodec, cupy).
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ import numpy as np
 from facestream.detector_service.decoding import native_decoder, nvimgcodec_extensions
 from facestream.detector_service.decoding.gpu_decode_settings import BACKENDS, GpuDecodeSettings
 from facestream.detector_service.decoding.packed import PackedFrames
-from facestream.detector_service.decoding.preprocess import DecodeError, Placed
+from facestream.detector_service.decoding.placements import DecodeError, DeviceImages, Placements
 from facestream.errors import ConfigError
 from facestream.schemas import Frame
 
@@ -198,11 +197,11 @@ class GpuPreprocessor:
             images += share.result()
         return images
 
-    def run(self, frames: Sequence[Frame]):
-        """(CuPy uint8 (N, H, W, 3) BGR batch, Placed or DecodeError per frame); ready when returned.
+    def run(self, frames: Sequence[Frame]) -> tuple[Any, Placements]:
+        """(CuPy uint8 (N, H, W, 3) BGR batch, where each frame landed); ready when returned.
 
-        With ``keep_frames`` each Placed holds its decoded Image (RGB, on the device), valid until
-        ``batches_under_way`` more batches are decoded: the caller never has more under way."""
+        With ``keep_frames`` the Placements hold the decoded images (RGB, on the device: DeviceImages),
+        valid until ``batches_under_way`` more batches are decoded: the caller never has more under way."""
         cp = self._cp
         height, width = self.input_hw
         if self.keep_frames:
@@ -212,9 +211,7 @@ class GpuPreprocessor:
                 table, placed = self._decode_natively(self._native, frames)
             else:
                 images = self._decode_all(frames)
-                table, placed = _placement(frames, images, height, width)
-                if self.keep_frames:
-                    placed = [p if isinstance(p, DecodeError) else replace(p, image=i) for p, i in zip(placed, images)]
+                table, placed = _placement(frames, images, height, width, self.keep_frames)
             stream = self._streams[0]
             with stream:
                 batch = cp.empty((len(frames), height, width, 3), dtype=cp.uint8)
@@ -232,38 +229,33 @@ class GpuPreprocessor:
         """The batch through nvImageCodec's C API in one call: the JPEGs read where they lie (the GPU
         owner's PackedFrames; other frames' bytes are first joined into one buffer), decoded into one
         device buffer (one per batch that may be under way), each image where its message's size puts
-        it. Python's work here is per batch (a Placed per frame aside, and with keep_frames a view of
-        each decoded image)."""
+        it. Python's work here is per batch: only a frame that failed is looked at on its own."""
         cp = self._cp
-        if not isinstance(frames, PackedFrames):  # frames of their own: their bytes joined into one buffer
+        packed = frames
+        if not isinstance(packed, PackedFrames):  # frames of their own: their bytes joined into one buffer
             ends = np.cumsum(np.fromiter((len(f.data) for f in frames), dtype=np.int64, count=len(frames)))
             joined = np.frombuffer(b"".join(f.data for f in frames) or b"\0", dtype=np.uint8)
             sizes = np.array([(f.width, f.height) for f in frames], dtype=np.int32).reshape(-1, 2)
-            frames = PackedFrames.of(joined, ends, sizes)
-        said = frames.sizes.astype(np.int64)
+            packed = PackedFrames.of(joined, ends, sizes)
+        said = packed.sizes.astype(np.int64)
         bytes_each = np.maximum(said, 0).prod(axis=1) * 3
         places = np.concatenate(([0], np.cumsum(bytes_each)[:-1])).astype(np.int64)
         total = int(bytes_each.sum())
         arena = self._arenas.get(self._generation)
         if arena is None or arena.size < total:
             arena = self._arenas[self._generation] = cp.empty(max(total, 1), dtype=cp.uint8)
-        addresses, lengths = frames.addresses(), frames.ends - frames.starts
+        addresses, lengths = packed.addresses(), packed.ends - packed.starts
         result, seen = native.decode(addresses, lengths, arena.data.ptr, places, said, self._streams[0].ptr)
         good = result == native_decoder.OK
         channels = np.where(good, 3, 0)
         pointers = np.where(good, arena.data.ptr + places, 0)
         table, scale = _table(np.column_stack([seen, channels]), good, pointers, *self.input_hw)
-        placed: list = [
-            Placed(scale=s, width=w, height=h) for s, (w, h) in zip(scale.tolist(), said.tolist())
-        ]  # then the failed ones, the only frames read one by one
-        for i in np.flatnonzero(~good).tolist():
-            placed[i] = _native_why(frames[i], int(result[i]), (int(seen[i, 0]), int(seen[i, 1])))
-        if self.keep_frames:
-            placed = [
-                p if isinstance(p, DecodeError) else replace(p, image=arena[o : o + n].reshape(p.height, p.width, 3))
-                for p, o, n in zip(placed, places.tolist(), bytes_each.tolist())
-            ]
-        return table, placed
+        errors = {
+            i: str(_native_why(frames[i], int(result[i]), (int(seen[i, 0]), int(seen[i, 1]))))
+            for i in np.flatnonzero(~good).tolist()
+        }
+        images = DeviceImages(table[0], table[1], table[2], arena) if self.keep_frames else None
+        return table, Placements(np.where(good, scale, 0.0), np.where(good[:, None], said, 0), errors, images)
 
     def close(self) -> None:
         """Release nvImageCodec's kept Images, then its decoders, in that order and now, rather than in
@@ -280,9 +272,10 @@ class GpuPreprocessor:
         self._arenas.clear()
 
 
-def _placement(frames: Sequence[Frame], images: list, height: int, width: int):
-    """The letterbox kernel's table and Placed or DecodeError per frame, for the Images nvImageCodec's
-    Python binding returned (None where a frame failed). Per image only its attributes are read."""
+def _placement(frames: Sequence[Frame], images: list, height: int, width: int, keep: bool):
+    """The letterbox kernel's table and the Placements, for the Images nvImageCodec's Python binding
+    returned (None where a frame failed); with ``keep``, the Images stay in them. Per image only its
+    attributes are read."""
     seen = np.array(
         [(0, 0, 0) if image is None else (image.width, image.height, image.num_channels) for image in images],
         dtype=np.int64,
@@ -293,11 +286,9 @@ def _placement(frames: Sequence[Frame], images: list, height: int, width: int):
     rows = np.flatnonzero(good)
     pointers[rows] = [images[i].__cuda_array_interface__["data"][0] for i in rows.tolist()]
     table, scale = _table(seen, good, pointers, height, width)
-    placed = [
-        Placed(scale=s, width=w, height=h) if ok else _why(frame, image)
-        for frame, image, ok, s, (w, h) in zip(frames, images, good.tolist(), scale.tolist(), seen[:, :2].tolist())
-    ]
-    return table, placed
+    errors = {i: str(_why(frames[i], images[i])) for i in np.flatnonzero(~good).tolist()}
+    kept = DeviceImages(table[0], table[1], table[2], images) if keep else None
+    return table, Placements(np.where(good, scale, 0.0), np.where(good[:, None], seen[:, :2], 0), errors, kept)
 
 
 def _table(seen: np.ndarray, good: np.ndarray, pointers: np.ndarray, height: int, width: int):

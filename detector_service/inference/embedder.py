@@ -11,12 +11,14 @@ embeddings are less reliable, and the service says so at start.
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from facestream import paths
 from facestream.detector_service import models
 from facestream.detector_service.decoding import align
+from facestream.detector_service.decoding.placements import DeviceImages, HostImages
 from facestream.detector_service.inference import runtime
 from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models import sface
@@ -25,8 +27,10 @@ from facestream.schemas import ModelRef
 
 log = logging.getLogger(__name__)
 
-# (images, image_of, matrices, size) -> crops: where the faces' pixels are cut, host or device
-Warp = Callable[[list, np.ndarray, np.ndarray, int], object]
+Images: TypeAlias = HostImages | DeviceImages | list  # full-size frames, as the decoder kept them (or a list of arrays)
+# (images, image_of, matrices, size) -> crops: where the faces' pixels are cut, each warp from the
+# images it can read (host or device)
+Warp = Callable[[Any, np.ndarray, np.ndarray, int], object]
 FETCHABLE = {"sface": sface.fetch}  # embedders by name: name -> fetch(models_dir, fp16=False) -> path
 FACES_PER_INFERENCE = 256  # the largest bucket: a batch with more faces runs in chunks of this many
 # Static batch sizes on a GPU (each its own session and CUDA graph): a detector batch brings anything
@@ -76,7 +80,7 @@ class Embedder:
         how = "aligned by landmarks" if self.landmarks else "box crops"
         return f"{self.ref.name} v{self.ref.version} {self.precision} on {self.engine.provider}, {how}"
 
-    def crops(self, images: list, faces: Detections, image_of: np.ndarray, warp: Warp = align.warp):
+    def crops(self, images: Images, faces: Detections, image_of: np.ndarray, warp: Warp = align.warp):
         """(F, 112, 112, 3) uint8 BGR: each face of ``faces`` (frame pixels) cut from its image by ``warp``
         (``align.warp`` for host images; on the GPU path, ``align_gpu.GpuWarper`` for device ones)."""
         matrices = align.face_matrices(faces, sface.TEMPLATE, sface.SIZE, use_landmarks=self.landmarks)

@@ -9,7 +9,7 @@ outside the plugins.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol
 
@@ -27,19 +27,6 @@ META_WEIGHTS = "facestream.weights_sha256"
 META_INPUT = "facestream.input_size"  # "WIDTHxHEIGHT" for a fixed-size file, or "dynamic"
 META_RANDOM = "facestream.random_weights"  # "true": exported with --random-init, for benchmarks only
 META_PRECISION = "facestream.precision"  # "fp16" for a float16 copy; float32 files may leave it out
-
-
-@dataclass(frozen=True)
-class Placed:
-    """Where one frame landed in the batch (the letterbox its model's boxes are in, which
-    ``postprocess.to_frames`` undoes): its scale and its true size (and, when asked to keep it,
-    the full-size decoded image, for cutting faces out at full resolution: a host array here, an
-    nvImageCodec Image in device memory on the GPU path)."""
-
-    scale: float
-    width: int
-    height: int
-    image: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 import cv2
 import numpy as np
 
-from facestream.detector_service.models.base import Detections, Placed, Thresholds
+from facestream.detector_service.decoding.placements import Placements
+from facestream.detector_service.models.base import Detections, Thresholds
 
 
 def select(boxes: np.ndarray, scores: np.ndarray, landmarks: np.ndarray | None, thresholds: Thresholds) -> Detections:
@@ -64,7 +65,7 @@ def _rank_in_image(image: np.ndarray) -> np.ndarray:
     return np.arange(len(image)) - np.searchsorted(image, image, side="left")
 
 
-def to_frames(detections: list[Detections], placed: list[Placed]) -> tuple[Detections, np.ndarray]:
+def to_frames(detections: list[Detections], placed: Placements) -> tuple[Detections, np.ndarray]:
     """Undo each image's letterbox (a pure scale: images sit at the top-left) and clip to its frame,
     for a batch at once (per-image array calls cost more than the arithmetic at GPU rates).
 
@@ -79,8 +80,8 @@ def to_frames(detections: list[Detections], placed: list[Placed]) -> tuple[Detec
         return Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), landmarks, landmark_scores), counts
     image = np.repeat(np.arange(len(detections)), counts)
     # float32 throughout: the same numbers as scaling each image's float32 boxes by its own factor.
-    scale = np.array([p.scale for p in placed], dtype=np.float32)[image]
-    size = np.array([(p.width, p.height) for p in placed], dtype=np.float32)[image]
+    scale = placed.scale.astype(np.float32)[image]
+    size = placed.sizes.astype(np.float32)[image]
     boxes = np.concatenate([d.boxes for d in detections]) / scale[:, None]
     np.clip(boxes[:, 0::2], 0, size[:, :1], out=boxes[:, 0::2])
     np.clip(boxes[:, 1::2], 0, size[:, 1:], out=boxes[:, 1::2])

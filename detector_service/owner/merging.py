@@ -22,7 +22,7 @@ def split(answer: Answer, sizes: list[int]) -> list[Answer]:
             faces = _rows(answer.faces, first_face, last_face)
         if answer.candidates is not None and last_good > first_good:
             outputs = {name: rows[first_good:last_good] for name, rows in answer.candidates.outputs.items()}
-            candidates = Candidates(outputs, answer.candidates.placed[first_good:last_good])
+            candidates = Candidates(outputs, answer.candidates.placed.take(slice(first_good, last_good)))
         parts.append(
             Answer(
                 errors={i - start: why for i, why in answer.errors.items() if start <= i < end},

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from facestream.detector_service.config import DetectorConfig
-from facestream.detector_service.decoding.preprocess import Placed
+from facestream.detector_service.decoding.placements import Placed, Placements
 from facestream.detector_service.models.base import Detections
 from facestream.detector_service.owner.launch import start_owner
 from facestream.detector_service.owner.merging import split
@@ -105,7 +105,7 @@ def test_a_merged_answer_splits_back_into_each_batch_s_own() -> None:
 
 
 def test_a_merged_answer_of_candidates_splits_by_frame() -> None:
-    placed = [Placed(float(i), 640, 480) for i in range(4)]
+    placed = Placements.of([Placed(float(i), 640, 480) for i in range(4)])
     merged = Answer(
         errors={1: "not a JPEG"},
         good=[0, 2, 3, 4],
