@@ -59,11 +59,14 @@ def run(cfg: DecodeBenchConfig, command: str) -> dict:
         load.close()
     result["complete"] = True
     save(result, cfg.out)
-    print(f"{'decoder':<16} {'images/s':>10} {'under load':>11} {'Python busy':>12}")
+    print(f"{'decoder':<16} {'images/s':>10} {'under load':>11} {'Python busy':>12} {'thread ms/batch':>16}")
     for row in rows:
         idle, loaded = row.get("images_per_s"), row.get("images_per_s_under_load")
-        python = row.get("images_per_s_under_python_load")
-        print(f"{row['variant']:<16} {idle or '-':>10} {loaded or '-':>11} {python or '-':>12} {row.get('error', '')}")
+        python, cpu = row.get("images_per_s_under_python_load"), row.get("thread_cpu_ms_per_batch")
+        print(
+            f"{row['variant']:<16} {idle or '-':>10} {loaded or '-':>11} {python or '-':>12} {cpu or '-':>16} "
+            f"{row.get('error', '')}"
+        )
     print(f"results: {cfg.out}")
     return result
 
@@ -80,26 +83,31 @@ def _measure(cfg: DecodeBenchConfig, variant: str, batches: list, load: "_Load |
         return {"variant": variant, "error": f"{type(exc).__name__}: {exc}"}
     try:
         decoder.run(batches[0])  # start-up (nvImageCodec's first decode takes about a second)
-        row = {"variant": variant, "images_per_s": _images_per_s(decoder, batches, cfg.repeats)}
+        rate, thread_ms = _images_per_s(decoder, batches, cfg.repeats)
+        row = {"variant": variant, "images_per_s": rate, "thread_cpu_ms_per_batch": thread_ms}
         if load is not None:
             with load:
-                row["images_per_s_under_load"] = _images_per_s(decoder, batches, cfg.repeats)
+                row["images_per_s_under_load"] = _images_per_s(decoder, batches, cfg.repeats)[0]
         if cfg.python_load:
             with _PythonLoad(cfg.python_load):
-                row["images_per_s_under_python_load"] = _images_per_s(decoder, batches, cfg.repeats)
+                row["images_per_s_under_python_load"] = _images_per_s(decoder, batches, cfg.repeats)[0]
         return row
     finally:
         decoder.close()
 
 
-def _images_per_s(decoder, batches: list, repeats: int) -> float:
-    rates = []
+def _images_per_s(decoder, batches: list, repeats: int) -> tuple[float, float]:
+    """Images/s, and the calling thread's CPU time per batch (ms): what a detector's decoding thread
+    spends of its own on a batch, in Python and in the decoder's host code, rather than waiting for
+    the GPU. Medians of the repeats."""
+    rates, cpu_ms = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         for batch in batches:
             decoder.run(batch)
         rates.append(sum(len(b) for b in batches) / (time.perf_counter() - start))
-    return round(statistics.median(rates), 1)
+        cpu_ms.append((time.thread_time() - cpu) * 1000 / len(batches))
+    return round(statistics.median(rates), 1), round(statistics.median(cpu_ms), 2)
 
 
 class _PythonLoad:
@@ -170,6 +178,7 @@ def render(result: dict) -> list[str]:
     size = s.get("frame_size")
     frames = f"{size[0]}x{size[1]} frames cut from the sample photos" if size else "the sample photos at 640 px wide"
     python = "python_load" in s and s["python_load"] > 0
+    thread = any("thread_cpu_ms_per_batch" in r for r in result["rows"])
     lines = [
         f"**JPEG decoding alone, batch {s['batch']}, {m.get('gpu', m['cpu'])}** (`{result['command']}`; "
         f"{frames}, {result['mean_frame_bytes'] / 1000:.0f} KB; "
@@ -180,15 +189,21 @@ def render(result: dict) -> list[str]:
             if python
             else ""
         )
+        + ("; thread ms/batch = the calling thread's CPU time per batch, GPU idle" if thread else "")
         + "):",
         "",
-        "| decoder | images/s | under load |" + (" Python busy |" if python else "") + " note |",
-        "|---|---|---|" + ("---|" if python else "") + "---|",
+        "| decoder | images/s | under load |"
+        + (" Python busy |" if python else "")
+        + (" thread ms/batch |" if thread else "")
+        + " note |",
+        "|---|---|---|" + ("---|" if python else "") + ("---|" if thread else "") + "---|",
     ]
     for r in result["rows"]:
         cells = [r.get("images_per_s"), r.get("images_per_s_under_load")]
         if python:
             cells.append(r.get("images_per_s_under_python_load"))
+        if thread:
+            cells.append(r.get("thread_cpu_ms_per_batch"))
         shown = " | ".join("-" if v is None else f"{v}" for v in cells)
         lines.append(f"| {r['variant']} | {shown} | {r.get('error', '')} |")
     lines += [
