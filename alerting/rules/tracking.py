@@ -1,54 +1,198 @@
-"""People followed from frame to frame on one camera, by box overlap and then by distance.
+"""Faces and people followed from frame to frame on one camera: tracks, as ByteTrack and BoT-SORT make
+them, small enough to live in the alerting table.
 
-Each frame's boxes are matched greedily to the camera's tracks: pairs that overlap first (highest
-intersection over union), then pairs whose centres lie within ``max_distance`` times the track's
-longer box side (a person falling changes box shape and place too much for overlap alone). A box
-left unmatched starts a track; a track unmatched for ``lost_after_s`` is gone.
+A track keeps its last box, the velocity of its centre (pixels a second, smoothed), when it was last
+seen and, for faces that carry an embedding, the running mean of its vectors. Each frame:
 
-Limits, as for any tracker this simple: two people who cross or hug can swap tracks; a person hidden
-longer than ``lost_after_s`` comes back as a new track; nothing ties a track to an identity.
-Tracks are plain JSON-able dicts (they live in the alerting table): ``id``, ``box``, ``seen``.
+1. every track's box is moved to the frame's capture time at its velocity (at most ``PREDICT_S``
+   ahead: a track unseen longer stays where it was last seen);
+2. boxes scoring ``high_score`` or more are matched to the tracks, best pairs first: a pair may match
+   if the box overlaps the predicted box or its centre lies within ``max_distance`` times the track's
+   longer box side, and, where both carry vectors, they are at least ``min_similarity`` alike; pairs
+   rank by overlap plus, with vectors, their similarity (two faces crossing are told apart by who they
+   look like, not only by where they are);
+3. the boxes under ``high_score`` are matched the same way, by place alone, to the tracks left
+   (ByteTrack's second pass: a blurred or half-hidden face keeps its track but starts none);
+4. boxes still unmatched that carry a vector continue a track left over wherever it is, if they are
+   ``reidentify`` alike (a face that was hidden and comes back elsewhere in the picture);
+5. a box left over scoring ``high_score`` or more starts a track; a track unseen ``lost_after_s`` ends.
+
+Pairs are taken greedily, best first, ties in box then track order, so a replay of the same events
+from the same state gives the same tracks. Tracks are plain dicts (``id``, ``box``, ``seen``,
+``velocity``, ``hits`` and, with vectors, ``vector`` and ``looks``), which rules may add keys to. Limits: two people
+who look alike and cross can still swap; one hidden longer than ``lost_after_s`` comes back as a new
+track.
 """
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from facestream.alerting.rules.state import vector_of
 
 Box = tuple[float, float, float, float] | list[float]
+PREDICT_S = 1.0  # how far ahead a track's box is moved at its velocity
+SMOOTHING = 0.5  # weight of the newest velocity measurement
+
+
+@dataclass(frozen=True)
+class Follow:
+    """How boxes continue tracks (see the module's steps)."""
+
+    max_distance: float  # centre distance, in the track's longer box side, within which a box may continue it
+    lost_after_s: float  # seconds unseen after which a track ends
+    high_score: float = 0.0  # boxes under it only continue tracks (ByteTrack's second pass)
+    min_similarity: float = -1.0  # vectors less alike than this never continue each other's track
+    reidentify: float = math.inf  # vectors this alike continue a track wherever the box is
 
 
 def step(
     tracks: list[dict], boxes: list[Box], now: float, max_distance: float, lost_after_s: float
 ) -> tuple[list[dict], list[dict]]:
-    """Match ``boxes`` to ``tracks`` (changed in place); return (the track of each box, the tracks gone)."""
-    matched: dict[int, int] = {}  # box index -> track index
-    taken: set[int] = set()
-    for _, _, i, j in sorted(_candidates(tracks, boxes, max_distance)):
-        if i not in matched and j not in taken:
-            matched[i] = j
-            taken.add(j)
+    """Boxes without scores or vectors (every box continues or starts a track): ``follow`` by place alone."""
+    found, gone = follow(tracks, boxes, now, Follow(max_distance, lost_after_s))
+    return [track for track in found if track is not None], gone
+
+
+def follow(
+    tracks: list[dict],
+    boxes: Sequence[Box],
+    now: float,
+    how: Follow,
+    scores: Sequence[float] | None = None,
+    vectors: Sequence[np.ndarray | None] | None = None,
+) -> tuple[list[dict | None], list[dict]]:
+    """Match ``boxes`` (with their ``scores`` and unit ``vectors``, where given) to ``tracks`` (changed
+    in place) at capture time ``now``; return (the track of each box, or None for a low-scoring box that
+    continues none; the tracks that ended)."""
+    gone = [t for t in tracks if now - t["seen"] >= how.lost_after_s]  # ended before this frame: never continued
+    tracks[:] = [t for t in tracks if now - t["seen"] < how.lost_after_s]
+    count = len(boxes)
+    scores = [1.0] * count if scores is None else scores
+    vectors = [None] * count if vectors is None else vectors
+    predicted = [_predicted(track, now) for track in tracks]
+    matched: dict[int, int] = {}  # box -> track
+    strong = [i for i in range(count) if scores[i] >= how.high_score]
+    weak = [i for i in range(count) if scores[i] < how.high_score]
+    _match(matched, _nearby(strong, boxes, vectors, tracks, predicted, how, appearance=True))
+    _match(matched, _nearby(weak, boxes, vectors, tracks, predicted, how, appearance=False))
+    _match(matched, _alike([i for i in strong if i not in matched], vectors, tracks, matched, how.reidentify))
     next_id = max((t["id"] for t in tracks), default=-1) + 1
-    result = []
+    found: list[dict | None] = []
     for i, box in enumerate(boxes):
         if i in matched:
             track = tracks[matched[i]]
-        else:
-            track = {"id": next_id}
+            _moved(track, box, now)
+        elif scores[i] >= how.high_score:
+            track = {"id": next_id, "box": list(box), "seen": now, "velocity": [0.0, 0.0], "hits": 0}
             next_id += 1
             tracks.append(track)
-        track["box"], track["seen"] = list(box), now
-        result.append(track)
-    gone = [t for t in tracks if now - t["seen"] >= lost_after_s]
-    tracks[:] = [t for t in tracks if now - t["seen"] < lost_after_s]
-    return result, gone
+        else:
+            found.append(None)
+            continue
+        track["hits"] = track.get("hits", 0) + 1  # a state written before hits were counted has none
+        vector = vectors[i]
+        if vector is not None:
+            _looked_like(track, vector)
+        found.append(track)
+    return found, gone
 
 
-def _candidates(tracks: list[dict], boxes: list[Box], max_distance: float):
-    """(-overlap, distance, box index, track index) for every pair that may be the same person."""
-    for i, box in enumerate(boxes):
+def _match(matched: dict[int, int], pairs: list[tuple[float, int, int]]) -> None:
+    """Take ``pairs`` (rank, box, track), best first, each box and track once."""
+    taken = set(matched.values())
+    for _, i, j in sorted(pairs):
+        if i not in matched and j not in taken:
+            matched[i] = j
+            taken.add(j)
+
+
+def _nearby(
+    candidates: list[int],
+    boxes: Sequence[Box],
+    vectors: Sequence[np.ndarray | None],
+    tracks: list[dict],
+    predicted: list[Box],
+    how: Follow,
+    appearance: bool,
+) -> list[tuple[float, int, int]]:
+    """(rank, box, track) for every pair near enough in place (and, with ``appearance``, alike enough)."""
+    pairs = []
+    for i in candidates:
         for j, track in enumerate(tracks):
-            overlap = iou(box, track["box"])
-            distance = _centre_distance(box, track["box"]) / max(_longer_side(track["box"]), 1.0)
-            if overlap > 0 or distance <= max_distance:
-                yield -overlap, distance, i, j
+            guess = predicted[j]
+            overlap = iou(boxes[i], guess)
+            distance = _centre_distance(boxes[i], guess) / max(_longer_side(guess), 1.0)
+            if overlap <= 0 and distance > how.max_distance:
+                continue
+            rank = -overlap + distance / 1000  # overlap first; among boxes that overlap nothing, the nearest
+            vector = vectors[i]
+            if appearance and vector is not None and "vector" in track:
+                similarity = float(np.dot(vector, vector_of(track)))
+                if similarity < how.min_similarity:
+                    continue
+                rank -= similarity
+            pairs.append((rank, i, j))
+    return pairs
+
+
+def _alike(
+    candidates: list[int],
+    vectors: Sequence[np.ndarray | None],
+    tracks: list[dict],
+    matched: dict[int, int],
+    threshold: float,
+) -> list[tuple[float, int, int]]:
+    """(rank, box, track) for boxes and tracks left over that look ``threshold`` alike, wherever they are."""
+    taken = set(matched.values())
+    pairs = []
+    for i in candidates:
+        vector = vectors[i]
+        if vector is None:
+            continue
+        for j, track in enumerate(tracks):
+            if j in taken or "vector" not in track:
+                continue
+            similarity = float(np.dot(vector, vector_of(track)))
+            if similarity >= threshold:
+                pairs.append((-similarity, i, j))
+    return pairs
+
+
+def _predicted(track: dict, now: float) -> Box:
+    """The track's box moved at its velocity to ``now`` (at most ``PREDICT_S`` ahead)."""
+    ahead = min(max(now - track["seen"], 0.0), PREDICT_S)
+    vx, vy = track.get("velocity", (0.0, 0.0))
+    x0, y0, x1, y1 = track["box"]
+    return (x0 + vx * ahead, y0 + vy * ahead, x1 + vx * ahead, y1 + vy * ahead)
+
+
+def _moved(track: dict, box: Box, now: float) -> None:
+    """The track's box is now ``box``: its velocity follows the move (smoothed)."""
+    elapsed = now - track["seen"]
+    if 0 < elapsed <= PREDICT_S:
+        (ox, oy), (nx, ny) = _centre(track["box"]), _centre(box)
+        vx, vy = track.get("velocity", (0.0, 0.0))
+        track["velocity"] = [
+            (1 - SMOOTHING) * vx + SMOOTHING * (nx - ox) / elapsed,
+            (1 - SMOOTHING) * vy + SMOOTHING * (ny - oy) / elapsed,
+        ]
+    elif elapsed > PREDICT_S:  # back after a while: where it went meanwhile says nothing of its speed now
+        track["velocity"] = [0.0, 0.0]
+    track["box"], track["seen"] = list(box), now
+
+
+def _looked_like(track: dict, vector: np.ndarray) -> None:
+    """The track's vector moves towards ``vector``: the normalised mean of all its faces."""
+    if "vector" not in track:
+        track["vector"], track["looks"] = np.asarray(vector, dtype=np.float32).copy(), 1
+        return
+    looks = track.get("looks", 1)
+    mean = vector_of(track) * looks + vector
+    track["vector"] = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+    track["looks"] = looks + 1
 
 
 def iou(a: Box, b: Box) -> float:
@@ -60,8 +204,12 @@ def iou(a: Box, b: Box) -> float:
     return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
 
 
+def _centre(box: Box) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
 def _centre_distance(a: Box, b: Box) -> float:
-    return math.dist(((a[0] + a[2]) / 2, (a[1] + a[3]) / 2), ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2))
+    return math.dist(_centre(a), _centre(b))
 
 
 def _longer_side(box: Box) -> float:

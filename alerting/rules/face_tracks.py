@@ -1,0 +1,71 @@
+"""Faces followed on one camera: each face of a detection event continues or starts a track
+(``tracking.follow``), by place and, where the face carries an embedding good enough to trust
+(``quality``), by who it looks like.
+
+A track is named by the event and face that started it (``<event_id>#<index>``): unique across
+cameras, and the same again when the events are replayed from the same state, as the camera's state
+in the alerting table is after a worker takes the camera over.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from facestream.alerting.rules import quality, tracking
+from facestream.alerting.rules.recognition import Match
+from facestream.alerting.rules.state import seconds
+from facestream.config import check, setting
+from facestream.schemas import DetectionEvent
+
+
+@dataclass(frozen=True)
+class FaceTrackSettings:
+    high_score: float = setting(
+        0.7, "Detection score from which a face starts a track; fainter faces only continue one.", minimum=0, maximum=1
+    )
+    max_distance: float = setting(1.0, "How far a face may move between frames, in its box's longer side.", minimum=0)
+    min_similarity: float = setting(
+        0.2, "Cosine similarity under which two faces never continue each other's track.", minimum=-1, maximum=1
+    )
+    reidentify: float = setting(
+        0.55, "Cosine similarity from which a face continues a track wherever it reappears.", minimum=-1, maximum=1
+    )
+    lost_after_s: float = setting(
+        3.0, "Seconds unseen after which a track ends: a face seen later starts a new visit.", minimum=0
+    )
+
+    def __post_init__(self) -> None:
+        check(self)
+
+    def follow(self) -> tracking.Follow:
+        return tracking.Follow(
+            self.max_distance, self.lost_after_s, self.high_score, self.min_similarity, self.reidentify
+        )
+
+
+def follow_faces(
+    state: dict, event: DetectionEvent, match: Match, settings: FaceTrackSettings
+) -> tuple[list[str | None], list[dict]]:
+    """Update ``state`` (a camera's face tracks, changed in place) with ``event``; return each face's
+    track name (None for a faint face that continues no track) and the tracks that ended."""
+    vectors: list[np.ndarray | None] = []
+    for face in event.faces:
+        good = quality.quality(face.box, face.score, face.landmarks) >= quality.GOOD
+        if good and face.embedding is not None and event.embedder is not None:
+            vectors.append(match(face.embedding, event.embedder).vector)
+        else:
+            vectors.append(None)
+    found, gone = tracking.follow(
+        state.setdefault("tracks", []),
+        [face.box for face in event.faces],
+        seconds(event),
+        settings.follow(),
+        [face.score for face in event.faces],
+        vectors,
+    )
+    names: list[str | None] = []
+    for index, track in enumerate(found):
+        if track is not None:
+            track.setdefault("first", f"{event.event_id}#{index}")
+        names.append(None if track is None else track["first"])
+    return names, gone
