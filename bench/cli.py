@@ -26,6 +26,7 @@ from bench.settings import (
     SearchBenchConfig,
     SoakConfig,
     ThresholdBenchConfig,
+    TracksBenchConfig,
 )
 from facestream.config import options
 
@@ -213,6 +214,23 @@ def threshold(**values) -> None:
     from bench.threshold import run
 
     run(ThresholdBenchConfig(**values), _command("threshold"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  python -m bench tracks                      # 5, 10 and 30 fps, YuNet + SFace on this machine's CPU
+  python -m bench tracks --fps 10 --out /tmp/tracks.json
+""",
+    context_settings={"show_default": True},
+)
+@options(TracksBenchConfig)
+def tracks(**values) -> None:
+    """Face tracks against ground truth: six people's faces moved over a real street on three cameras,
+    through the detector and the alerting service's tracker; IDF1, ID switches and MOTA (motmetrics)."""
+    from bench.tracks import run
+
+    run(TracksBenchConfig(**values), _command("tracks"))
 
 
 @bench.command(

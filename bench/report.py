@@ -31,6 +31,7 @@ from bench import (
     search,
     soak,
     threshold,
+    tracks,
 )
 from bench.figures import ROOT, Target, load
 
@@ -54,6 +55,7 @@ RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "search": search.render,
     "soak": soak.render,
     "threshold": threshold.render,
+    "tracks": tracks.render,
 }
 
 # The targets table's rows, in this order: the GPU's figures first, then the services'.
@@ -66,6 +68,7 @@ TARGETS: list[Callable[[dict[str, dict]], list[Target]]] = [
     gate.targets,
     alerting.targets,
     fall.targets,
+    tracks.targets,
     alert_store.targets,
     live.targets,
     kafka.targets,

@@ -135,6 +135,18 @@ class ThresholdBenchConfig(Checked):
 
 
 @dataclass(frozen=True)
+class TracksBenchConfig(Checked):
+    """``bench tracks``: the face tracker against ground truth on made-up footage of real faces."""
+
+    fps: tuple[float, ...] = listed(
+        "5,10,30", "Frame rates to stream each camera at, comma-separated.", item=float, show_item=lambda f: f"{f:g}"
+    )
+    provider: str = setting("cpu", "Where YuNet and SFace run.", choices=PROVIDER_CHOICES)
+    batch: int = setting(16, "Frames per inference of the detector.", minimum=1)
+    out: Path = setting(RESULTS / "tracks-faces.json", "Result file.", metavar="FILE")
+
+
+@dataclass(frozen=True)
 class SearchBenchConfig(Checked):
     """``bench search``: nearest-neighbour libraries against exact search over made-up sightings."""
 

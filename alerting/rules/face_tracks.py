@@ -1,6 +1,7 @@
 """Faces followed on one camera: each face of a detection event continues or starts a track
-(``tracking.follow``), by place and, where the face carries an embedding good enough to trust
-(``quality``), by who it looks like.
+(``tracking.follow``), by place and, where the face carries an embedding, by who it looks like. Even
+the embedding of a small or blurred face tells two people in one picture apart well enough: the
+quality gate (``quality``) is for deciding who someone is, not for following them.
 
 A track is named by the event and face that started it (``<event_id>#<index>``): unique across
 cameras, and the same again when the events are replayed from the same state, as the camera's state
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facestream.alerting.rules import quality, tracking
+from facestream.alerting.rules import tracking
 from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.state import seconds
 from facestream.config import check, setting
@@ -28,7 +29,7 @@ class FaceTrackSettings:
         0.2, "Cosine similarity under which two faces never continue each other's track.", minimum=-1, maximum=1
     )
     reidentify: float = setting(
-        0.55, "Cosine similarity from which a face continues a track wherever it reappears.", minimum=-1, maximum=1
+        0.45, "Cosine similarity from which a face continues a track wherever it reappears.", minimum=-1, maximum=1
     )
     lost_after_s: float = setting(
         3.0, "Seconds unseen after which a track ends: a face seen later starts a new visit.", minimum=0
@@ -48,13 +49,11 @@ def follow_faces(
 ) -> tuple[list[str | None], list[dict]]:
     """Update ``state`` (a camera's face tracks, changed in place) with ``event``; return each face's
     track name (None for a faint face that continues no track) and the tracks that ended."""
-    vectors: list[np.ndarray | None] = []
-    for face in event.faces:
-        good = quality.quality(face.box, face.score, face.landmarks) >= quality.GOOD
-        if good and face.embedding is not None and event.embedder is not None:
-            vectors.append(match(face.embedding, event.embedder).vector)
-        else:
-            vectors.append(None)
+    embedder = event.embedder
+    vectors: list[np.ndarray | None] = [
+        None if face.embedding is None or embedder is None else match(face.embedding, embedder).vector
+        for face in event.faces
+    ]
     found, gone = tracking.follow(
         state.setdefault("tracks", []),
         [face.box for face in event.faces],

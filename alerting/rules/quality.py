@@ -2,7 +2,7 @@
 
 Small, blurry or turned faces give embeddings that match the wrong people: Frigate's users saw 92-100%
 false matches from 22x28 px crops. Each factor runs from 0 (useless) to 1 (as good as it gets) and the
-quality is their product, so a face that fails one fails: size is the box's shorter side between
+quality is the worst of them, so a face that fails one fails: size is the box's shorter side between
 ``SMALL_PX`` and ``LARGE_PX``; the score between ``LOW_SCORE`` and 1; frontal pose from the five
 landmarks (eyes, nose, mouth corners, YuNet's order): the nose's offset from the middle of the eyes
 and mouth, across (yaw) and along (pitch) the face, in eye distances. A face under ``GOOD`` counts
@@ -19,8 +19,8 @@ GOOD = 0.3  # the threshold: a face under it is refused
 
 
 def quality(box: Sequence[float], score: float, landmarks: Sequence[Sequence[float]] | None = None) -> float:
-    """The product of the size, score and pose factors, from 0 to 1."""
-    return size_factor(box) * score_factor(score) * pose_factor(landmarks)
+    """The worst of the size, score and pose factors, from 0 to 1."""
+    return min(size_factor(box), score_factor(score), pose_factor(landmarks))
 
 
 def size_factor(box: Sequence[float]) -> float:
@@ -49,7 +49,7 @@ def pose_factor(landmarks: Sequence[Sequence[float]] | None) -> float:
     offset = (nx - centre[0], ny - centre[1])
     yaw = abs(offset[0] * unit[0] + offset[1] * unit[1]) / width
     pitch = abs(-offset[0] * unit[1] + offset[1] * unit[0]) / width
-    return _ramp(MAX_YAW - yaw, 0.0, MAX_YAW / 2) * _ramp(MAX_PITCH - pitch, 0.0, MAX_PITCH / 2)
+    return min(_ramp(MAX_YAW - yaw, 0.0, MAX_YAW / 2), _ramp(MAX_PITCH - pitch, 0.0, MAX_PITCH / 2))
 
 
 def _ramp(value: float, low: float, high: float) -> float:

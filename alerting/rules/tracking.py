@@ -5,14 +5,16 @@ A track keeps its last box, the velocity of its centre (pixels a second, smoothe
 seen and, for faces that carry an embedding, the running mean of its vectors. Each frame:
 
 1. every track's box is moved to the frame's capture time at its velocity (at most ``PREDICT_S``
-   ahead: a track unseen longer stays where it was last seen);
+   ahead: a track unseen longer stays where it was last seen); the velocity follows only moves of
+   boxes of about the same size;
 2. boxes scoring ``high_score`` or more are matched to the tracks, best pairs first: a pair may match
    if the box overlaps the predicted box or its centre lies within ``max_distance`` times the track's
    longer box side, and, where both carry vectors, they are at least ``min_similarity`` alike; pairs
    rank by overlap plus, with vectors, their similarity (two faces crossing are told apart by who they
    look like, not only by where they are);
-3. the boxes under ``high_score`` are matched the same way, by place alone, to the tracks left
-   (ByteTrack's second pass: a blurred or half-hidden face keeps its track but starts none);
+3. the boxes under ``high_score`` are matched the same way to the tracks left, but only where they
+   overlap the predicted box (ByteTrack's second pass: a blurred or half-hidden face keeps its track
+   but starts none);
 4. boxes still unmatched that carry a vector continue a track left over wherever it is, if they are
    ``reidentify`` alike (a face that was hidden and comes back elsewhere in the picture);
 5. a box left over scoring ``high_score`` or more starts a track; a track unseen ``lost_after_s`` ends.
@@ -76,8 +78,8 @@ def follow(
     matched: dict[int, int] = {}  # box -> track
     strong = [i for i in range(count) if scores[i] >= how.high_score]
     weak = [i for i in range(count) if scores[i] < how.high_score]
-    _match(matched, _nearby(strong, boxes, vectors, tracks, predicted, how, appearance=True))
-    _match(matched, _nearby(weak, boxes, vectors, tracks, predicted, how, appearance=False))
+    _match(matched, _nearby(strong, boxes, vectors, tracks, predicted, how, faint=False))
+    _match(matched, _nearby(weak, boxes, vectors, tracks, predicted, how, faint=True))
     _match(matched, _alike([i for i in strong if i not in matched], vectors, tracks, matched, how.reidentify))
     next_id = max((t["id"] for t in tracks), default=-1) + 1
     found: list[dict | None] = []
@@ -116,20 +118,22 @@ def _nearby(
     tracks: list[dict],
     predicted: list[Box],
     how: Follow,
-    appearance: bool,
+    faint: bool,
 ) -> list[tuple[float, int, int]]:
-    """(rank, box, track) for every pair near enough in place (and, with ``appearance``, alike enough)."""
+    """(rank, box, track) for every pair near enough in place and, where both have vectors, alike
+    enough. A ``faint`` box must overlap the track's predicted box: a face that is hard to see and not
+    where the track goes is more likely someone else coming into view."""
     pairs = []
     for i in candidates:
         for j, track in enumerate(tracks):
             guess = predicted[j]
             overlap = iou(boxes[i], guess)
             distance = _centre_distance(boxes[i], guess) / max(_longer_side(guess), 1.0)
-            if overlap <= 0 and distance > how.max_distance:
+            if overlap <= 0 and (faint or distance > how.max_distance):
                 continue
             rank = -overlap + distance / 1000  # overlap first; among boxes that overlap nothing, the nearest
             vector = vectors[i]
-            if appearance and vector is not None and "vector" in track:
+            if vector is not None and "vector" in track:
                 similarity = float(np.dot(vector, vector_of(track)))
                 if similarity < how.min_similarity:
                     continue
@@ -170,9 +174,11 @@ def _predicted(track: dict, now: float) -> Box:
 
 
 def _moved(track: dict, box: Box, now: float) -> None:
-    """The track's box is now ``box``: its velocity follows the move (smoothed)."""
+    """The track's box is now ``box``: its velocity follows the move (smoothed), unless the box changed
+    size a lot (a face half hidden, or coming out from behind someone, moves its box's centre without
+    moving)."""
     elapsed = now - track["seen"]
-    if 0 < elapsed <= PREDICT_S:
+    if 0 < elapsed <= PREDICT_S and _alike_in_size(track["box"], box):
         (ox, oy), (nx, ny) = _centre(track["box"]), _centre(box)
         vx, vy = track.get("velocity", (0.0, 0.0))
         track["velocity"] = [
@@ -193,6 +199,11 @@ def _looked_like(track: dict, vector: np.ndarray) -> None:
     mean = vector_of(track) * looks + vector
     track["vector"] = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
     track["looks"] = looks + 1
+
+
+def _alike_in_size(a: Box, b: Box) -> bool:
+    """Neither box's sides more than a quarter longer than the other's."""
+    return all(0.8 <= (b[k + 2] - b[k]) / max(a[k + 2] - a[k], 1e-9) <= 1.25 for k in (0, 1))
 
 
 def iou(a: Box, b: Box) -> float:

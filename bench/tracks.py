@@ -1,0 +1,353 @@
+"""Face tracks against ground truth: known people moving over a real street, through the real detector
+(YuNet + SFace on the CPU) and the alerting service's face tracker, scored with motmetrics.
+
+The footage is made at run time from what set-up fetches (nothing is stored): six people, each the
+face of a photo of their own (the portraits and annotated photos ``bench threshold`` uses), cut out
+with a soft oval edge and moved over vtest.avi's street by a script per camera: walking across the
+picture and crossing each other (one passes in front of the other and hides them), coming towards the
+camera (growing), stepping out of view for a moment and coming back elsewhere. Where each face is, and
+how much of it is in view, is known for every frame: the face's box on its photo (YuNet's, found
+once), moved and scaled with the cut-out, and which cut-out each pixel shows. A face counts as seen
+when more than half of its box is in view.
+
+Per camera and frame rate, the detector's events go through ``face_tracks.follow_faces`` in capture
+order, and motmetrics matches the tracks to the true faces by box overlap (IoU 0.5 or more): IDF1 (the
+share of faces given the identity their person's track mostly has), ID switches (a person's track
+changing) per 100 seconds of people in view, and MOTA (misses, false tracks and switches against
+the true faces).
+"""
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from bench import save, settings_of
+from bench.figures import Target, newest, numbers, source
+from bench.machine import describe
+from bench.settings import TracksBenchConfig
+from bench.threshold import PEOPLE, photos
+from facestream import samples
+from facestream.alerting.rules.face_tracks import FaceTrackSettings, follow_faces
+from facestream.alerting.rules.recognition import Recognition
+from facestream.gallery import Gallery
+from facestream.schemas import DetectionEvent, Frame
+
+WIDTH, HEIGHT = 640, 480
+DURATION_S = 20.0
+SEEN_SHARE = 0.5  # a face more hidden than this (by later cut-outs) is not expected to be found
+MATCH_IOU = 0.5
+# One photo per person: the first of theirs in bench threshold's list.
+CAST = {person: name for name, person in reversed(list(PEOPLE.items()))}
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One person's path on one camera: where the cut-out's centre is and how wide it is, from ``enter_s``
+    to ``leave_s``, moving in a straight line from ``start`` to ``end`` (growing from ``side`` to
+    ``end_side``), out of view during each of ``away``."""
+
+    person: str
+    start: tuple[float, float]
+    end: tuple[float, float]
+    side: float
+    end_side: float
+    enter_s: float = 0.0
+    leave_s: float = DURATION_S
+    away: tuple[tuple[float, float], ...] = ()
+
+    def at(self, t: float) -> tuple[float, float, float] | None:
+        """(centre x, centre y, side) at ``t``, or None when the person is not in the picture."""
+        if not self.enter_s <= t < self.leave_s or any(a <= t < b for a, b in self.away):
+            return None
+        share = (t - self.enter_s) / (self.leave_s - self.enter_s)
+        return (
+            self.start[0] + (self.end[0] - self.start[0]) * share,
+            self.start[1] + (self.end[1] - self.start[1]) * share,
+            self.side + (self.end_side - self.side) * share,
+        )
+
+
+# Three cameras. Later walks are drawn over earlier ones: whoever comes later in a list passes in front.
+CAMERAS: dict[str, tuple[Walk, ...]] = {
+    "street": (
+        Walk("Barack Obama", (60, 200), (580, 220), 150, 150),
+        Walk("Joe Biden", (580, 230), (60, 210), 140, 140, away=((13.0, 14.5),)),
+        Walk("Albert Einstein", (320, 400), (320, 150), 130, 190, enter_s=4.0, leave_s=18.0),
+    ),
+    "lobby": (
+        Walk("Takeo Kanade", (100, 150), (540, 330), 130, 130),
+        Walk("Bryan Cranston", (540, 150), (100, 330), 130, 130, away=((6.0, 7.5),)),
+        Walk("Lena Forsen", (320, 250), (330, 240), 160, 160, enter_s=2.0, leave_s=16.0),
+    ),
+    "door": (
+        Walk("Albert Einstein", (80, 260), (560, 240), 120, 150, leave_s=12.0),
+        Walk("Barack Obama", (560, 200), (80, 260), 140, 120, enter_s=3.0, away=((9.0, 10.0),)),
+        Walk("Bryan Cranston", (320, 140), (200, 300), 110, 160, enter_s=8.0),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Cutout:
+    """A person's face cut from their photo: the pixels, an oval mask, and the face's box in them."""
+
+    pixels: np.ndarray
+    mask: np.ndarray  # float32, 1 inside the oval, falling to 0 at its edge
+    face: tuple[float, float, float, float]  # in the cut-out's pixels
+
+
+def cutouts(faces: dict[str, tuple[np.ndarray, tuple[float, float, float, float]]]) -> dict[str, Cutout]:
+    """A square around each face (2.2 times its longer side), with a soft oval edge."""
+    found = {}
+    for person, (photo, (x0, y0, x1, y1)) in faces.items():
+        side = int(2.2 * max(x1 - x0, y1 - y0))
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        left, top = int(cx - side / 2), int(cy - side / 2)
+        padded = cv2.copyMakeBorder(photo, side, side, side, side, cv2.BORDER_REPLICATE)
+        pixels = padded[top + side : top + 2 * side, left + side : left + 2 * side]
+        mask = np.zeros((side, side), np.float32)
+        cv2.ellipse(mask, (side // 2, side // 2), (int(side * 0.42), int(side * 0.48)), 0, 0, 360, 1.0, -1)
+        mask = cv2.GaussianBlur(mask, (0, 0), side / 20)
+        found[person] = Cutout(pixels, mask, (x0 - left, y0 - top, x1 - left, y1 - top))
+    return found
+
+
+def draw(background: np.ndarray, walks: tuple[Walk, ...], cuts: dict[str, Cutout], t: float):
+    """The frame at ``t`` and the true faces in it: [(person, box, share of the face not in view)]."""
+    frame = background.copy()
+    owner = np.full(frame.shape[:2], -1, np.int16)  # whose cut-out each pixel shows
+    placed: list[tuple[str, tuple[float, ...]]] = []
+    for walk in walks:
+        where = walk.at(t)
+        if where is None:
+            continue
+        cx, cy, side = where
+        cut = cuts[walk.person]
+        size = max(int(round(side)), 2)
+        pixels = cv2.resize(cut.pixels, (size, size), interpolation=cv2.INTER_AREA)
+        mask = cv2.resize(cut.mask, (size, size))
+        left, top = int(round(cx - size / 2)), int(round(cy - size / 2))
+        _blend(frame, owner, len(placed), pixels, mask, left, top)
+        scale = size / cut.pixels.shape[0]
+        placed.append((walk.person, tuple(v * scale + o for v, o in zip(cut.face, (left, top, left, top)))))
+    truth = []
+    for k, (person, face) in enumerate(placed):
+        x0, y0, x1, y1 = (int(round(v)) for v in face)
+        area = max((x1 - x0) * (y1 - y0), 1)
+        shown = int((owner[max(y0, 0) : max(y1, 0), max(x0, 0) : max(x1, 0)] == k).sum())
+        truth.append((person, face, 1.0 - shown / area))
+    return frame, truth
+
+
+def _blend(frame: np.ndarray, owner: np.ndarray, who: int, pixels: np.ndarray, mask: np.ndarray, left: int, top: int):
+    """``pixels`` laid over ``frame`` at (left, top) through ``mask``, clipped to the frame; where the
+    mask is over a half, ``owner`` says ``who`` is shown."""
+    h, w = pixels.shape[:2]
+    x0, y0, x1, y1 = max(left, 0), max(top, 0), min(left + w, frame.shape[1]), min(top + h, frame.shape[0])
+    if x1 <= x0 or y1 <= y0:
+        return
+    part = (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
+    under = frame[y0:y1, x0:x1].astype(np.float32)
+    weight = mask[part][..., None]
+    frame[y0:y1, x0:x1] = (under + (pixels[part].astype(np.float32) - under) * weight).astype(np.uint8)
+    owner[y0:y1, x0:x1][mask[part] > 0.5] = who
+
+
+def _overlap_share(box, cover) -> float:
+    """How much of ``box`` ``cover`` covers (0 to 1)."""
+    width = min(box[2], cover[2]) - max(box[0], cover[0])
+    height = min(box[3], cover[3]) - max(box[1], cover[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return 0.0 if width <= 0 or height <= 0 or area <= 0 else width * height / area
+
+
+def run(cfg: TracksBenchConfig, command: str) -> dict:
+    import motmetrics  # noqa: F401  # fail before the detector starts if the dev extra is missing
+
+    from facestream.detector_service.config import DetectorConfig
+    from facestream.detector_service.service import build_processor
+
+    processor = build_processor(
+        DetectorConfig(model="yunet", embedder="sface", decode="cpu", provider=cfg.provider, batch=cfg.batch)
+    )
+    settings = FaceTrackSettings()
+    rows: list[dict] = []
+    result: dict[str, Any] = {
+        "benchmark": "tracks",
+        "command": command,
+        "machine": describe(),
+        "settings": settings_of(cfg),
+        "tracker": settings_of(settings),
+        "rows": rows,
+    }
+    try:
+        cuts = cutouts(_faces(processor))
+        streets = _backgrounds()
+        for fps in cfg.fps:
+            for index, (camera, walks) in enumerate(CAMERAS.items()):
+                t0 = time.perf_counter()
+                events, truth = _stream(processor, camera, walks, cuts, streets, index, fps)
+                row = {"camera": camera, "fps": fps, **score(events, truth, settings, fps)}
+                row["seconds"] = round(time.perf_counter() - t0, 1)
+                rows.append(row)
+                print(f"{camera} at {fps:g} fps: {row}", flush=True)
+                save({**result, "complete": False}, cfg.out)
+    finally:
+        processor.close()
+    result["complete"] = True
+    save(result, cfg.out)
+    print(f"results: {cfg.out}")
+    return result
+
+
+def _faces(processor) -> dict[str, tuple[np.ndarray, tuple[float, float, float, float]]]:
+    """Each person's photo and the largest face YuNet finds on it."""
+    found = {}
+    every = photos()
+    for person, name in CAST.items():
+        photo = samples.read_photo(every[name])
+        data = cv2.imencode(".jpg", photo, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+        frame = Frame("cast", 0, 0, photo.shape[1], photo.shape[0], data)
+        (outcome,) = processor.finish(processor.begin([frame], [None]))
+        event = outcome.event
+        assert isinstance(event, DetectionEvent) and event.faces, f"no face on {name}"
+        face = max(event.faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
+        found[person] = (photo, tuple(face.box))
+    return found  # type: ignore[return-value]
+
+
+def _backgrounds() -> list[np.ndarray]:
+    """vtest.avi's frames at 640x480: the street every camera's people walk over."""
+    video = cv2.VideoCapture(str(samples.fetch() / samples.FOOTAGE.filename))
+    frames = []
+    while True:
+        ok, frame = video.read()
+        if not ok:
+            break
+        frames.append(cv2.resize(frame, (WIDTH, HEIGHT), interpolation=cv2.INTER_AREA))
+    video.release()
+    if not frames:
+        raise RuntimeError("vtest.avi gave no frames")
+    return frames
+
+
+def _stream(processor, camera: str, walks, cuts, streets: list[np.ndarray], index: int, fps: float):
+    """The camera's events (in capture order) and true faces per frame, the detector run in batches."""
+    count = int(DURATION_S * fps)
+    frames, truth = [], []
+    for k in range(count):
+        t = k / fps
+        background = streets[(index * 200 + int(t * 10)) % len(streets)]  # the street moves at its own 10 fps
+        image, faces = draw(background, walks, cuts, t)
+        data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
+        frames.append(Frame(camera, k, round(1e18 + t * 1e9), WIDTH, HEIGHT, data))
+        truth.append(faces)
+    events = []
+    step = 16
+    for start in range(0, count, step):
+        outcomes = processor.finish(processor.begin(frames[start : start + step], list(range(start, start + step))))
+        events += [o.event for o in sorted(outcomes, key=lambda o: o.tag)]
+    return events, truth
+
+
+def score(events: list, truth: list, settings: FaceTrackSettings, fps: float) -> dict:
+    """The tracker over ``events``, matched to ``truth`` by motmetrics."""
+    import motmetrics as mm
+
+    accumulator = mm.MOTAccumulator(auto_id=True)
+    state: dict = {}
+    ids: dict[str, int] = {}  # person or track name -> its number for motmetrics
+    seen_s = 0.0
+    for event, faces in zip(events, truth, strict=True):
+        names, _ = follow_faces(state, event, Recognition(Gallery(), [event]), settings)
+        expected = [(person, box) for person, box, hidden in faces if hidden <= SEEN_SHARE]
+        hidden = [box for _, box, share in faces if share > SEEN_SHARE]
+        kept = [
+            (name, face.box)
+            for name, face in zip(names, event.faces)
+            if name is not None and not any(_overlap_share(face.box, box) > 0.5 for box in hidden)
+        ]  # a track on a face that is mostly hidden is neither right nor wrong
+        distances = _distances([b for _, b in expected], [b for _, b in kept])
+        accumulator.update(
+            [ids.setdefault(p, len(ids)) for p, _ in expected],  # motmetrics wants numbers for ids
+            [ids.setdefault(n, len(ids)) for n, _ in kept],
+            distances,
+        )
+        seen_s += len(expected) / fps
+    summary = mm.metrics.create().compute(
+        accumulator, metrics=["idf1", "num_switches", "mota", "num_misses", "num_false_positives", "num_objects"]
+    )
+    first = summary.iloc[0]
+    return {
+        "idf1": round(float(first["idf1"]), 4),
+        "id_switches": int(first["num_switches"]),
+        "track_s": round(seen_s, 1),
+        "switches_per_100_track_s": round(100 * int(first["num_switches"]) / max(seen_s, 1e-9), 2),
+        "mota": round(float(first["mota"]), 4),
+        "faces": int(first["num_objects"]),
+        "missed": int(first["num_misses"]),
+        "false": int(first["num_false_positives"]),
+    }
+
+
+def _distances(truth: list, found: list) -> np.ndarray:
+    """1 - IoU for each (true face, tracked face), NaN (never matched) under ``MATCH_IOU``; motmetrics'
+    own ``iou_matrix`` calls a NumPy function that NumPy 2 removed."""
+    if not truth or not found:
+        return np.empty((len(truth), len(found)))
+    a, b = np.asarray(truth, dtype=np.float64)[:, None, :], np.asarray(found, dtype=np.float64)[None, :, :]
+    width = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+    height = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
+    inter = width * height
+    area = lambda x: (x[..., 2] - x[..., 0]) * (x[..., 3] - x[..., 1])  # noqa: E731
+    overlap = inter / np.maximum(area(a) + area(b) - inter, 1e-9)
+    return np.where(overlap >= MATCH_IOU, 1 - overlap, np.nan)
+
+
+def render(result: dict) -> list[str]:
+    """Its paragraph in docs/performance.md."""
+    m, tracker = result["machine"], result["tracker"]
+    lines = [
+        f"**Face tracks against ground truth, {m['cpu']}** (`{result['command']}`; six people's faces moved "
+        "over vtest.avi by a script per camera, YuNet + SFace on the CPU, the alerting service's face "
+        f"tracker with its defaults: {', '.join(f'{k} {v}' for k, v in tracker.items())}; motmetrics, "
+        f"IoU >= {MATCH_IOU}):",
+        "",
+        "| camera | fps | IDF1 | ID switches | per 100 track-s | MOTA | faces | missed | false |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['camera']} | {r['fps']:g} | {r['idf1']:.3f} | {r['id_switches']} | "
+            f"{r['switches_per_100_track_s']} | {r['mota']:.3f} | {r['faces']} | {r['missed']} | {r['false']} |"
+        )
+    lines += ["", source(result)]
+    return lines
+
+
+def targets(results: list[dict]) -> list[Target]:
+    result = newest(results, "tracks")
+    if result is None:
+        return []
+    rows = result["rows"]
+    idf1 = [r["idf1"] for r in rows]
+    switches = sum(r["id_switches"] for r in rows) * 100 / max(sum(r["track_s"] for r in rows), 1e-9)
+    return [
+        Target(
+            "Face tracks: IDF1 >= 0.90",
+            f"median {statistics.median(idf1):.3f}, lowest {min(idf1):.3f} ({numbers(idf1)})",
+            min(idf1) >= 0.90,
+            result,
+        ),
+        Target(
+            "Face tracks: <= 1 ID switch per 100 track-seconds",
+            f"{switches:.2f} over {math.fsum(r['track_s'] for r in rows):.0f} track-seconds",
+            switches <= 1.0,
+            result,
+        ),
+    ]
