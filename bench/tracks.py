@@ -11,7 +11,8 @@ once), moved and scaled with the cut-out, and which cut-out each pixel shows. A 
 when more than half of its box is in view.
 
 Per camera and frame rate, the detector's events go through ``face_tracks.follow_faces`` in capture
-order, and motmetrics matches the tracks to the true faces by box overlap (IoU 0.5 or more): IDF1 (the
+order, and motmetrics matches the tracks to the true faces by box overlap (IoU 0.5 or more; faces under 24 px, the street's own passers-by, are
+left out): IDF1 (the
 share of faces given the identity their person's track mostly has), ID switches (a person's track
 changing) per 100 seconds of people in view, and MOTA (misses, false tracks and switches against
 the true faces).
@@ -41,6 +42,7 @@ WIDTH, HEIGHT = 640, 480
 DURATION_S = 20.0
 SEEN_SHARE = 0.5  # a face more hidden than this (by later cut-outs) is not expected to be found
 MATCH_IOU = 0.5
+SMALLEST_PX = 24  # tracks on faces smaller than this are not scored: vtest.avi's pedestrians, far off
 # One photo per person: the first of theirs in bench threshold's list.
 CAST = {person: name for name, person in reversed(list(PEOPLE.items()))}
 
@@ -72,22 +74,23 @@ class Walk:
         )
 
 
-# Three cameras. Later walks are drawn over earlier ones: whoever comes later in a list passes in front.
+# Three cameras. Later walks are drawn over earlier ones: whoever comes later in a list passes in front,
+# hiding the other for up to about two seconds (the tracker's lost_after_s is three).
 CAMERAS: dict[str, tuple[Walk, ...]] = {
     "street": (
         Walk("Barack Obama", (60, 200), (580, 220), 150, 150),
         Walk("Joe Biden", (580, 230), (60, 210), 140, 140, away=((13.0, 14.5),)),
-        Walk("Albert Einstein", (320, 400), (320, 150), 130, 190, enter_s=4.0, leave_s=18.0),
+        Walk("Albert Einstein", (320, 400), (320, 150), 160, 200, enter_s=4.0, leave_s=18.0),
     ),
     "lobby": (
-        Walk("Takeo Kanade", (100, 150), (540, 330), 130, 130),
-        Walk("Bryan Cranston", (540, 150), (100, 330), 130, 130, away=((6.0, 7.5),)),
-        Walk("Lena Forsen", (320, 250), (330, 240), 160, 160, enter_s=2.0, leave_s=16.0),
+        Walk("Takeo Kanade", (60, 150), (580, 330), 130, 130, leave_s=12.0),
+        Walk("Bryan Cranston", (580, 150), (60, 330), 130, 130, enter_s=1.0, leave_s=13.0, away=((3.0, 4.5),)),
+        Walk("Lena Forsen", (320, 250), (330, 240), 130, 130, enter_s=2.0, leave_s=20.0),
     ),
     "door": (
-        Walk("Albert Einstein", (80, 260), (560, 240), 120, 150, leave_s=12.0),
+        Walk("Albert Einstein", (80, 260), (560, 240), 160, 180, leave_s=12.0),
         Walk("Barack Obama", (560, 200), (80, 260), 140, 120, enter_s=3.0, away=((9.0, 10.0),)),
-        Walk("Bryan Cranston", (320, 140), (200, 300), 110, 160, enter_s=8.0),
+        Walk("Bryan Cranston", (120, 140), (420, 300), 110, 160, enter_s=8.0),
     ),
 }
 
@@ -267,11 +270,13 @@ def score(events: list, truth: list, settings: FaceTrackSettings, fps: float) ->
         names, _ = follow_faces(state, event, Recognition(Gallery(), [event]), settings)
         expected = [(person, box) for person, box, hidden in faces if hidden <= SEEN_SHARE]
         hidden = [box for _, box, share in faces if share > SEEN_SHARE]
-        kept = [
-            (name, face.box)
+        kept = [  # a track on a face that is mostly hidden is neither right nor wrong, nor one on the
+            (name, face.box)  # street's own passers-by, whose faces are a few pixels high
             for name, face in zip(names, event.faces)
-            if name is not None and not any(_overlap_share(face.box, box) > 0.5 for box in hidden)
-        ]  # a track on a face that is mostly hidden is neither right nor wrong
+            if name is not None
+            and min(face.box[2] - face.box[0], face.box[3] - face.box[1]) >= SMALLEST_PX
+            and not any(_overlap_share(face.box, box) > 0.5 for box in hidden)
+        ]
         distances = _distances([b for _, b in expected], [b for _, b in kept])
         accumulator.update(
             [ids.setdefault(p, len(ids)) for p, _ in expected],  # motmetrics wants numbers for ids

@@ -8,10 +8,10 @@ seen and, for faces that carry an embedding, the running mean of its vectors. Ea
    ahead: a track unseen longer stays where it was last seen); the velocity follows only moves of
    boxes of about the same size;
 2. boxes scoring ``high_score`` or more are matched to the tracks, best pairs first: a pair may match
-   if the box overlaps the predicted box or its centre lies within ``max_distance`` times the track's
-   longer box side, and, where both carry vectors, they are at least ``min_similarity`` alike; pairs
-   rank by overlap plus, with vectors, their similarity (two faces crossing are told apart by who they
-   look like, not only by where they are);
+   if the box overlaps the predicted box or its centre lies within ``max_distance`` times the longer
+   side of the two boxes, and, where both carry vectors, they are at least ``min_similarity`` alike;
+   pairs rank by overlap plus, with vectors, their similarity (two faces crossing are told apart by
+   who they look like, not only by where they are);
 3. the boxes under ``high_score`` are matched the same way to the tracks left, but only where they
    overlap the predicted box (ByteTrack's second pass: a blurred or half-hidden face keeps its track
    but starts none);
@@ -35,8 +35,10 @@ import numpy as np
 from facestream.alerting.rules.state import vector_of
 
 Box = tuple[float, float, float, float] | list[float]
-PREDICT_S = 1.0  # how far ahead a track's box is moved at its velocity
-SMOOTHING = 0.5  # weight of the newest velocity measurement
+PREDICT_S = 2.0  # how far ahead a track's box is moved at its velocity
+# The velocity's memory, in seconds: each move weighs elapsed / SMOOTHING_S (at most 1), so a box's
+# jitter of a pixel or two counts as little at 30 fps as at 5 (divided by 1/30 s, it is a fast move).
+SMOOTHING_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,8 @@ def _nearby(
         for j, track in enumerate(tracks):
             guess = predicted[j]
             overlap = iou(boxes[i], guess)
-            distance = _centre_distance(boxes[i], guess) / max(_longer_side(guess), 1.0)
+            # in the larger box's side: a face coming out from behind someone grows as it moves
+            distance = _centre_distance(boxes[i], guess) / max(_longer_side(guess), _longer_side(boxes[i]), 1.0)
             if overlap <= 0 and (faint or distance > how.max_distance):
                 continue
             rank = -overlap + distance / 1000  # overlap first; among boxes that overlap nothing, the nearest
@@ -181,9 +184,10 @@ def _moved(track: dict, box: Box, now: float) -> None:
     if 0 < elapsed <= PREDICT_S and _alike_in_size(track["box"], box):
         (ox, oy), (nx, ny) = _centre(track["box"]), _centre(box)
         vx, vy = track.get("velocity", (0.0, 0.0))
+        weight = min(elapsed / SMOOTHING_S, 1.0)
         track["velocity"] = [
-            (1 - SMOOTHING) * vx + SMOOTHING * (nx - ox) / elapsed,
-            (1 - SMOOTHING) * vy + SMOOTHING * (ny - oy) / elapsed,
+            (1 - weight) * vx + weight * (nx - ox) / elapsed,
+            (1 - weight) * vy + weight * (ny - oy) / elapsed,
         ]
     elif elapsed > PREDICT_S:  # back after a while: where it went meanwhile says nothing of its speed now
         track["velocity"] = [0.0, 0.0]
