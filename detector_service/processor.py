@@ -113,7 +113,7 @@ class Boxes:
 
     def find(self, outputs: dict[str, np.ndarray], placed: Placements) -> tuple[Detections, np.ndarray]:
         """Every frame's faces, concatenated in frame order, and how many each has."""
-        return to_frames(self.model.to_detections(outputs, self.input_hw, self.thresholds), placed)
+        return to_frames(self.model.to_detections(outputs, self.input_hw, self.thresholds), placed.scale, placed.sizes)
 
     def resolve(self, answer: Answer) -> Answer:
         """``answer`` with its candidates turned into faces, the time it took counted as post-processing."""

@@ -3,7 +3,6 @@
 import cv2
 import numpy as np
 
-from facestream.detector_service.decoding.placements import Placements
 from facestream.detector_service.models.base import Detections, Thresholds
 
 
@@ -65,9 +64,10 @@ def _rank_in_image(image: np.ndarray) -> np.ndarray:
     return np.arange(len(image)) - np.searchsorted(image, image, side="left")
 
 
-def to_frames(detections: list[Detections], placed: Placements) -> tuple[Detections, np.ndarray]:
+def to_frames(detections: list[Detections], scale: np.ndarray, sizes: np.ndarray) -> tuple[Detections, np.ndarray]:
     """Undo each image's letterbox (a pure scale: images sit at the top-left) and clip to its frame,
-    for a batch at once (per-image array calls cost more than the arithmetic at GPU rates).
+    for a batch at once (per-image array calls cost more than the arithmetic at GPU rates): ``scale``
+    is each image's letterbox factor, ``sizes`` its frame's (width, height), as ``Placements`` holds them.
 
     Returns every image's faces concatenated in image order, and how many each image kept: a box left
     with no area by the clipping (it lay in the letterbox's padding) is dropped.
@@ -80,16 +80,16 @@ def to_frames(detections: list[Detections], placed: Placements) -> tuple[Detecti
         return Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), landmarks, landmark_scores), counts
     image = np.repeat(np.arange(len(detections)), counts)
     # float32 throughout: the same numbers as scaling each image's float32 boxes by its own factor.
-    scale = placed.scale.astype(np.float32)[image]
-    size = placed.sizes.astype(np.float32)[image]
-    boxes = np.concatenate([d.boxes for d in detections]) / scale[:, None]
+    factor = scale.astype(np.float32)[image]
+    size = sizes.astype(np.float32)[image]
+    boxes = np.concatenate([d.boxes for d in detections]) / factor[:, None]
     np.clip(boxes[:, 0::2], 0, size[:, :1], out=boxes[:, 0::2])
     np.clip(boxes[:, 1::2], 0, size[:, 1:], out=boxes[:, 1::2])
     keep = (boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])
     scores = np.concatenate([d.scores for d in detections])[keep]
     landmarks = landmark_scores = None
     if detections[0].landmarks is not None:
-        landmarks = np.concatenate([d.landmarks for d in detections])[keep] / scale[keep, None, None]
+        landmarks = np.concatenate([d.landmarks for d in detections])[keep] / factor[keep, None, None]
     if detections[0].landmark_scores is not None:
         landmark_scores = np.concatenate([d.landmark_scores for d in detections])[keep]
     kept = np.bincount(image[keep], minlength=len(detections))

@@ -1,6 +1,5 @@
 import numpy as np
 
-from facestream.detector_service.decoding.placements import Placed, Placements
 from facestream.detector_service.models.base import Detections, Thresholds
 from facestream.detector_service.models.postprocess import select, select_batch, to_frames
 
@@ -79,8 +78,9 @@ def test_to_frames_undoes_each_scale_clips_and_drops_empty_boxes() -> None:
         np.array([[8, 8, 16, 16]], np.float32), np.array([0.6], np.float32), np.array([[[10, 12]]], np.float32)
     )
     # The first frame's third box lies past its right edge; the second frame was enlarged twice.
-    placed = Placements.of([Placed(0.5, 1000, 900), Placed(1.0, 64, 48), Placed(2.0, 320, 240)])
-    out, kept = to_frames([first, none, second], placed)
+    out, kept = to_frames(
+        [first, none, second], np.array([0.5, 1.0, 2.0]), np.array([[1000, 900], [64, 48], [320, 240]])
+    )
     assert kept.tolist() == [2, 0, 1]
     assert out.boxes.tolist() == [[20, 40, 60, 80], [0, 200, 1000, 900], [4, 4, 8, 8]]
     assert out.scores.tolist() == np.float32([0.9, 0.8, 0.6]).tolist()
@@ -89,5 +89,5 @@ def test_to_frames_undoes_each_scale_clips_and_drops_empty_boxes() -> None:
 
 def test_to_frames_with_no_faces_anywhere() -> None:
     empty = Detections(np.zeros((0, 4), np.float32), np.zeros(0, np.float32))
-    out, kept = to_frames([empty, empty], Placements.of([Placed(1.0, 64, 48)] * 2))
+    out, kept = to_frames([empty, empty], np.array([1.0, 1.0]), np.array([[64, 48]] * 2))
     assert kept.tolist() == [0, 0] and out.boxes.shape == (0, 4) and out.landmarks is None

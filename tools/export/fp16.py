@@ -12,7 +12,6 @@ import numpy as np
 
 from facestream import samples
 from facestream.detector_service import models
-from facestream.detector_service.decoding.placements import Placements
 from facestream.detector_service.decoding.preprocess import letterbox_into
 from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models.postprocess import iou, to_frames
@@ -63,4 +62,4 @@ def _detect(path: Path, photos: list[np.ndarray], provider: str) -> list:
     batch = np.zeros((len(photos), *input_hw, 3), np.uint8)
     placed = [letterbox_into(photo, canvas) for photo, canvas in zip(photos, batch)]
     found = plugin.to_detections(engine.run(batch), input_hw, plugin.default_thresholds)
-    return [to_frames([d], Placements.of([p]))[0] for d, p in zip(found, placed)]
+    return [to_frames([d], np.array([p.scale]), np.array([(p.width, p.height)]))[0] for d, p in zip(found, placed)]
