@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from facestream import face_quality
 from facestream.config import options
 from facestream.detector_service.config import DetectorConfig
 from facestream.errors import ConfigError
@@ -72,7 +73,8 @@ def enrol(
 def photo_faces(photos: list[tuple[str, bytes]], detector: DetectorConfig, largest: bool = False):
     """(one face embedding per photo, the embedder's ModelRef) from (name, image bytes) pairs, by the
     detector's own detection, alignment and embedding on this machine's CPU, so enrolled faces compare
-    with live ones. ConfigError naming the photo for one with no face, or with several unless ``largest``."""
+    with live ones. ConfigError naming the photo for one with no face, with several unless ``largest``,
+    or whose face is too poor to recognise by (``face_quality``)."""
     from dataclasses import replace
 
     from facestream.detector_service.service import build_processor
@@ -95,6 +97,9 @@ def photo_faces(photos: list[tuple[str, bytes]], detector: DetectorConfig, large
         if len(faces) > 1 and not largest:
             raise ConfigError(f"{outcome.tag}: {len(faces)} faces; pass --largest to enrol the largest one")
         face = max(faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
+        why = face_quality.refused(face.box, face.score, face.landmarks)
+        if why is not None:
+            raise ConfigError(f"{outcome.tag}: {why}; enrol a sharper, larger, frontal photo")
         embeddings.append(face.embedding)
         embedder = event.embedder
     return embeddings, embedder

@@ -4,7 +4,8 @@ import copy
 
 import numpy as np
 
-from facestream.alerting.rules import quality, tracking
+from facestream import face_quality as quality
+from facestream.alerting.rules import tracking
 from facestream.alerting.rules.tracking import Follow
 
 FACES = Follow(max_distance=1.0, lost_after_s=3.0, high_score=0.7, min_similarity=0.2, reidentify=0.55)

@@ -166,6 +166,9 @@ def test_a_person_is_enrolled_from_a_photo_uploaded_on_the_page(
     names, port, log, _db = page_on_topics
     blank = tmp_path / "wall.jpg"
     cv2.imwrite(str(blank), np.full((240, 320, 3), 90, np.uint8))
+    takeo = cv2.imread(str(sample_dir / "takeo.ppm"))
+    tiny = tmp_path / "takeo-tiny.jpg"  # his face 22 px high: too small to recognise anyone by
+    cv2.imwrite(str(tiny), cv2.resize(takeo, (takeo.shape[1] // 4, takeo.shape[0] // 4), interpolation=cv2.INTER_AREA))
     with chromium() as page:
         page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
 
@@ -180,6 +183,7 @@ def test_a_person_is_enrolled_from_a_photo_uploaded_on_the_page(
 
         assert upload("Barack Obama", sample_dir / "obama.jpg") == "enrolled Barack Obama (1 face(s))"
         assert "wall.jpg: no face found" in upload("Nobody", blank)
+        assert "takeo-tiny.jpg: the face is too small (22 px" in upload("Takeo Kanade", tiny)
         assert [e for e in console_errors(page) if "409 (Conflict)" not in e] == []  # the refusal, as shown
     entry = gallery.load(bootstrap, names["gallery"]).entry("barack-obama")
     assert entry.images == ("obama.jpg",) and len(entry.embeddings) == 1

@@ -64,13 +64,30 @@ def test_enrolment_refuses_no_face_and_several_faces(topic: str, sample_dir: Pat
     cv2.imwrite(str(blank), np.full((240, 320, 3), 128, np.uint8))
     no_face = run("gallery", "enroll", "--name", "nobody", "--topic", topic, "--provider", "cpu", str(blank))
     assert no_face.exit_code != 0 and "no face found" in str(no_face.exception)
-    pair = str(sample_dir / "breakingbad.jpg")
-    several = run("gallery", "enroll", "--name", "cast", "--topic", topic, "--provider", "cpu", pair)
-    assert several.exit_code != 0 and "2 faces; pass --largest" in str(several.exception)
-    assert (
-        run("gallery", "enroll", "--name", "cast", "--topic", topic, "--provider", "cpu", "--largest", pair).exit_code
-        == 0
+    pair = tmp_path / "pair.jpg"  # Obama, and Biden at half his size beside him
+    obama, biden = cv2.imread(str(sample_dir / "obama.jpg")), cv2.imread(str(sample_dir / "biden.jpg"))
+    small = cv2.resize(biden, (biden.shape[1] * obama.shape[0] // biden.shape[0] // 2, obama.shape[0] // 2))
+    cv2.imwrite(
+        str(pair),
+        cv2.hconcat([obama, cv2.copyMakeBorder(small, 0, obama.shape[0] - small.shape[0], 0, 0, cv2.BORDER_CONSTANT)]),
     )
+    several = run("gallery", "enroll", "--name", "cast", "--topic", topic, "--provider", "cpu", str(pair))
+    assert several.exit_code != 0 and "2 faces; pass --largest" in str(several.exception)
+    largest = ["gallery", "enroll", "--name", "cast", "--topic", topic, "--provider", "cpu", "--largest"]
+    assert run(*largest, str(pair)).exit_code == 0
+
+
+def test_enrolment_refuses_a_face_too_small_or_turned_away_saying_why(
+    topic: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    takeo = cv2.imread(str(sample_dir / "takeo.ppm"))
+    tiny = tmp_path / "takeo-tiny.jpg"  # his face 22 px high
+    cv2.imwrite(str(tiny), cv2.resize(takeo, (takeo.shape[1] // 4, takeo.shape[0] // 4), interpolation=cv2.INTER_AREA))
+    small = run("gallery", "enroll", "--name", "takeo", "--topic", topic, "--provider", "cpu", str(tiny))
+    assert small.exit_code != 0 and "takeo-tiny.jpg: the face is too small (22 px" in str(small.exception)
+    turned = str(sample_dir / "breakingbad.jpg")  # the larger of its two faces is seen three-quarters on
+    cast = run("gallery", "enroll", "--name", "walter", "--topic", topic, "--provider", "cpu", "--largest", turned)
+    assert cast.exit_code != 0 and "the face is turned away from the camera" in str(cast.exception)
 
 
 def test_the_gallery_tells_people_apart_and_follows_changes(

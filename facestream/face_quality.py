@@ -1,4 +1,4 @@
-"""How much a face can be trusted for recognition: its size, its detection score and how frontal it is.
+"""How much a face can be trusted for recognition (and enrolment): its size, its detection score and how frontal it is.
 
 Small, blurry or turned faces give embeddings that match the wrong people: Frigate's users saw 92-100%
 false matches from 22x28 px crops. Each factor runs from 0 (useless) to 1 (as good as it gets) and the
@@ -21,6 +21,19 @@ GOOD = 0.3  # the threshold: a face under it is refused
 def quality(box: Sequence[float], score: float, landmarks: Sequence[Sequence[float]] | None = None) -> float:
     """The worst of the size, score and pose factors, from 0 to 1."""
     return min(size_factor(box), score_factor(score), pose_factor(landmarks))
+
+
+def refused(box: Sequence[float], score: float, landmarks: Sequence[Sequence[float]] | None = None) -> str | None:
+    """None for a face good enough to recognise or enrol; else why not, in words for a person."""
+    factors = {
+        f"too small ({min(box[2] - box[0], box[3] - box[1]):.0f} px; {LARGE_PX:.0f} or more is best)": size_factor(box),
+        f"too faint for the detector (score {score:.2f})": score_factor(score),
+        "turned away from the camera": pose_factor(landmarks),
+    }
+    worst = min(factors, key=lambda reason: factors[reason])
+    if factors[worst] >= GOOD:
+        return None
+    return f"the face is {worst}: quality {factors[worst]:.2f}, under the {GOOD} a face needs"
 
 
 def size_factor(box: Sequence[float]) -> float:
