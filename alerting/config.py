@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from facestream.alerting.rules.camera_settings import CameraSettings
+from facestream.alerting.rules.face_tracks import FaceTrackSettings
 from facestream.alerting.rules.registry import REGISTRY
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.schedule import Schedule, time_zone
@@ -140,6 +141,12 @@ class CameraOverrides:
         show=json.dumps,
         metavar="JSON",
     )
+    face_tracks: dict | None = setting(
+        None,
+        "How this camera's faces are followed from frame to frame.",
+        parse=table_of(FaceTrackSettings),
+        show=json.dumps,
+    )
 
     def __post_init__(self) -> None:
         check(self)
@@ -185,6 +192,14 @@ class AlertingConfig:
     gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic.")
     schedules: dict | None = _schedules_setting("on every camera")
     timezone: str = setting("UTC", "The cameras' time zone, as schedules read it (IANA name).", parse=parse_time_zone)
+    face_tracks: dict | None = setting(
+        None,
+        'How faces are followed from frame to frame on every camera, as JSON (e.g. {"lost_after_s": 5}) or the '
+        "[alerting.face_tracks] table (docs/alerting.md, Tracks).",
+        parse=table_of(FaceTrackSettings),
+        show=json.dumps,
+        metavar="JSON",
+    )
     cameras: dict | None = setting(
         None,
         'Per camera: rules and settings, as JSON (e.g. {"gate": {"rules": "stranger"}}) or '
@@ -214,6 +229,7 @@ class AlertingConfig:
                 rule.settings: rule.settings(**{**(getattr(self, rule.name) or {}), **own.get(rule.name, {})})
                 for rule in REGISTRY
             }
+            rules[FaceTrackSettings] = FaceTrackSettings(**{**(self.face_tracks or {}), **own.get("face_tracks", {})})
             schedules = {**(self.schedules or {}), **own.get("schedules", {})}
             self._resolved[camera_id] = CameraSettings(
                 rules=parse_rules(own.get("rules") or self.rules),

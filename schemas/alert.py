@@ -26,6 +26,7 @@ class Sighting:
     similarity: float | None = None  # best cosine similarity to the gallery (strangers), -1..1
     score: float | None = None  # the detector's confidence in the box, 0..1 (with a box only)
     person: str | None = None  # the enrolled person the face is (person_seen), by the name enrolled
+    track: str | None = None  # the camera's face track it belongs to (stranger, person_seen): who, over time
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -41,6 +42,8 @@ class Sighting:
             out["score"] = self.score
         if self.person is not None:
             out["person"] = self.person
+        if self.track is not None:
+            out["track"] = self.track
         return out
 
 
@@ -110,6 +113,7 @@ def _sighting_from(index: int, value: Any) -> Sighting:
         similarity=similarity,
         score=score,
         person=None if value.get("person") is None else f.text(_TYPE, value, "person", prefix=f"{where}."),
+        track=None if value.get("track") is None else f.text(_TYPE, value, "track", prefix=f"{where}."),
     )
 
 

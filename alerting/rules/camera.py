@@ -5,11 +5,13 @@ its own duplicate check (a frame has one event of each kind). A rule the camera 
 event's capture time (its rules changed, or its schedule has ended) ends its open alerts at that
 event, saying why, rather than leaving them open for good; it starts afresh when it runs again. A
 rule limited to zones sees the event with only the faces (or people) in them, and is told which zone
-each is in.
+each is in. When the camera runs a rule that names face tracks (stranger, person_seen), its faces are
+followed first, over the whole frame (``face_tracks``), and each rule is told each face's track.
 """
 
 from facestream.alerting.rules import zones
 from facestream.alerting.rules.camera_settings import CameraSettings
+from facestream.alerting.rules.face_tracks import FaceTrackSettings, follow_faces
 from facestream.alerting.rules.recognition import Match, Recognition
 from facestream.alerting.rules.registry import REGISTRY
 from facestream.alerting.rules.rule import Context, Rule
@@ -31,7 +33,18 @@ def on_event(
     are (the worker's ``Recognition`` of the whole batch); by default the gallery is asked about this event."""
     if not is_new(camera, event):
         return None
-    return _rules(camera, event, Context(settings, match or Recognition(gallery, [event]), gallery), "faces")
+    match = match or Recognition(gallery, [event])
+    return _rules(camera, event, Context(settings, match, gallery, _tracks(camera, event, match, settings)), "faces")
+
+
+def _tracks(camera: dict, event: DetectionEvent, match: Match, settings: CameraSettings) -> dict[int, str]:
+    """Each face's track (by the face's id), when the camera runs a rule that names them: the camera's
+    face tracks (state ``face_tracks``) follow the event first, over the whole frame."""
+    if not any(rule.follows_faces and rule.name in settings.rules for rule in REGISTRY):
+        camera.pop("face_tracks", None)  # no rule names tracks now: a later one starts afresh
+        return {}
+    names, _gone = follow_faces(camera.setdefault("face_tracks", {}), event, match, settings.of(FaceTrackSettings))
+    return {id(face): name for face, name in zip(event.faces, names) if name is not None}
 
 
 def on_pose(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import (
+    TrackOf,
     Where,
     alert,
     close_open,
@@ -25,6 +26,7 @@ from facestream.alerting.rules.state import (
     sighted,
     sighting,
     to_ns,
+    untracked,
     zoned,
 )
 from facestream.config import check, setting
@@ -65,9 +67,11 @@ def step(
     watched: Watched,
     settings: PersonSeenSettings,
     where: Where = nowhere,
+    track_of: TrackOf = untracked,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
-    new event; return the alerts it causes. ``where`` names the zone of a face (its alert's)."""
+    new event; return the alerts it causes. ``where`` names the zone of a face (its alert's),
+    ``track_of`` its track (its sighting's)."""
     now = seconds(event)
     people: dict[str, dict] = state.setdefault("people", {})
     cooldown = {person_id: until for person_id, until in state.get("cooldown", {}).items() if until > now}
@@ -99,7 +103,7 @@ def step(
             if person.get("frame") == event.frame_seq:
                 continue  # the same person twice in one frame (a reflection, a poster): one sighting
             person["frame"] = event.frame_seq
-            seen = sighting(event, face.box, similarity, face.score)
+            seen = sighting(event, face.box, similarity, face.score, track_of(face))
             sighted(person, seen, now, settings.window_s, settings.sightings, settings.evidence)
             record = opened_or_updated("person_seen", person, event, now, settings.sightings, settings.update_every_s)
             if record is not None:
@@ -121,7 +125,14 @@ RULE = Rule(
     example='{"cooldown_s": 300}',
     sees="faces",
     step=lambda state, seen, context, where: step(
-        state, seen, context.match, context.gallery.watched_name, context.settings.of(PersonSeenSettings), where
+        state,
+        seen,
+        context.match,
+        context.gallery.watched_name,
+        context.settings.of(PersonSeenSettings),
+        where,
+        context.track_of,
     ),
     close=close,
+    follows_faces=True,
 )

@@ -4,7 +4,7 @@ configuration, the camera dispatch, the help texts and the docs' tables are made
 rule is its module, its tests and its paragraph in docs/alerting.md."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from facestream.alerting.rules.camera_settings import CameraSettings
@@ -24,6 +24,11 @@ class Context:
     settings: CameraSettings
     match: Match
     gallery: Gallery
+    tracks: dict[int, str] = field(default_factory=dict)  # id of a face of the event -> its track's name
+
+    def track_of(self, face: object) -> str | None:
+        """The name of the track ``face`` (a face of this event, or of the event narrowed to zones) is in."""
+        return self.tracks.get(id(face))
 
 
 # (rule state, the event as the rule sees it (narrowed to its zones), context, zone of a box) -> alerts
@@ -44,6 +49,7 @@ class Rule:
     step: Step | None = None  # None for a rule that does not read frames
     close: Close | None = None
     default: bool = True  # run when --rules is not given
+    follows_faces: bool = False  # it names each face's track (face_tracks): the camera follows its faces
     per_zone: bool = False  # counts in each of its zones apart (one alert per zone), not over them all
 
     def __post_init__(self) -> None:

@@ -11,10 +11,16 @@ from facestream.schemas import Alert, DetectionEvent, PoseEvent, Sighting, alert
 NS = 1_000_000_000
 FrameEvent = DetectionEvent | PoseEvent  # what the rules read: one event per processed frame
 Where = Callable[[tuple | list], str | None]  # a box in frame pixels -> the zone it is in (zones.zone_of)
+TrackOf = Callable[[object], str | None]  # a face of the event -> the name of its track (face_tracks), if any
 
 
 def nowhere(_box: tuple | list) -> str | None:
     """The Where of a rule that sees the whole frame: no zone to name."""
+    return None
+
+
+def untracked(_face: object) -> str | None:
+    """The TrackOf of a camera whose faces are not followed: no track to name."""
     return None
 
 
@@ -68,9 +74,12 @@ def is_new(camera: dict, event: FrameEvent) -> bool:
     return True
 
 
-def sighting(event: FrameEvent, box=None, similarity: float | None = None, score: float = 0.0) -> list:
-    """A sighting as table state: [event_id, frame_seq, capture_ts_ns, box or None, similarity or None, score]."""
-    return [
+def sighting(
+    event: FrameEvent, box=None, similarity: float | None = None, score: float = 0.0, track: str | None = None
+) -> list:
+    """A sighting as table state: [event_id, frame_seq, capture_ts_ns, box or None, similarity or None,
+    score], and the face's track when it has one."""
+    stored = [
         event.event_id,
         event.frame_seq,
         event.capture_ts_ns,
@@ -78,6 +87,7 @@ def sighting(event: FrameEvent, box=None, similarity: float | None = None, score
         None if similarity is None else round(similarity, 4),
         score,
     ]
+    return stored if track is None else [*stored, track]
 
 
 def face_counts(face, min_score: float, min_face_px: float) -> bool:
@@ -125,12 +135,13 @@ def to_ns(t: float) -> int:
 
 
 def _sighting(stored: list, person: str | None) -> Sighting:
-    """A stored sighting, ``[event_id, frame_seq, capture_ts_ns, box, similarity, score, ...]``, as the
-    alert's evidence: without a box it has no score either."""
+    """A stored sighting, ``[event_id, frame_seq, capture_ts_ns, box, similarity, score, track?]``, as
+    the alert's evidence: without a box it has no score either."""
     event_id, frame_seq, capture_ts_ns, box, similarity = stored[:5]
+    track = stored[6] if len(stored) > 6 else None
     if box is None:
-        return Sighting(event_id, frame_seq, capture_ts_ns, None, similarity, None, person=person)
-    return Sighting(event_id, frame_seq, capture_ts_ns, tuple(box), similarity, stored[5], person=person)
+        return Sighting(event_id, frame_seq, capture_ts_ns, None, similarity, None, person=person, track=track)
+    return Sighting(event_id, frame_seq, capture_ts_ns, tuple(box), similarity, stored[5], person=person, track=track)
 
 
 def alert(

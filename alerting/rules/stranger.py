@@ -19,6 +19,7 @@ import numpy as np
 from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import (
+    TrackOf,
     Where,
     alert,
     close_open,
@@ -29,6 +30,7 @@ from facestream.alerting.rules.state import (
     sighted,
     sighting,
     to_ns,
+    untracked,
     vector_of,
     zoned,
 )
@@ -60,11 +62,16 @@ class StrangerSettings:
 
 
 def step(
-    state: dict, event: DetectionEvent, match: Match, settings: StrangerSettings, where: Where = nowhere
+    state: dict,
+    event: DetectionEvent,
+    match: Match,
+    settings: StrangerSettings,
+    where: Where = nowhere,
+    track_of: TrackOf = untracked,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, changed in place; JSON-able but for the
     face vectors, which the table packs: ``state.written``) with one new event; return the alerts it
-    causes. ``where`` names the zone of a face (its alert's)."""
+    causes. ``where`` names the zone of a face (its alert's), ``track_of`` its track (its sighting's)."""
     now = seconds(event)
     strangers: list[dict] = state.setdefault("strangers", [])
     cooldown: list[dict] = [c for c in state.get("cooldown", []) if c["until"] > now]
@@ -97,7 +104,8 @@ def step(
                 stranger = {"vector": vector.copy(), "first": first, "open": False, "count": 0, "seen": []}
                 zoned(stranger, where(face.box))
                 strangers.append(stranger)
-            _sighted(stranger, vector, sighting(event, face.box, similarity, face.score), now, settings)
+            seen = sighting(event, face.box, similarity, face.score, track_of(face))
+            _sighted(stranger, vector, seen, now, settings)
             record = opened_or_updated("stranger", stranger, event, now, settings.sightings, settings.update_every_s)
             if record is not None:
                 alerts.append(record)
@@ -134,7 +142,8 @@ RULE = Rule(
     example='{"sightings": 2}',
     sees="faces",
     step=lambda state, seen, context, where: step(
-        state, seen, context.match, context.settings.of(StrangerSettings), where
+        state, seen, context.match, context.settings.of(StrangerSettings), where, context.track_of
     ),
     close=close,
+    follows_faces=True,
 )

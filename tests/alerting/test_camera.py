@@ -41,6 +41,21 @@ def test_a_state_read_back_from_the_changelog_goes_on_as_the_one_in_memory() -> 
     ]
 
 
+def test_each_sighting_names_its_face_track_one_per_person_kept_across_a_takeover() -> None:
+    gallery, settings = enrolled(), AlertingConfig().for_camera("gate")
+    events = [event(i, i * 0.5, face(person(2)), face(person(5))) for i in range(12)]
+    state: dict = {}
+    first = [a for e in events[:6] for a in on_event(state, e, gallery, settings)]
+    restored = orjson.loads(orjson.dumps(state, default=written))  # a worker taking the camera over
+    later = [a for e in events[6:] for a in on_event(restored, e, gallery, settings)]
+    tracks = {a.alert_id: {s.track for s in a.evidence} for a in first + later if a.kind == "stranger"}
+    assert len(tracks) == 2 and all(len(names) == 1 for names in tracks.values())  # one track per stranger
+    assert {n for names in tracks.values() for n in names} == {f"{events[0].event_id}#0", f"{events[0].event_id}#1"}
+    crowd_only = AlertingConfig(rules="crowd").for_camera("gate")  # no rule names tracks: none are kept
+    on_event(state, event(12, 6.0, face(person(2))), gallery, crowd_only)
+    assert "face_tracks" not in state
+
+
 def test_per_camera_rules_and_settings() -> None:
     config = AlertingConfig(
         crowd={"min_faces": 2},

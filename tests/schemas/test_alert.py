@@ -5,7 +5,7 @@ import pytest
 
 from facestream.schemas import Alert, SchemaError, Sighting, alert_id_for, pack_alert, unpack_alert
 
-SIGHTING = Sighting("e1", 7, 1_000, box=(1.0, 2.0, 30.0, 40.0), similarity=0.12, score=0.93)
+SIGHTING = Sighting("e1", 7, 1_000, box=(1.0, 2.0, 30.0, 40.0), similarity=0.12, score=0.93, track="e0#1")
 NEW = Alert(
     alert_id=alert_id_for("gate", "stranger", "e1"),
     kind="stranger",
@@ -41,6 +41,7 @@ def test_alert_ids_are_deterministic_and_distinct() -> None:
         ({"evidence": [{**SIGHTING.fields(), "score": 1.5}]}, "evidence[0].score"),
         ({"evidence": [{"event_id": "e2", "frame_seq": 8, "capture_ts_ns": 1, "score": 0.9}]}, "evidence[0].score"),
         ({"count": -1}, "count"),
+        ({"evidence": [{**SIGHTING.fields(), "track": ""}]}, "evidence[0].track"),
     ],
 )
 def test_bad_alerts_name_the_field(changes: dict, field: str) -> None:
