@@ -41,6 +41,12 @@ class TimedInBatches(Checked):
             raise ConfigError(f"--frames ({self.frames}) must hold at least one --batch ({self.batch})")
 
 
+def _on_off(text: str) -> str:
+    if text not in ("on", "off"):
+        raise ValueError(f"{text!r} is not on or off")
+    return text
+
+
 def _positive(text: str) -> int:
     number = int(text)
     if number < 1:
@@ -221,6 +227,12 @@ class AlertingBenchConfig(Checked):
     faces: int = setting(2, "Faces per event: one enrolled, the rest not.", minimum=0)
     partitions: int = setting(4, "Partitions of the detections topic (the most workers that can share it).", minimum=1)
     workers: tuple[int, ...] = listed("1,2", "Alerting workers in the group, one run each.")
+    face_tracks: tuple[str, ...] = listed(
+        "on,off",
+        "Face tracks on, off or both (both: what following faces costs, side by side in one run).",
+        item=_on_off,
+        metavar="on,off",
+    )
     runs: int = setting(3, "Runs per worker count; the median is reported.", minimum=1)
     out: Path = setting(RESULTS / "alerting-cpu.json", "Result file.", metavar="FILE")
 

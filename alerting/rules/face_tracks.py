@@ -21,6 +21,7 @@ from facestream.schemas import DetectionEvent
 
 @dataclass(frozen=True)
 class FaceTrackSettings:
+    follow: bool = setting(True, "Follow faces from frame to frame on cameras that run stranger or person_seen.")
     high_score: float = setting(
         0.7, "Detection score from which a face starts a track; fainter faces only continue one.", minimum=0, maximum=1
     )
@@ -38,7 +39,8 @@ class FaceTrackSettings:
     def __post_init__(self) -> None:
         check(self)
 
-    def follow(self) -> tracking.Follow:
+    def how(self) -> tracking.Follow:
+        """The tracker's settings."""
         return tracking.Follow(
             self.max_distance, self.lost_after_s, self.high_score, self.min_similarity, self.reidentify
         )
@@ -58,7 +60,7 @@ def follow_faces(
         state.setdefault("tracks", []),
         [face.box for face in event.faces],
         seconds(event),
-        settings.follow(),
+        settings.how(),
         [face.score for face in event.faces],
         vectors,
     )

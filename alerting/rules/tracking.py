@@ -39,6 +39,7 @@ PREDICT_S = 2.0  # how far ahead a track's box is moved at its velocity
 # The velocity's memory, in seconds: each move weighs elapsed / SMOOTHING_S (at most 1), so a box's
 # jitter of a pixel or two counts as little at 30 fps as at 5 (divided by 1/30 s, it is a fast move).
 SMOOTHING_S = 0.5
+LOOKS = 30  # faces a track's vector is the mean of
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,15 @@ def follow(
     _match(matched, _nearby(strong, boxes, vectors, tracks, predicted, how, faint=False))
     _match(matched, _nearby(weak, boxes, vectors, tracks, predicted, how, faint=True))
     _match(matched, _alike([i for i in strong if i not in matched], vectors, tracks, matched, how.reidentify))
-    next_id = max((t["id"] for t in tracks), default=-1) + 1
+    next_id = -1  # found when a track starts: most frames start none
     found: list[dict | None] = []
     for i, box in enumerate(boxes):
         if i in matched:
             track = tracks[matched[i]]
             _moved(track, box, now)
         elif scores[i] >= how.high_score:
+            if next_id < 0:
+                next_id = max((t["id"] for t in tracks), default=-1) + 1
             track = {"id": next_id, "box": list(box), "seen": now, "velocity": [0.0, 0.0], "hits": 0}
             next_id += 1
             tracks.append(track)
@@ -195,11 +198,14 @@ def _moved(track: dict, box: Box, now: float) -> None:
 
 
 def _looked_like(track: dict, vector: np.ndarray) -> None:
-    """The track's vector moves towards ``vector``: the normalised mean of all its faces."""
+    """The track's vector moves towards ``vector``: the normalised mean of its first ``LOOKS`` faces
+    (later ones would move it by a hair, at the price of array arithmetic on every frame)."""
     if "vector" not in track:
         track["vector"], track["looks"] = np.asarray(vector, dtype=np.float32).copy(), 1
         return
     looks = track.get("looks", 1)
+    if looks >= LOOKS:
+        return
     mean = vector_of(track) * looks + vector
     track["vector"] = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
     track["looks"] = looks + 1
