@@ -238,6 +238,10 @@ class AlertingConfig:
                 timezone=time_zone(own.get("timezone") or self.timezone),
                 zones=_rule_zones(own),
                 lines=parse_lines(own.get("lines") or {}),
+                names_tracks=rules[FaceTrackSettings].follow
+                and any(
+                    rule.follows_faces and rule.name in parse_rules(own.get("rules") or self.rules) for rule in REGISTRY
+                ),
             )
         return self._resolved[camera_id]
 

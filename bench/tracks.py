@@ -11,16 +11,18 @@ once), moved and scaled with the cut-out, and which cut-out each pixel shows. A 
 when more than half of its box is in view.
 
 Per camera and frame rate, the detector's events go through ``face_tracks.follow_faces`` in capture
-order, and motmetrics matches the tracks to the true faces by box overlap (IoU 0.5 or more; faces
-under 24 px, the street's own passers-by, are left out): IDF1 (the share of faces given the identity
-their person's track mostly has), ID switches (a person's track changing) per 100 seconds of people
-in view, and MOTA (misses, false tracks and switches against the true faces).
+order, every one of them (the tracker's rate set to the camera's; a worker follows 5 frames a second
+by default, which the 5 fps rows measure), and motmetrics matches the tracks to the true faces by box
+overlap (IoU 0.5 or more; faces under 24 px, the street's own passers-by, are left out): IDF1 (the
+share of faces given the identity their person's track mostly has), ID switches (a person's track
+changing) per 100 seconds of people in view, and MOTA (misses, false tracks and switches against the
+true faces).
 """
 
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cv2
@@ -259,15 +261,19 @@ def _stream(processor, camera: str, walks, cuts, streets: list[np.ndarray], inde
 
 
 def score(events: list, truth: list, settings: FaceTrackSettings, fps: float) -> dict:
-    """The tracker over ``events``, matched to ``truth`` by motmetrics."""
+    """The tracker over ``events`` (every frame of them: ``settings``' rate set to ``fps``), matched to
+    ``truth`` by motmetrics."""
     import motmetrics as mm
 
+    every = replace(settings, rate_hz=fps)
     accumulator = mm.MOTAccumulator(auto_id=True)
     state: dict = {}
     ids: dict[str, int] = {}  # person or track name -> its number for motmetrics
     seen_s = 0.0
     for event, faces in zip(events, truth, strict=True):
-        names, _ = follow_faces(state, event, Recognition(Gallery(), [event]), settings)
+        found = follow_faces(state, event, Recognition(Gallery(), [event]), every)
+        assert found is not None, "at the camera's own rate every frame is followed"
+        names = found[0]
         expected = [(person, box) for person, box, hidden in faces if hidden <= SEEN_SHARE]
         hidden = [box for _, box, share in faces if share > SEEN_SHARE]
         kept = [  # a track on a face that is mostly hidden is neither right nor wrong, nor one on the

@@ -40,12 +40,13 @@ def on_event(
 def _tracks(camera: dict, event: DetectionEvent, match: Match, settings: CameraSettings) -> dict[int, str]:
     """Each face's track (by the face's id), when the camera runs a rule that names them: the camera's
     face tracks (state ``face_tracks``) follow the event first, over the whole frame."""
-    how = settings.of(FaceTrackSettings)
-    if not how.follow or not any(rule.follows_faces and rule.name in settings.rules for rule in REGISTRY):
+    if not settings.names_tracks:
         camera.pop("face_tracks", None)  # no rule names tracks now: a later one starts afresh
         return {}
-    names, _gone = follow_faces(camera.setdefault("face_tracks", {}), event, match, how)
-    return {id(face): name for face, name in zip(event.faces, names) if name is not None}
+    found = follow_faces(camera.setdefault("face_tracks", {}), event, match, settings.of(FaceTrackSettings))
+    if found is None:  # a frame between those followed
+        return {}
+    return {id(face): name for face, name in zip(event.faces, found[0]) if name is not None}
 
 
 def on_pose(

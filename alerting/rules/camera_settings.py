@@ -23,6 +23,7 @@ class CameraSettings:
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
     zones: dict[str, Zones] = field(default_factory=dict)  # rule -> the zones it is limited to
     lines: dict[str, Line] = field(default_factory=dict)  # the line rule's lines, by name
+    names_tracks: bool = False  # it runs a rule whose sightings name face tracks: its faces are followed
 
     def of(self, kind: type[T]) -> T:
         """The settings of the rule whose settings class is ``kind`` (e.g. ``CrowdSettings``)."""

@@ -19,6 +19,8 @@ seen and, for faces that carry an embedding, the running mean of its vectors. Ea
    ``reidentify`` alike (a face that was hidden and comes back elsewhere in the picture);
 5. a box left over scoring ``high_score`` or more starts a track; a track unseen ``lost_after_s`` ends.
 
+When as many boxes as tracks each overlap one track's predicted box by half or more and no other
+track's, they simply continue them (most frames), without the passes or a look at the vectors.
 Pairs are taken greedily, best first, ties in box then track order, so a replay of the same events
 from the same state gives the same tracks. Tracks are plain dicts (``id``, ``box``, ``seen``,
 ``velocity``, ``hits`` and, with vectors, ``vector`` and ``looks``), which rules may add keys to. Limits: two people
@@ -40,6 +42,7 @@ PREDICT_S = 2.0  # how far ahead a track's box is moved at its velocity
 # jitter of a pixel or two counts as little at 30 fps as at 5 (divided by 1/30 s, it is a fast move).
 SMOOTHING_S = 0.5
 LOOKS = 30  # faces a track's vector is the mean of
+OBVIOUS = 0.5  # overlap with a track's predicted box that, with no other track near, continues it
 
 
 @dataclass(frozen=True)
@@ -78,12 +81,14 @@ def follow(
     scores = [1.0] * count if scores is None else scores
     vectors = [None] * count if vectors is None else vectors
     predicted = [_predicted(track, now) for track in tracks]
-    matched: dict[int, int] = {}  # box -> track
-    strong = [i for i in range(count) if scores[i] >= how.high_score]
-    weak = [i for i in range(count) if scores[i] < how.high_score]
-    _match(matched, _nearby(strong, boxes, vectors, tracks, predicted, how, faint=False))
-    _match(matched, _nearby(weak, boxes, vectors, tracks, predicted, how, faint=True))
-    _match(matched, _alike([i for i in strong if i not in matched], vectors, tracks, matched, how.reidentify))
+    matched = _obvious(boxes, predicted, vectors, tracks, how.min_similarity)
+    if matched is None:  # someone new, someone gone, or boxes near more than one track: the full passes
+        matched = {}  # box -> track
+        strong = [i for i in range(count) if scores[i] >= how.high_score]
+        weak = [i for i in range(count) if scores[i] < how.high_score]
+        _match(matched, _nearby(strong, boxes, vectors, tracks, predicted, how, faint=False))
+        _match(matched, _nearby(weak, boxes, vectors, tracks, predicted, how, faint=True))
+        _match(matched, _alike([i for i in strong if i not in matched], vectors, tracks, matched, how.reidentify))
     next_id = -1  # found when a track starts: most frames start none
     found: list[dict | None] = []
     for i, box in enumerate(boxes):
@@ -105,6 +110,30 @@ def follow(
             _looked_like(track, vector)
         found.append(track)
     return found, gone
+
+
+def _obvious(
+    boxes: Sequence[Box],
+    predicted: list[Box],
+    vectors: Sequence[np.ndarray | None],
+    tracks: list[dict],
+    min_similarity: float,
+) -> dict[int, int] | None:
+    """Box -> track when nothing is in doubt, as on most frames: as many boxes as tracks, each box
+    overlapping the predicted box of one track by ``OBVIOUS`` or more and no other track's at all,
+    and not unlike it. None otherwise. Cheap: the full passes cost more than all of a camera's rules."""
+    if len(boxes) != len(predicted):
+        return None
+    matched: dict[int, int] = {}
+    for i, box in enumerate(boxes):
+        near = [j for j, guess in enumerate(predicted) if iou(box, guess) > 0]
+        if len(near) != 1 or near[0] in matched.values() or iou(box, predicted[near[0]]) < OBVIOUS:
+            return None
+        vector, track = vectors[i], tracks[near[0]]
+        if vector is not None and "vector" in track and float(np.dot(vector, vector_of(track))) < min_similarity:
+            return None
+        matched[i] = near[0]
+    return matched
 
 
 def _match(matched: dict[int, int], pairs: list[tuple[float, int, int]]) -> None:
