@@ -126,8 +126,9 @@ def _obvious(
         return None
     matched: dict[int, int] = {}
     for i, box in enumerate(boxes):
-        near = [j for j, guess in enumerate(predicted) if iou(box, guess) > 0]
-        if len(near) != 1 or near[0] in matched.values() or iou(box, predicted[near[0]]) < OBVIOUS:
+        overlaps = [iou(box, guess) for guess in predicted]
+        near = [j for j, overlap in enumerate(overlaps) if overlap > 0]
+        if len(near) != 1 or near[0] in matched.values() or overlaps[near[0]] < OBVIOUS:
             return None
         vector, track = vectors[i], tracks[near[0]]
         if vector is not None and "vector" in track and float(np.dot(vector, vector_of(track))) < min_similarity:
@@ -242,7 +243,8 @@ def _looked_like(track: dict, vector: np.ndarray) -> None:
 
 def _alike_in_size(a: Box, b: Box) -> bool:
     """Neither box's sides more than a quarter longer than the other's."""
-    return all(0.8 <= (b[k + 2] - b[k]) / max(a[k + 2] - a[k], 1e-9) <= 1.25 for k in (0, 1))
+    width, height = (b[2] - b[0]) / max(a[2] - a[0], 1e-9), (b[3] - b[1]) / max(a[3] - a[1], 1e-9)
+    return 0.8 <= width <= 1.25 and 0.8 <= height <= 1.25
 
 
 def iou(a: Box, b: Box) -> float:
