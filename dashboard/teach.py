@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from facestream import evidence
+from facestream import evidence, face_quality
 from facestream.dashboard.config import DashboardConfig
 from facestream.errors import FacestreamError
 from facestream.gallery import Gallery, alert_of, not_them, publish, taught, with_faces
@@ -62,7 +62,11 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
         change_entry(config.gallery_topic, gallery, entry, person_id)
 
     def teach(alert: Alert, name: str, by: str) -> dict:
-        faces, embedder = _faces(alert)
+        seen, embedder = _faces(alert)
+        good, why = face_quality.enrollable(seen)
+        if not good:
+            raise Refused(f"none of the {len(seen)} faces of this alert can be enrolled: {why}")
+        faces = [face.embedding for face in good]
         entry = taught(gallery.entry(person_id_for(name)), name, embedder, faces, alert.alert_id)
         change(entry, entry.person_id)
         log.info("%s taught that the faces of alert %s are %s (%s)", by, alert.alert_id, name, entry.person_id)
@@ -73,7 +77,7 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
         entry = next((e for e in gallery.entries() if e.name == named), None)
         if alert.kind != "person_seen" or entry is None:
             raise Refused("only a person_seen alert names an enrolled person whose match can be wrong")
-        faces, _ = _faces(alert)
+        faces = [face.embedding for face in _faces(alert)[0]]  # poor faces too: they were matched, wrongly
         change(not_them(entry, faces, alert.alert_id), entry.person_id)
         log.info("%s taught that the faces of alert %s are not %s", by, alert.alert_id, entry.person_id)
         return {"person_id": entry.person_id, "name": entry.name, "negatives": len(faces)}
@@ -87,14 +91,15 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
         log.info("%s undid what alert %s taught (%s)", by, alert_id, ", ".join(changes))
         return {"undone": list(changes)}
 
-    def _faces(alert: Alert) -> tuple[list[bytes], ModelRef]:
+    def _faces(alert: Alert) -> tuple[list, ModelRef]:
+        """The alert's faces that carry an embedding, as its detection events hold them, and the embedder."""
         faces, embedder = evidence.evidence_faces(alert, config.detections_topic)
         if not faces or embedder is None:
             raise Refused(
                 "the faces of this alert are no longer in Kafka, or its events carry no embeddings "
                 "(the detector needs --embedder sface)"
             )
-        return [face.embedding for face in faces if face.embedding is not None], embedder
+        return [face for face in faces if face.embedding is not None], embedder
 
     def handler(action: Callable[..., dict], needs_name: bool = False) -> Callable:
         async def handle(request: Request) -> Response:

@@ -23,6 +23,16 @@ def quality(box: Sequence[float], score: float, landmarks: Sequence[Sequence[flo
     return min(size_factor(box), score_factor(score), pose_factor(landmarks))
 
 
+def enrollable(faces: Sequence) -> tuple[list, str | None]:
+    """Of ``faces`` (each with ``box``, ``score`` and ``landmarks``), those good enough to enrol, and,
+    when none is, why the best of them is not."""
+    good = [face for face in faces if refused(face.box, face.score, face.landmarks) is None]
+    if good or not faces:
+        return good, None
+    best = max(faces, key=lambda face: quality(face.box, face.score, face.landmarks))
+    return [], refused(best.box, best.score, best.landmarks)
+
+
 def refused(box: Sequence[float], score: float, landmarks: Sequence[Sequence[float]] | None = None) -> str | None:
     """None for a face good enough to recognise or enrol; else why not, in words for a person."""
     factors = {

@@ -4,7 +4,6 @@ import copy
 
 import numpy as np
 
-from facestream import face_quality as quality
 from facestream.alerting.rules import tracking
 from facestream.alerting.rules.tracking import Follow
 
@@ -78,14 +77,3 @@ def test_a_replay_from_the_same_state_gives_the_same_tracks() -> None:
             [ids(tracking.follow(tracks, boxes, k / 10, FACES, scores)[0]) for k, (boxes, scores) in enumerate(frames)]
         )
     assert runs[0] == runs[1] and runs[0][:2] == [[0, None], [0, 1]]
-
-
-def test_quality_refuses_small_faint_and_turned_faces() -> None:
-    frontal = [[38.3, 51.7], [73.5, 51.5], [56.0, 71.7], [41.5, 92.4], [70.7, 92.2]]  # SFace's template
-    turned = [[38.3, 51.7], [73.5, 51.5], [76.0, 71.7], [41.5, 92.4], [70.7, 92.2]]  # nose beside the left eye
-    large = [0, 0, 112, 112]
-    assert quality.quality(large, 0.95, frontal) > 0.8
-    assert quality.quality([0, 0, 20, 26], 0.95, frontal) == 0.0  # 20 px: too small to recognise
-    assert quality.quality(large, 0.5, frontal) == 0.0
-    assert quality.quality(large, 0.95, turned) < quality.GOOD
-    assert quality.quality(large, 0.95, None) > 0.8  # no landmarks: size and score alone
