@@ -136,9 +136,10 @@ def to_ns(t: float) -> int:
 
 def _sighting(stored: list, person: str | None) -> Sighting:
     """A stored sighting, ``[event_id, frame_seq, capture_ts_ns, box, similarity, score, track?]``, as
-    the alert's evidence: without a box it has no score either."""
+    the alert's evidence: without a box it has no score either. A seventh element is a track only as
+    text: the crowd rule keeps its face count (a number) there."""
     event_id, frame_seq, capture_ts_ns, box, similarity = stored[:5]
-    track = stored[6] if len(stored) > 6 else None
+    track = stored[6] if len(stored) > 6 and isinstance(stored[6], str) else None
     if box is None:
         return Sighting(event_id, frame_seq, capture_ts_ns, None, similarity, None, person=person, track=track)
     return Sighting(event_id, frame_seq, capture_ts_ns, tuple(box), similarity, stored[5], person=person, track=track)

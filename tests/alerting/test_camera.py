@@ -11,6 +11,7 @@ from facestream.alerting.rules.fall import FallSettings
 from facestream.alerting.rules.state import written
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.errors import ConfigError
+from facestream.schemas import pack_alert
 
 
 def test_replaying_events_gives_no_new_alerts_and_the_same_ids() -> None:
@@ -114,3 +115,13 @@ def test_the_help_and_the_defaults_come_from_the_registry() -> None:
     assert [line.split()[0] for line in shown.splitlines() if line.startswith("    ") and line.split()[0] in RULES] == [
         *RULES
     ]
+
+
+def test_a_crowd_alert_s_evidence_names_no_track() -> None:
+    # The crowd rule keeps a frame's face count where the stranger rule keeps a face's track.
+    gallery, settings = enrolled(), AlertingConfig(rules="crowd,stranger").for_camera("gate")
+    state: dict = {}
+    alerts = [a for i in range(12) for a in on_event(state, event(i, i * 0.5, *[face()] * 6), gallery, settings)]
+    crowd = [a for a in alerts if a.kind == "crowd"]
+    assert crowd and all(s.track is None for a in crowd for s in a.evidence)
+    assert [pack_alert(a) for a in crowd]  # what the worker does with them: they pack
