@@ -249,13 +249,12 @@ class GpuPreprocessor:
         good = result == native_decoder.OK
         channels = np.where(good, 3, 0)
         pointers = np.where(good, arena.data.ptr + places, 0)
-        table, scale = _table(np.column_stack([seen, channels]), good, pointers, *self.input_hw)
         errors = {
             i: str(_native_why(frames[i], int(result[i]), (int(seen[i, 0]), int(seen[i, 1]))))
             for i in np.flatnonzero(~good).tolist()
         }
-        images = DeviceImages(table[0], table[1], table[2], arena) if self.keep_frames else None
-        return table, Placements(np.where(good, scale, 0.0), np.where(good[:, None], said, 0), errors, images)
+        keeps = arena if self.keep_frames else None
+        return _table(np.column_stack([seen, channels]), good, pointers, *self.input_hw, errors, keeps)
 
     def close(self) -> None:
         """Release nvImageCodec's kept Images, then its decoders, in that order and now, rather than in
@@ -285,16 +284,23 @@ def _placement(frames: Sequence[Frame], images: list, height: int, width: int, k
     pointers = np.zeros(len(frames), dtype=np.int64)
     rows = np.flatnonzero(good)
     pointers[rows] = [images[i].__cuda_array_interface__["data"][0] for i in rows.tolist()]
-    table, scale = _table(seen, good, pointers, height, width)
     errors = {i: str(_why(frames[i], images[i])) for i in np.flatnonzero(~good).tolist()}
-    kept = DeviceImages(table[0], table[1], table[2], images) if keep else None
-    return table, Placements(np.where(good, scale, 0.0), np.where(good[:, None], seen[:, :2], 0), errors, kept)
+    return _table(seen, good, pointers, height, width, errors, images if keep else None)
 
 
-def _table(seen: np.ndarray, good: np.ndarray, pointers: np.ndarray, height: int, width: int):
+def _table(
+    seen: np.ndarray,
+    good: np.ndarray,
+    pointers: np.ndarray,
+    height: int,
+    width: int,
+    errors: dict[int, str],
+    keeps: object | None,
+) -> tuple[np.ndarray, Placements]:
     """The letterbox kernel's table (source pointer, height, width, fitted height, fitted width per
-    frame; zeros for a frame that failed) and each frame's scale, from (width, height, channels) per
-    frame: array arithmetic over the batch."""
+    frame; zeros for a frame that failed) and the Placements, from (width, height, channels) per frame
+    and why each failed frame did: array arithmetic over the batch. With ``keeps`` (what owns the
+    decoded images' memory), the Placements hold the images as a table of their addresses."""
     safe = np.maximum(seen[:, :2], 1)
     scale = np.minimum(height / safe[:, 1], width / safe[:, 0])
     fit = np.maximum(1, np.round(safe * scale[:, None])).astype(np.int64)  # as ``fitted``: half to even, never 0
@@ -302,7 +308,8 @@ def _table(seen: np.ndarray, good: np.ndarray, pointers: np.ndarray, height: int
     rows = np.flatnonzero(good)
     table[0, rows] = pointers[rows]
     table[1:, rows] = np.stack([seen[rows, 1], seen[rows, 0], fit[rows, 1], fit[rows, 0]])
-    return table, scale
+    images = None if keeps is None else DeviceImages(table[0], table[1], table[2], keeps)
+    return table, Placements(np.where(good, scale, 0.0), np.where(good[:, None], seen[:, :2], 0), errors, images)
 
 
 def _native_why(frame: Frame, code: int, seen: tuple[int, int]) -> DecodeError:
