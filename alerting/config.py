@@ -231,17 +231,16 @@ class AlertingConfig:
             }
             rules[FaceTrackSettings] = FaceTrackSettings(**{**(self.face_tracks or {}), **own.get("face_tracks", {})})
             schedules = {**(self.schedules or {}), **own.get("schedules", {})}
+            runs = parse_rules(own.get("rules") or self.rules)
             self._resolved[camera_id] = CameraSettings(
-                rules=parse_rules(own.get("rules") or self.rules),
+                rules=runs,
                 rule_settings=rules,
                 schedules={rule: Schedule.parse(text) for rule, text in schedules.items()},
                 timezone=time_zone(own.get("timezone") or self.timezone),
                 zones=_rule_zones(own),
                 lines=parse_lines(own.get("lines") or {}),
                 names_tracks=rules[FaceTrackSettings].follow
-                and any(
-                    rule.follows_faces and rule.name in parse_rules(own.get("rules") or self.rules) for rule in REGISTRY
-                ),
+                and any(rule.follows_faces and rule.name in runs for rule in REGISTRY),
             )
         return self._resolved[camera_id]
 

@@ -1,7 +1,7 @@
 """Faces followed on one camera: each face of a detection event continues or starts a track
 (``tracking.follow``), by place and, where the face carries an embedding, by who it looks like. Even
 the embedding of a small or blurred face tells two people in one picture apart well enough: the
-quality gate (``quality``) is for deciding who someone is, not for following them.
+quality gate (``facestream.face_quality``) is for deciding who someone is, not for following them.
 
 A track is named by the event and face that started it (``<event_id>#<index>``): unique across
 cameras, and the same again when the events are replayed from the same state, as the camera's state
