@@ -129,7 +129,7 @@ class GpuPreprocessor:
             self._kernel = cp.RawKernel(_LETTERBOX, "letterbox")
         # Decoders after the first decode their share of a batch on threads of their own, while the
         # calling thread decodes the first share: nvImageCodec lets go of the interpreter while it waits.
-        helpers = len(self._decoders) - 1
+        helpers = max(len(self._decoders) - 1, 0)  # native decoding has no nvImageCodec decoders here
         self._helpers = ThreadPoolExecutor(helpers, "decode-share") if helpers else None
         # With keep_images: per (generation, decoder, chunk index), the Images decoded into last. Frames
         # handed out with their batch (keep_frames) stay in use until the caller finishes that batch, while
