@@ -304,11 +304,14 @@ def mogface_pipeline(results: dict[str, dict]) -> dict | None:
 
 
 def yunet_gpu_pipelines(results: dict[str, dict]) -> list[dict]:
-    """YuNet FP16 pipelines on the GPU decoding there, without embeddings."""
+    """YuNet FP16 pipelines on the GPU decoding there, without embeddings (YuNet named, or its file given:
+    the GPU machine's runs pass the FP16 file made before the run)."""
     return [
         r
-        for r in runs_of(results, "pipeline", model="yunet", precision="fp16", provider="cuda")
-        if r["settings"].get("decode") != "cpu" and r["settings"].get("embedder", "none") == "none"
+        for r in runs_of(results, "pipeline", precision="fp16", provider="cuda")
+        if (r["settings"]["model"] == "yunet" or r.get("model_file", "").startswith("yunet"))
+        and r["settings"].get("decode") != "cpu"
+        and r["settings"].get("embedder", "none") == "none"
     ]
 
 

@@ -95,8 +95,9 @@ def targets(results: dict[str, dict]) -> list[str]:
 
 
 def _gpu_name(gpu: str) -> str:
-    """``NVIDIA H200`` out of ``2 x NVIDIA H200, 580.159.04, 143771 MiB``."""
-    return re.sub(r"^\d+ x ", "", gpu.split(",")[0])
+    """``NVIDIA H200`` out of ``2 x NVIDIA H200, 580.159.04, 143771 MiB`` (``NVIDIA H100`` out of ``NVIDIA
+    H100 80GB HBM3, ...``)."""
+    return " ".join(re.sub(r"^\d+ x ", "", gpu.split(",")[0]).split()[:2])
 
 
 def render_summary(results: dict[str, dict]) -> str:

@@ -57,14 +57,18 @@ def test_batch1_target_takes_the_median_of_runs_of_the_same_engine() -> None:
     assert ratios == [2.9, 3.14, 4.48] and median == 3.14 and len(runs) == 3
 
 
-def _e2e_run(p99s: list[float], detect_args: list[str], **settings) -> dict:
+def _e2e_run(
+    p99s: list[float], detect_args: list[str], gpu: str = "NVIDIA H200", cameras: int = 300, **settings
+) -> dict:
     rows = [
-        {"cameras": 300, "latency_ms_p99": p99, "not_delivered_10s_after_end": 0, "events_per_s": 8700.0}
+        {"cameras": cameras, "latency_ms_p99": p99, "not_delivered_10s_after_end": 0, "events_per_s": 29.0 * cameras}
         for p99 in p99s
     ]
     return {
         "benchmark": "e2e",
-        "settings": {"replicas": 1, "frame_size": [640, 480], "extra_detect_args": detect_args, **settings},
+        "machine": {"gpu": f"{gpu}, 580.159.04, 81559 MiB"},
+        "settings": {"model": "yunet", "replicas": 1, "frame_size": [640, 480], "extra_detect_args": detect_args}
+        | settings,
         "rows": rows,
         "_file": f"e2e-{len(p99s)}-{'-'.join(detect_args)}.json",
     }
@@ -76,13 +80,46 @@ def test_300_cameras_are_judged_per_design_and_embedding_runs_apart() -> None:
     embedding = _e2e_run([12639, 14128, 12433], ["--decode=gpu", "--embedder=sface"], fronts=4)
     runs = [replicas, owner, embedding]
     plain = [r for r in runs if not e2e_report.with_embedder(r["settings"])]
-    held = e2e_report.repeated_300(plain, "yunet")
+    held = e2e_report.repeated_300(plain, "yunet", 3)
     embedded = e2e_report.repeated_300(
-        [r for r in runs if e2e_report.embedder(r["settings"]) == "sface"], "yunet + sface"
+        [r for r in runs if e2e_report.embedder(r["settings"]) == "sface"], "yunet + sface", 3
     )
-    assert held and held.met and held.short == "3 of 3 runs, GPU owner + 4 fronts"
-    assert "4 replicas: 2 of 3 runs" in held.measured
-    assert embedded and not embedded.met and embedded.short == "0 of 3 runs, GPU owner + 4 fronts"
+    assert held and held.met and held.short == "3 of 3 runs, GPU owner + 4 fronts, H200"
+    assert "4 replicas, H200: 2 of 3 runs" in held.measured
+    assert embedded and not embedded.met and embedded.short == "0 of 3 runs, GPU owner + 4 fronts, H200"
+    assert not e2e_report.repeated_300(plain, "yunet", 5).met  # 3 runs are not 5 of 5
+
+
+def test_runs_on_other_gpus_or_decoders_are_other_designs() -> None:
+    h200 = _e2e_run([146, 148, 161], ["--decode=gpu"], fronts=4)
+    h100 = _e2e_run(
+        [118, 121, 116, 114, 129], ["--decode=gpu", "--gpu-decoder=hw/native"], "NVIDIA H100 80GB HBM3", fronts=4
+    )
+    mixed = e2e_report.repeated_300([h200, h100], "yunet", 5)
+    assert mixed and mixed.met and mixed.short == "5 of 5 runs, GPU owner + 4 fronts, decoder hw/native, H100"
+    assert "GPU owner + 4 fronts, H200: 3 of 3 runs" in mixed.measured
+
+
+def test_500_cameras_are_owed_in_proportion_to_the_engine_alone_on_each_gpu() -> None:
+    def pipeline(gpu: str, engine: float) -> dict:
+        settings = {"model": "yunet", "precision": "fp16", "provider": "cuda", "frame_size": [640, 480]}
+        return {"benchmark": "pipeline", "machine": {"gpu": f"{gpu}, 580"}, "settings": settings} | {
+            "engine_only_frames_per_s": engine
+        }
+
+    results = {"h200": pipeline("NVIDIA H200", 21500.0), "h100": pipeline("NVIDIA H100 80GB HBM3", 19350.0)}
+    native = ["--decode=gpu", "--gpu-decoder=hw/native"]
+    at_450 = _e2e_run([150, 220, 131], native, "NVIDIA H100 80GB HBM3", cameras=450, fronts=4)
+    at_300 = _e2e_run([118, 121, 116], native, "NVIDIA H100 80GB HBM3", fronts=4)
+    target = e2e_report.targets({"a": at_450, "b": at_300} | results)
+    owed = next(t for t in target if "pro rata" in t.target)
+    assert not owed.met and owed.short.startswith("300 held of 450 owed")
+    assert "450: 2 of 3 (p99 150, 220, 131 ms)" in owed.measured
+    at_450["rows"][1]["latency_ms_p99"] = 180.0
+    owed = next(t for t in e2e_report.targets({"a": at_450, "b": at_300} | results) if "pro rata" in t.target)
+    assert owed.met and owed.short.startswith("450 held of 450 owed")
+    share = next(t for t in e2e_report.targets({"a": at_450} | results) if "engine alone" in t.target)
+    assert share.short == f"{29.0 * 450 / 19350.0:.2f}"  # against the H100's engine, not the H200's
 
 
 def test_two_gpus_are_judged_against_twice_the_count_one_gpu_held_every_time() -> None:
