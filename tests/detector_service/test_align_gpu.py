@@ -11,6 +11,7 @@ import pytest
 
 from facestream.detector_service import models
 from facestream.detector_service.decoding import align, preprocess_gpu
+from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.inference.embedder import Embedder
 from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models import sface
@@ -19,6 +20,8 @@ from facestream.detector_service.stats import Stats
 from facestream.schemas import Frame
 
 pytestmark = pytest.mark.skipif(preprocess_gpu.available() is not None, reason="needs CuPy and nvImageCodec (GPU)")
+# The Python binding hands the embedder a list of Images, the native call a table of device addresses.
+DECODERS = pytest.mark.parametrize("gpu_decoder", ["hw/keep", "hw/native"])
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +56,19 @@ def test_the_gpu_warp_matches_the_host_warp_on_the_same_frames(corpus: list[Fram
     decoder.close()
 
 
-def gpu_processor(yunet_path: Path, batch: int) -> FrameProcessor:
+def gpu_processor(yunet_path: Path, batch: int, gpu_decoder: str) -> FrameProcessor:
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
     engine = Engine(yunet_path, (480, 640), batch=batch, plugin=plugin, provider="cuda", buckets=(batch,))
     embedder = Embedder("sface", engine.provider)
     processor = FrameProcessor(
-        engine, plugin, plugin.default_thresholds, 4, Stats(engine.provider, False), "auto", embedder=embedder
+        engine,
+        plugin,
+        plugin.default_thresholds,
+        4,
+        Stats(engine.provider, False),
+        "auto",
+        GpuDecodeSettings.parse(gpu_decoder),
+        embedder=embedder,
     )
     processor.warm_up()
     return processor
@@ -68,8 +78,9 @@ def embeddings(events) -> np.ndarray:
     return np.stack([np.frombuffer(f.embedding, "<f2").astype(np.float32) for e in events for f in e.faces])
 
 
-def test_faces_are_embedded_on_the_gpu_as_on_the_host(yunet_path: Path, corpus: list[Frame]) -> None:
-    processor = gpu_processor(yunet_path, batch=8)
+@DECODERS
+def test_faces_are_embedded_on_the_gpu_as_on_the_host(yunet_path: Path, corpus: list[Frame], gpu_decoder: str) -> None:
+    processor = gpu_processor(yunet_path, batch=8, gpu_decoder=gpu_decoder)
     try:
         assert processor.stats.decoder == "gpu" and not processor.stats.decode_fallback
         events = [o.event for o in processor.finish(processor.begin(corpus, list(range(len(corpus)))))]
@@ -90,9 +101,12 @@ def test_faces_are_embedded_on_the_gpu_as_on_the_host(yunet_path: Path, corpus: 
     assert cosines.min() > 0.99, cosines
 
 
-def test_frames_kept_for_faces_survive_the_next_batch_decoding(yunet_path: Path, corpus: list[Frame]) -> None:
-    # The service's order: batch N+1 begun before batch N finishes; kept Images alternate between two sets.
-    processor = gpu_processor(yunet_path, batch=4)
+@DECODERS
+def test_frames_kept_for_faces_survive_the_next_batch_decoding(
+    yunet_path: Path, corpus: list[Frame], gpu_decoder: str
+) -> None:
+    # The service's order: batch N+1 begun before batch N finishes; kept frames alternate between sets.
+    processor = gpu_processor(yunet_path, batch=4, gpu_decoder=gpu_decoder)
     batches = [corpus[:4], corpus[4:], corpus[:4][::-1], corpus[4:][::-1]]
     try:
         alone = [embeddings([o.event for o in processor.finish(processor.begin(b, list(range(4))))]) for b in batches]
