@@ -34,18 +34,20 @@ def on_event(
     if not is_new(camera, event):
         return None
     match = match or Recognition(gallery, [event])
-    return _rules(camera, event, Context(settings, match, gallery, _tracks(camera, event, match, settings)), "faces")
+    tracks = _tracks(camera, event, match, settings)
+    return _rules(camera, event, Context(settings, match, gallery, tracks or {}, tracks is not None), "faces")
 
 
-def _tracks(camera: dict, event: DetectionEvent, match: Match, settings: CameraSettings) -> dict[int, str]:
+def _tracks(camera: dict, event: DetectionEvent, match: Match, settings: CameraSettings) -> dict[int, str] | None:
     """Each face's track (by the face's id), when the camera runs a rule that names them: the camera's
-    face tracks (state ``face_tracks``) follow the event first, over the whole frame."""
+    face tracks (state ``face_tracks``) follow the event first, over the whole frame. None where the
+    faces were not followed: the camera does not follow them, or the frame falls between those followed."""
     if not settings.names_tracks:
         camera.pop("face_tracks", None)  # no rule names tracks now: a later one starts afresh
-        return {}
+        return None
     found = follow_faces(camera.setdefault("face_tracks", {}), event, match, settings.of(FaceTrackSettings))
     if found is None:  # a frame between those followed
-        return {}
+        return None
     return {id(face): name for face, name in zip(event.faces, found[0]) if name is not None}
 
 

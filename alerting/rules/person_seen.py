@@ -2,16 +2,20 @@
 seen on a camera becomes one alert per visit, naming them; the stranger rule's inverse.
 
 A face counts when its detection score and size pass the minimums, it carries an embedding, and its
-best match in the gallery reaches ``match_threshold`` and is watched. Seen in ``sightings`` frames
-within ``window_s`` seconds it opens an alert (``new``), repeated as ``update`` at most every
-``update_every_s`` seconds while seen, and ended (``end``) after ``end_after_s`` seconds unseen (its end
-time: the last sighting plus ``end_after_s``). For ``cooldown_s`` after that, the same person opens no
-new alert on that camera. All times are the frames' capture times.
+best match in the gallery reaches ``match_threshold`` and is watched. On a camera whose faces are
+followed (``face_tracks``), who a face is is its track's name, decided by a vote over the track's good
+faces (``votes``), so one frame's close match to someone else names nobody. Seen in ``sightings``
+frames within ``window_s`` seconds it opens an alert (``new``), repeated as ``update`` at most every
+``update_every_s`` seconds while seen, and ended (``end``) after ``end_after_s`` seconds unseen (its
+end time: the last sighting plus ``end_after_s``). A person who comes back after that is a new visit
+and a new alert, never nothing (the notifier's cooldown decides what is sent). All times are the
+frames' capture times.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from facestream.alerting.rules import votes
 from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import (
@@ -49,9 +53,6 @@ class PersonSeenSettings:
     window_s: float = setting(5.0, "Seconds of capture time the sightings must fall in.", minimum=0)
     update_every_s: float = setting(10.0, "Seconds between updates while the person is seen.", minimum=0)
     end_after_s: float = setting(10.0, "Seconds unseen after which the alert ends.", minimum=0)
-    cooldown_s: float = setting(
-        60.0, "Seconds after an end during which the same person opens no alert here.", minimum=0
-    )
     evidence: int = setting(
         5, "Sightings an alert carries (those with the highest detection scores).", minimum=1, maximum=10
     )
@@ -68,20 +69,21 @@ def step(
     settings: PersonSeenSettings,
     where: Where = nowhere,
     track_of: TrackOf = untracked,
+    followed: bool = False,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
     new event; return the alerts it causes. ``where`` names the zone of a face (its alert's),
-    ``track_of`` its track (its sighting's)."""
+    ``track_of`` its track (its sighting's); ``followed``: the camera's faces were followed at this
+    event, so a face is who its track was voted to be."""
     now = seconds(event)
     people: dict[str, dict] = state.setdefault("people", {})
-    cooldown = {person_id: until for person_id, until in state.get("cooldown", {}).items() if until > now}
+    state.pop("cooldown", None)  # kept by versions that silenced a return
     alerts = []
     for key, tracked in list(people.items()):  # ends first, as the stranger rule's
         unseen = now - tracked["last"]
         if tracked["open"] and unseen >= settings.end_after_s:
             ended = to_ns(tracked["last"] + settings.end_after_s)
             alerts.append(alert("person_seen", tracked, event, "end", tracked["count"], ended))
-            cooldown[key] = now + settings.cooldown_s
             del people[key]
         elif not tracked["open"] and unseen > settings.window_s:
             del people[key]  # seen too seldom to alert: forget
@@ -90,9 +92,16 @@ def step(
             if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):
                 continue
             _vector, person_id, similarity = match(face.embedding, event.embedder)
-            if person_id is None or similarity < settings.match_threshold or person_id in cooldown:
+            known = person_id is not None and similarity >= settings.match_threshold
+            track = track_of(face)
+            if followed:
+                if track is None:
+                    continue  # a faint face that continues no track
+                who = person_id if known and person_id else votes.UNKNOWN
+                person_id = votes.name_of(state, track, who, votes.weight(face), now, settings.end_after_s)
+            elif not known:
                 continue
-            name = watched(person_id)
+            name = watched(person_id) if person_id else None
             if name is None:
                 continue
             person = people.get(person_id)
@@ -103,12 +112,11 @@ def step(
             if person.get("frame") == event.frame_seq:
                 continue  # the same person twice in one frame (a reflection, a poster): one sighting
             person["frame"] = event.frame_seq
-            seen = sighting(event, face.box, similarity, face.score, track_of(face))
+            seen = sighting(event, face.box, similarity, face.score, track)
             sighted(person, seen, now, settings.window_s, settings.sightings, settings.evidence)
             record = opened_or_updated("person_seen", person, event, now, settings.sightings, settings.update_every_s)
             if record is not None:
                 alerts.append(record)
-    state["cooldown"] = cooldown
     return alerts
 
 
@@ -122,7 +130,7 @@ RULE = Rule(
     title="Watchlist",
     summary="a person on the watchlist seen, named",
     settings=PersonSeenSettings,
-    example='{"cooldown_s": 300}',
+    example='{"end_after_s": 30}',
     sees="faces",
     step=lambda state, seen, context, where: step(
         state,
@@ -132,6 +140,7 @@ RULE = Rule(
         context.settings.of(PersonSeenSettings),
         where,
         context.track_of,
+        context.followed,
     ),
     close=close,
     follows_faces=True,

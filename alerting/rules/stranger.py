@@ -1,13 +1,16 @@
-"""The stranger rule: an unknown face seen again and again on one camera becomes one alert.
+"""The stranger rule: an unknown face seen again and again on one camera becomes one alert per visit.
 
 A face counts when its detection score and size pass the minimums and it carries an embedding. If
 its best cosine similarity to the gallery reaches ``match_threshold`` it is a known person and never
-alerts. Otherwise it joins the camera's stranger whose face it resembles most (``same_stranger`` or
-more), or starts a new one: one stranger is one alert, two strangers are two. A stranger seen in
-``sightings`` frames within ``window_s`` seconds opens an alert (``new``), which repeats as ``update``
-at most every ``update_every_s`` seconds while seen, and ends (``end``) after ``end_after_s`` seconds
-unseen (its end time: the last sighting plus ``end_after_s``, reported with the camera's next event). For
-``cooldown_s`` after that, the same face does not open a new alert.
+alerts. On a camera whose faces are followed (``face_tracks``), a stranger is a track: its name is
+decided by a vote over its good faces (``votes``), so a track named as a known person never alerts and
+one person in view is one alert, however their faces match frame by frame. Otherwise a face joins the
+camera's stranger whose face it resembles most (``same_stranger`` or more), or starts a new one. A
+stranger seen in ``sightings`` frames within ``window_s`` seconds opens an alert (``new``), which
+repeats as ``update`` at most every ``update_every_s`` seconds while seen, and ends (``end``) after
+``end_after_s`` seconds unseen (its end time: the last sighting plus ``end_after_s``, reported with
+the camera's next event). A stranger who comes back after that is a new visit and a new alert: a
+return is never silent (the notifier's cooldown decides what is sent, not this rule).
 All times are the frames' capture times.
 """
 
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facestream.alerting.rules import votes
 from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import (
@@ -52,7 +56,6 @@ class StrangerSettings:
     window_s: float = setting(5.0, "Seconds of capture time the sightings must fall in.", minimum=0)
     update_every_s: float = setting(2.0, "Seconds between updates while the stranger is seen.", minimum=0)
     end_after_s: float = setting(5.0, "Seconds unseen after which the alert ends.", minimum=0)
-    cooldown_s: float = setting(30.0, "Seconds after an end during which the same face opens no alert.", minimum=0)
     evidence: int = setting(
         5, "Sightings an alert carries (those with the highest detection scores).", minimum=1, maximum=10
     )
@@ -68,22 +71,23 @@ def step(
     settings: StrangerSettings,
     where: Where = nowhere,
     track_of: TrackOf = untracked,
+    followed: bool = False,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, changed in place; JSON-able but for the
     face vectors, which the table packs: ``state.written``) with one new event; return the alerts it
-    causes. ``where`` names the zone of a face (its alert's), ``track_of`` its track (its sighting's)."""
+    causes. ``where`` names the zone of a face (its alert's), ``track_of`` its track (its sighting's);
+    ``followed``: the camera's faces were followed at this event, so strangers are tracks."""
     now = seconds(event)
     strangers: list[dict] = state.setdefault("strangers", [])
-    cooldown: list[dict] = [c for c in state.get("cooldown", []) if c["until"] > now]
+    state.pop("cooldown", None)  # kept by versions that silenced a return
     alerts = []
     # Ends first: a stranger unseen for end_after_s is gone, even if this very frame shows the face
-    # again (that is a new visit, subject to the cooldown).
+    # again (that is a new visit, and a new alert).
     for tracked in list(strangers):
         unseen = now - tracked["last"]
         if tracked["open"] and unseen >= settings.end_after_s:
             ended = to_ns(tracked["last"] + settings.end_after_s)
             alerts.append(alert("stranger", tracked, event, "end", tracked["count"], ended))
-            cooldown.append({"vector": tracked["vector"], "until": now + settings.cooldown_s})
             strangers.remove(tracked)
         elif not tracked["open"] and unseen > settings.window_s:
             strangers.remove(tracked)  # seen too seldom to alert: forget
@@ -91,25 +95,34 @@ def step(
         for index, face in enumerate(event.faces):
             if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):
                 continue
-            vector, _person, similarity = match(face.embedding, event.embedder)
-            if similarity >= settings.match_threshold:
+            vector, person, similarity = match(face.embedding, event.embedder)
+            track = track_of(face)
+            if followed:
+                if track is None:
+                    continue  # a faint face that continues no track
+                who = person if similarity >= settings.match_threshold and person else votes.UNKNOWN
+                named = votes.name_of(state, track, who, votes.weight(face), now, settings.end_after_s)
+                if named != votes.UNKNOWN:
+                    continue  # no good face yet, or the track is someone known
+                stranger = next((s for s in strangers if s.get("track") == track), None)
+            elif similarity >= settings.match_threshold:
                 continue  # a known person
-            stranger = _closest(strangers, vector, settings.same_stranger)
+            else:
+                stranger = _closest(strangers, vector, settings.same_stranger)
             if stranger is None:
-                if _closest(cooldown, vector, settings.same_stranger) is not None:
-                    continue  # the stranger whose alert just ended: not again yet
                 # Named by the event and the face that first showed it: two strangers first seen in one
                 # frame are two alerts, and a replay names them the same again.
                 first = f"{event.event_id}#{index}"
                 stranger = {"vector": vector.copy(), "first": first, "open": False, "count": 0, "seen": []}
+                if track is not None and followed:
+                    stranger["track"] = track
                 zoned(stranger, where(face.box))
                 strangers.append(stranger)
-            seen = sighting(event, face.box, similarity, face.score, track_of(face))
+            seen = sighting(event, face.box, similarity, face.score, track)
             _sighted(stranger, vector, seen, now, settings)
             record = opened_or_updated("stranger", stranger, event, now, settings.sightings, settings.update_every_s)
             if record is not None:
                 alerts.append(record)
-    state["cooldown"] = cooldown
     return alerts
 
 
@@ -142,7 +155,7 @@ RULE = Rule(
     example='{"sightings": 2}',
     sees="faces",
     step=lambda state, seen, context, where: step(
-        state, seen, context.match, context.settings.of(StrangerSettings), where, context.track_of
+        state, seen, context.match, context.settings.of(StrangerSettings), where, context.track_of, context.followed
     ),
     close=close,
     follows_faces=True,

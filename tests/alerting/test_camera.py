@@ -57,6 +57,37 @@ def test_each_sighting_names_its_face_track_one_per_person_kept_across_a_takeove
     assert "face_tracks" not in state
 
 
+def test_a_stranger_who_comes_back_is_a_second_alert_never_nothing() -> None:
+    gallery, settings = enrolled(), AlertingConfig(rules="stranger").for_camera("gate")
+    visit = [event(i, i * 0.5, face(person(2))) for i in range(6)]  # 3 s in view
+    away = [event(6 + i, 3 + i, face()) for i in range(10)]  # 10 s out of view: the visit ends
+    back = [event(16 + i, 13 + i * 0.5, face(person(2))) for i in range(6)]
+    state: dict = {}
+    alerts = [a for e in visit + away + back for a in on_event(state, e, gallery, settings)]
+    assert [a.state for a in alerts] == ["new", "end", "new"]
+    assert len({a.alert_id for a in alerts}) == 2  # two visits, two alerts
+
+
+def test_a_track_is_who_most_of_its_good_faces_are_so_one_odd_frame_names_nobody() -> None:
+    gallery = enrolled(watched=True)
+    alice = person(1)
+    blurred = alice * 0.45 + person(7) * 0.89  # Alice's face as a poor frame gives it: cosine 0.45 to her
+    blurred /= (blurred @ blurred) ** 0.5
+    frames = [face(alice)] * 4 + [face(blurred)] * 3 + [face(alice)] * 3
+    events = [event(i, i * 0.5, f) for i, f in enumerate(frames)]
+
+    def kinds(config: AlertingConfig) -> list[str]:
+        state: dict = {}
+        settings = config.for_camera("gate")
+        return [f"{a.kind} {a.state}" for e in events for a in on_event(state, e, gallery, settings)]
+
+    # Followed: the three frames under the threshold vote for nobody known, but Alice leads: no stranger.
+    assert kinds(AlertingConfig(rules="stranger,person_seen")) == ["person_seen new"]
+    # Face by face (faces not followed), the same three frames are a stranger.
+    unfollowed = AlertingConfig(rules="stranger,person_seen", face_tracks={"follow": False})
+    assert kinds(unfollowed) == ["person_seen new", "stranger new"]
+
+
 def test_per_camera_rules_and_settings() -> None:
     config = AlertingConfig(
         crowd={"min_faces": 2},

@@ -39,10 +39,7 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
         stderr=subprocess.DEVNULL,
     )
     log = tmp_path / "alerting.log"
-    # No cooldown: a face that raises nothing after teaching does so because of what it was taught.
-    worker = alerting(
-        names, log, rules="stranger,person_seen", stranger={"cooldown_s": 0}, person_seen={"cooldown_s": 0}
-    )
+    worker = alerting(names, log, rules="stranger,person_seen")
     port, page_log = free_port(), tmp_path / "dashboard.log"
     config = dashboard_on(names, port, f"sqlite:///{tmp_path / 'alerts.db'}", token=TOKEN)
     with open(page_log, "wb") as out:
