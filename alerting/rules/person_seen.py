@@ -102,7 +102,7 @@ def step(
             elif not known:
                 continue
             name = watched(person_id) if person_id else None
-            if name is None:
+            if name is None or person_id is None:
                 continue
             person = people.get(person_id)
             if person is None:
