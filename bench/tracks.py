@@ -17,6 +17,13 @@ overlap (IoU 0.5 or more; faces under 24 px, the street's own passers-by, are le
 share of faces given the identity their person's track mostly has), ID switches (a person's track
 changing) per 100 seconds of people in view, and MOTA (misses, false tracks and switches against the
 true faces).
+
+The same events then go through the alerting rules that name people (stranger and person_seen, with
+their defaults: faces followed 5 times a second), against a gallery of two people enrolled from other
+photos of theirs (``ENROLLED``; one on the watchlist), and each alert is given to the true person most
+of its evidence lies on: how many alerts each visit made (a person's walk on a camera is one visit:
+their time out of view is shorter than the rules' ``end_after_s``), and how many named the wrong
+person.
 """
 
 import math
@@ -34,10 +41,12 @@ from bench.machine import describe
 from bench.settings import TracksBenchConfig
 from bench.threshold import PEOPLE, photos
 from facestream import samples
+from facestream.alerting.config import AlertingConfig
+from facestream.alerting.rules.camera import on_event
 from facestream.alerting.rules.face_tracks import FaceTrackSettings, follow_faces
 from facestream.alerting.rules.recognition import Recognition
 from facestream.gallery import Gallery
-from facestream.schemas import DetectionEvent, Frame
+from facestream.schemas import DetectionEvent, Frame, GalleryEntry, pack_gallery_entry
 
 WIDTH, HEIGHT = 640, 480
 DURATION_S = 20.0
@@ -46,6 +55,8 @@ MATCH_IOU = 0.5
 SMALLEST_PX = 24  # tracks on faces smaller than this are not scored: vtest.avi's pedestrians, far off
 # One photo per person: the first of theirs in bench threshold's list.
 CAST = {person: name for name, person in reversed(list(PEOPLE.items()))}
+# Enrolled from another photo than the one they walk as: (photo, watched). The others are strangers.
+ENROLLED = {"Barack Obama": ("obama2.jpg", True), "Albert Einstein": ("tongue.jpg", False)}
 
 
 @dataclass(frozen=True)
@@ -192,12 +203,14 @@ def run(cfg: TracksBenchConfig, command: str) -> dict:
     }
     try:
         cuts = cutouts(_faces(processor))
+        gallery = _gallery(processor)
         streets = _backgrounds()
         for fps in cfg.fps:
             for index, (camera, walks) in enumerate(CAMERAS.items()):
                 t0 = time.perf_counter()
                 events, truth = _stream(processor, camera, walks, cuts, streets, index, fps)
                 row = {"camera": camera, "fps": fps, **score(events, truth, settings, fps)}
+                row |= alerts_per_visit(events, truth, gallery)
                 row["seconds"] = round(time.perf_counter() - t0, 1)
                 rows.append(row)
                 print(f"{camera} at {fps:g} fps: {row}", flush=True)
@@ -212,18 +225,67 @@ def run(cfg: TracksBenchConfig, command: str) -> dict:
 
 def _faces(processor) -> dict[str, tuple[np.ndarray, tuple[float, float, float, float]]]:
     """Each person's photo and the largest face YuNet finds on it."""
-    found = {}
     every = photos()
+    found = {}
     for person, name in CAST.items():
-        photo = samples.read_photo(every[name])
-        data = cv2.imencode(".jpg", photo, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
-        frame = Frame("cast", 0, 0, photo.shape[1], photo.shape[0], data)
-        (outcome,) = processor.finish(processor.begin([frame], [None]))
-        event = outcome.event
-        assert isinstance(event, DetectionEvent) and event.faces, f"no face on {name}"
-        face = max(event.faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
+        photo, event, face = _largest_face(processor, every[name])
         found[person] = (photo, tuple(face.box))
-    return found  # type: ignore[return-value]
+    return found
+
+
+def _largest_face(processor, path) -> tuple[np.ndarray, DetectionEvent, Any]:
+    """A photo, the detector's event for it and its largest face."""
+    photo = samples.read_photo(path)
+    data = cv2.imencode(".jpg", photo, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+    (outcome,) = processor.finish(processor.begin([Frame("cast", 0, 0, photo.shape[1], photo.shape[0], data)], [None]))
+    event = outcome.event
+    assert isinstance(event, DetectionEvent) and event.faces, f"no face on {path}"
+    return photo, event, max(event.faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
+
+
+def _gallery(processor) -> Gallery:
+    """The people of ``ENROLLED``, each from their own photo's largest face."""
+    gallery, every = Gallery(), photos()
+    for person, (photo, watched) in ENROLLED.items():
+        _, event, face = _largest_face(processor, every[photo])
+        assert event.embedder is not None and face.embedding is not None
+        entry = GalleryEntry(person, person, event.embedder, (face.embedding,), 0, (photo,), watched)
+        gallery.apply(person.encode(), pack_gallery_entry(entry))
+    return gallery
+
+
+def alerts_per_visit(events: list, truth: list, gallery: Gallery) -> dict:
+    """The stranger and person_seen alerts of one camera's ``events`` (the rules' defaults), each given
+    to the true person most of its evidence lies on: {"alerts": {person: {kind: count}}, "wrong_names":
+    alerts naming someone else, or a stranger alert on someone enrolled; "unplaced": on nobody true}."""
+    settings = AlertingConfig(rules="stranger,person_seen").for_camera(events[0].camera_id)
+    state: dict = {}
+    last: dict[str, Any] = {}  # alert id -> its latest record
+    for event in events:
+        for alert in on_event(state, event, gallery, settings) or []:
+            last[alert.alert_id] = alert
+    counts: dict[str, dict[str, int]] = {}
+    wrong = unplaced = 0
+    for alert in last.values():
+        votes = [_person_at(truth[s.frame_seq], s.box) for s in alert.evidence if s.box is not None]
+        placed = [v for v in votes if v is not None]
+        if not placed:
+            unplaced += 1
+            continue
+        person = max(set(placed), key=placed.count)
+        counts.setdefault(person, {}).setdefault(alert.kind, 0)
+        counts[person][alert.kind] += 1
+        named = alert.evidence[0].person
+        wrong += (alert.kind == "person_seen" and named != person) or (alert.kind == "stranger" and person in ENROLLED)
+    return {"alerts": counts, "wrong_names": int(wrong), "unplaced_alerts": unplaced}
+
+
+def _person_at(faces: list, box) -> str | None:
+    """The true person whose face ``box`` overlaps at IoU ``MATCH_IOU`` or more, if any."""
+    distances = _distances([b for _, b, _ in faces], [box])
+    if not faces or np.isnan(distances).all():
+        return None
+    return faces[int(np.nanargmin(distances[:, 0]))][0]
 
 
 def _backgrounds() -> list[np.ndarray]:
@@ -329,16 +391,35 @@ def render(result: dict) -> list[str]:
         f"tracker with its defaults: {', '.join(f'{k} {v}' for k, v in tracker.items())}; motmetrics, "
         f"IoU >= {MATCH_IOU}):",
         "",
-        "| camera | fps | IDF1 | ID switches | per 100 track-s | MOTA | faces | missed | false |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| camera | fps | IDF1 | ID switches | per 100 track-s | MOTA | faces | missed | false | alerts per visit |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result["rows"]:
+        visits = ", ".join(f"{person} {n}" for person, n in _per_visit(r).items()) if "alerts" in r else "-"
         lines.append(
             f"| {r['camera']} | {r['fps']:g} | {r['idf1']:.3f} | {r['id_switches']} | "
-            f"{r['switches_per_100_track_s']} | {r['mota']:.3f} | {r['faces']} | {r['missed']} | {r['false']} |"
+            f"{r['switches_per_100_track_s']} | {r['mota']:.3f} | {r['faces']} | {r['missed']} | {r['false']} "
+            f"| {visits} |"
         )
-    lines += ["", source(result)]
+    lines += [
+        "",
+        "Alerts per visit: each person's stranger alerts, or for the watched person "
+        f"({', '.join(p for p, (_, w) in ENROLLED.items() if w)}) person_seen alerts, on the camera (a visit "
+        f"each); enrolled from other photos: {', '.join(f'{p} ({photo})' for p, (photo, _) in ENROLLED.items())}. "
+        + source(result),
+    ]
     return lines
+
+
+def _per_visit(row: dict) -> dict[str, int]:
+    """Per person walking on the row's camera, the alerts their visit made: stranger alerts for a
+    stranger, person_seen for the watched person, stranger alerts (wrong ones) for the enrolled."""
+    found = {}
+    for walk in CAMERAS[row["camera"]]:
+        kinds = row["alerts"].get(walk.person, {})
+        watched = ENROLLED.get(walk.person, ("", False))[1]
+        found[walk.person] = kinds.get("person_seen" if watched else "stranger", 0)
+    return found
 
 
 def targets(results: dict[str, dict]) -> list[Target]:
@@ -366,4 +447,28 @@ def targets(results: dict[str, dict]) -> list[Target]:
             switches <= 1.0,
             result["_file"],
         ),
+        *_alert_targets(result),
+    ]
+
+
+def _alert_targets(result: dict) -> list[Target]:
+    """One alert per visit (a stranger's stranger alert, the watched person's person_seen, none on the
+    enrolled person who is not watched) and no wrong name, over every row."""
+    rows = [r for r in result["rows"] if "alerts" in r]
+    if not rows:
+        return []
+    visits = [(r, person, n) for r in rows for person, n in _per_visit(r).items()]
+    owed = [1 if person not in ENROLLED or ENROLLED[person][1] else 0 for _, person, _ in visits]
+    right = sum(n == want for (_, _, n), want in zip(visits, owed, strict=True))
+    off = [f"{person} {n} ({r['camera']}, {r['fps']:g} fps)" for (r, person, n), want in zip(visits, owed) if n != want]
+    wrong = sum(r["wrong_names"] for r in rows)
+    return [
+        Target(
+            "Stranger and person_seen: exactly one alert per visit",
+            f"{right} of {len(visits)} visits" + (f"; off: {', '.join(off)}" if off else ""),
+            right == len(visits),
+            result["_file"],
+            f"{right} of {len(visits)} visits",
+        ),
+        Target("No wrong names at the default threshold", f"{wrong} wrong", wrong == 0, result["_file"]),
     ]

@@ -78,19 +78,20 @@ def step(
     causes. ``where`` names the zone of a face (its alert's), ``track_of`` its track (its sighting's);
     ``followed``: the camera's faces were followed at this event, so strangers are tracks."""
     now = seconds(event)
-    strangers: list[dict] = state.setdefault("strangers", [])
     state.pop("cooldown", None)  # kept by versions that silenced a return
     alerts = []
     # Ends first: a stranger unseen for end_after_s is gone, even if this very frame shows the face
-    # again (that is a new visit, and a new alert).
-    for tracked in list(strangers):
+    # again (that is a new visit, and a new alert). (A new list, not list.remove: that compares the
+    # strangers' dicts, vectors and all.)
+    strangers: list[dict] = []
+    for tracked in state.get("strangers", []):
         unseen = now - tracked["last"]
         if tracked["open"] and unseen >= settings.end_after_s:
             ended = to_ns(tracked["last"] + settings.end_after_s)
             alerts.append(alert("stranger", tracked, event, "end", tracked["count"], ended))
-            strangers.remove(tracked)
-        elif not tracked["open"] and unseen > settings.window_s:
-            strangers.remove(tracked)  # seen too seldom to alert: forget
+        elif tracked["open"] or unseen <= settings.window_s:
+            strangers.append(tracked)  # else seen too seldom to alert: forgotten
+    state["strangers"] = strangers
     if event.embedder is not None:
         for index, face in enumerate(event.faces):
             if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):

@@ -76,3 +76,11 @@ def test_a_stranger_back_after_a_long_gap_ends_the_old_alert_first(gallery) -> N
     visits = [event(i, i * 0.5, face(person(2))) for i in range(3)] + [event(3, 60.0, face(person(2)))]
     alerts, _ = run(visits, gallery)
     assert [a.state for a in alerts] == ["new", "end"] and alerts[1].count == 3
+
+
+def test_one_of_two_strangers_leaving_ends_only_theirs(gallery) -> None:
+    both = [event(i, i * 0.5, face(person(2)), face(person(3))) for i in range(3)]
+    one = [event(3 + i, 1.5 + i * 0.5, face(person(2))) for i in range(14)]  # person(3) gone 7 s
+    alerts, state = run(both + one, gallery)
+    ended = [a for a in alerts if a.state == "end"]
+    assert len(ended) == 1 and ended[0].alert_id == alerts[1].alert_id and len(state["strangers"]) == 1
