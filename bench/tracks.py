@@ -257,7 +257,8 @@ def _gallery(processor) -> Gallery:
 def alerts_per_visit(events: list, truth: list, gallery: Gallery) -> dict:
     """The stranger and person_seen alerts of one camera's ``events`` (the rules' defaults), each given
     to the true person most of its evidence lies on: {"alerts": {person: {kind: count}}, "wrong_names":
-    alerts naming someone else, or a stranger alert on someone enrolled; "unplaced": on nobody true}."""
+    person_seen alerts naming someone else, "unplaced_alerts": on nobody true}. (A stranger alert on
+    someone enrolled names nobody: it is counted in "alerts", against the none that visit owes.)"""
     settings = AlertingConfig(rules="stranger,person_seen").for_camera(events[0].camera_id)
     state: dict = {}
     last: dict[str, Any] = {}  # alert id -> its latest record
@@ -276,7 +277,7 @@ def alerts_per_visit(events: list, truth: list, gallery: Gallery) -> dict:
         counts.setdefault(person, {}).setdefault(alert.kind, 0)
         counts[person][alert.kind] += 1
         named = alert.evidence[0].person
-        wrong += (alert.kind == "person_seen" and named != person) or (alert.kind == "stranger" and person in ENROLLED)
+        wrong += alert.kind == "person_seen" and named != person
     return {"alerts": counts, "wrong_names": int(wrong), "unplaced_alerts": unplaced}
 
 

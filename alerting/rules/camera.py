@@ -41,13 +41,13 @@ def on_event(
 def _tracks(camera: dict, event: DetectionEvent, match: Match, settings: CameraSettings) -> dict[int, str] | None:
     """Each face's track (by the face's id), when the camera runs a rule that names them: the camera's
     face tracks (state ``face_tracks``) follow the event first, over the whole frame. None where the
-    faces were not followed: the camera does not follow them, or the frame falls between those followed."""
+    camera does not follow its faces; none of them has a track in a frame between those followed."""
     if not settings.names_tracks:
         camera.pop("face_tracks", None)  # no rule names tracks now: a later one starts afresh
         return None
     found = follow_faces(camera.setdefault("face_tracks", {}), event, match, settings.of(FaceTrackSettings))
-    if found is None:  # a frame between those followed
-        return None
+    if found is None:  # a frame between those followed: its faces count for no rule that names tracks
+        return {}
     return {id(face): name for face, name in zip(event.faces, found[0]) if name is not None}
 
 

@@ -73,8 +73,8 @@ def step(
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
     new event; return the alerts it causes. ``where`` names the zone of a face (its alert's),
-    ``track_of`` its track (its sighting's); ``followed``: the camera's faces were followed at this
-    event, so a face is who its track was voted to be."""
+    ``track_of`` its track (its sighting's); ``followed``: the camera follows its faces, so a face is
+    who its track was voted to be (a face with no track counts not)."""
     now = seconds(event)
     people: dict[str, dict] = state.setdefault("people", {})
     state.pop("cooldown", None)  # kept by versions that silenced a return
@@ -98,7 +98,14 @@ def step(
                 if track is None:
                     continue  # a faint face that continues no track
                 who = person_id if known and person_id else votes.UNKNOWN
-                person_id = votes.name_of(state, track, who, votes.weight(face), now, settings.end_after_s)
+                person_id = votes.name_of(
+                    state,
+                    track,
+                    who,
+                    votes.weight(face, similarity, settings.match_threshold),
+                    now,
+                    settings.end_after_s,
+                )
             elif not known:
                 continue
             name = watched(person_id) if person_id else None

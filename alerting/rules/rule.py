@@ -25,7 +25,7 @@ class Context:
     match: Match
     gallery: Gallery
     tracks: dict[int, str] = field(default_factory=dict)  # id of a face of the event -> its track's name
-    followed: bool = False  # the camera's faces were followed at this event: a face without a track has none
+    followed: bool = False  # the camera follows its faces: one without a track (between followed frames) counts not
 
     def track_of(self, face: object) -> str | None:
         """The name of the track ``face`` (a face of this event, or of the event narrowed to zones) is in."""

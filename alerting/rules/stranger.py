@@ -76,7 +76,7 @@ def step(
     """Update ``state`` (this rule's part of a camera's state, changed in place; JSON-able but for the
     face vectors, which the table packs: ``state.written``) with one new event; return the alerts it
     causes. ``where`` names the zone of a face (its alert's), ``track_of`` its track (its sighting's);
-    ``followed``: the camera's faces were followed at this event, so strangers are tracks."""
+    ``followed``: the camera follows its faces, so strangers are tracks (a face with none counts not)."""
     now = seconds(event)
     state.pop("cooldown", None)  # kept by versions that silenced a return
     alerts = []
@@ -102,7 +102,14 @@ def step(
                 if track is None:
                     continue  # a faint face that continues no track
                 who = person if similarity >= settings.match_threshold and person else votes.UNKNOWN
-                named = votes.name_of(state, track, who, votes.weight(face), now, settings.end_after_s)
+                named = votes.name_of(
+                    state,
+                    track,
+                    who,
+                    votes.weight(face, similarity, settings.match_threshold),
+                    now,
+                    settings.end_after_s,
+                )
                 if named != votes.UNKNOWN:
                     continue  # no good face yet, or the track is someone known
                 stranger = next((s for s in strangers if s.get("track") == track), None)

@@ -3,8 +3,20 @@ detector (YuNet + SFace on the CPU) and the tracker, against where they were dra
 
 import numpy as np
 
-from bench.tracks import CAMERAS, Cutout, Walk, _backgrounds, _faces, _stream, cutouts, draw, score
+from bench.tracks import (
+    CAMERAS,
+    Cutout,
+    Walk,
+    _backgrounds,
+    _faces,
+    _stream,
+    alerts_per_visit,
+    cutouts,
+    draw,
+    score,
+)
 from facestream.alerting.rules.face_tracks import FaceTrackSettings
+from facestream.gallery import Gallery
 
 
 def square(value: int) -> Cutout:
@@ -24,7 +36,7 @@ def test_a_face_behind_a_later_walker_is_hidden_and_one_out_of_the_picture_half_
     assert box == (-20.0, 180.0, 20.0, 220.0) and round(hidden, 2) == 0.5
 
 
-def test_a_camera_of_real_faces_is_tracked_without_switches() -> None:
+def test_a_camera_of_real_faces_is_tracked_without_switches_one_stranger_alert_a_visit() -> None:
     from facestream.detector_service.config import DetectorConfig
     from facestream.detector_service.service import build_processor
 
@@ -36,3 +48,7 @@ def test_a_camera_of_real_faces_is_tracked_without_switches() -> None:
     found = score(events, truth, FaceTrackSettings(), 5)
     # two people crossing behind a third, one of them stepping out of view and back: one track each
     assert found["id_switches"] == 0 and found["idf1"] >= 0.9 and found["false"] <= 1
+    # three strangers (nobody enrolled), each in view once: one stranger alert each
+    alerts = alerts_per_visit(events, truth, Gallery())
+    assert alerts["alerts"] == {walk.person: {"stranger": 1} for walk in CAMERAS["lobby"]}
+    assert alerts["unplaced_alerts"] == 0
