@@ -224,7 +224,7 @@ def targets(results: dict[str, dict]) -> list[Target]:
     drops = [r["drop_fraction"] for r in run["pipeline"]]
     return [
         Target(
-            "YuNet pipeline with SFace embeddings: <= 15% fewer frames/s at 1-4 faces per frame",
+            "YuNet + SFace pipeline: <= 15% fewer frames/s at 1-4 faces a frame",
             ", ".join(f"{100 * r['drop_fraction']:.0f}% at {r['faces_per_frame']}" for r in run["pipeline"])
             + " face(s) per frame (one detector process)",
             max(drops) <= 0.15,

@@ -465,11 +465,11 @@ def _alert_targets(result: dict) -> list[Target]:
     wrong = sum(r["wrong_names"] for r in rows)
     return [
         Target(
-            "Stranger and person_seen: exactly one alert per visit",
+            "One stranger or person_seen alert per visit",
             f"{right} of {len(visits)} visits" + (f"; off: {', '.join(off)}" if off else ""),
             right == len(visits),
             result["_file"],
             f"{right} of {len(visits)} visits",
         ),
-        Target("No wrong names at the default threshold", f"{wrong} wrong", wrong == 0, result["_file"]),
+        Target("No wrong names (default threshold)", f"{wrong} wrong", wrong == 0, result["_file"]),
     ]

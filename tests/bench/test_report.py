@@ -113,11 +113,11 @@ def test_500_cameras_are_owed_in_proportion_to_the_engine_alone_on_each_gpu() ->
     at_300 = _e2e_run([118, 121, 116], native, "NVIDIA H100 80GB HBM3", fronts=4)
     target = e2e_report.targets({"a": at_450, "b": at_300} | results)
     owed = next(t for t in target if "pro rata" in t.target)
-    assert not owed.met and owed.short.startswith("300 held of 450 owed")
+    assert not owed.met and owed.short == "300 of 450 owed (H100, hw/native)"
     assert "450: 2 of 3 (p99 150, 220, 131 ms)" in owed.measured
     at_450["rows"][1]["latency_ms_p99"] = 180.0
     owed = next(t for t in e2e_report.targets({"a": at_450, "b": at_300} | results) if "pro rata" in t.target)
-    assert owed.met and owed.short.startswith("450 held of 450 owed")
+    assert owed.met and owed.short == "450 of 450 owed (H100, hw/native)"
     share = next(t for t in e2e_report.targets({"a": at_450} | results) if "engine alone" in t.target)
     assert share.short == f"{29.0 * 450 / 19350.0:.2f}"  # against the H100's engine, not the H200's
 
