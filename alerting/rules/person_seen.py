@@ -70,11 +70,13 @@ def step(
     where: Where = nowhere,
     track_of: TrackOf = untracked,
     followed: bool = False,
+    gallery: int = 0,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
     new event; return the alerts it causes. ``where`` names the zone of a face (its alert's),
     ``track_of`` its track (its sighting's); ``followed``: the camera follows its faces, so a face is
-    who its track was voted to be (a face with no track counts not)."""
+    who its track was voted to be (a face with no track counts not), against the gallery as of its
+    change number ``gallery``."""
     now = seconds(event)
     people: dict[str, dict] = state.setdefault("people", {})
     state.pop("cooldown", None)  # kept by versions that silenced a return
@@ -105,6 +107,7 @@ def step(
                     votes.weight(face, similarity, settings.match_threshold),
                     now,
                     settings.end_after_s,
+                    gallery,
                 )
             elif not known:
                 continue
@@ -148,6 +151,7 @@ RULE = Rule(
         where,
         context.track_of,
         context.followed,
+        context.gallery.changes,
     ),
     close=close,
     follows_faces=True,

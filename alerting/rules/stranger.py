@@ -72,11 +72,13 @@ def step(
     where: Where = nowhere,
     track_of: TrackOf = untracked,
     followed: bool = False,
+    gallery: int = 0,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, changed in place; JSON-able but for the
     face vectors, which the table packs: ``state.written``) with one new event; return the alerts it
     causes. ``where`` names the zone of a face (its alert's), ``track_of`` its track (its sighting's);
-    ``followed``: the camera follows its faces, so strangers are tracks (a face with none counts not)."""
+    ``followed``: the camera follows its faces, so strangers are tracks (a face with none counts not),
+    named against the gallery as of its change number ``gallery``."""
     now = seconds(event)
     state.pop("cooldown", None)  # kept by versions that silenced a return
     alerts = []
@@ -109,6 +111,7 @@ def step(
                     votes.weight(face, similarity, settings.match_threshold),
                     now,
                     settings.end_after_s,
+                    gallery,
                 )
                 if named != votes.UNKNOWN:
                     continue  # no good face yet, or the track is someone known
@@ -163,7 +166,14 @@ RULE = Rule(
     example='{"sightings": 2}',
     sees="faces",
     step=lambda state, seen, context, where: step(
-        state, seen, context.match, context.settings.of(StrangerSettings), where, context.track_of, context.followed
+        state,
+        seen,
+        context.match,
+        context.settings.of(StrangerSettings),
+        where,
+        context.track_of,
+        context.followed,
+        context.gallery.changes,
     ),
     close=close,
     follows_faces=True,

@@ -7,7 +7,8 @@ weighted by its quality (``facestream.face_quality``; a face under the gate does
 sure its match is (a similarity near the threshold is weak evidence either way: full weight from
 ``MARGIN`` off it). The track is named once a name has ``DECIDE`` of weight, and the name switches
 only when another leads it by ``SWITCH``: the weight of two or three more good faces, so one odd
-frame never renames a person.
+frame never renames a person. Votes cast against an older gallery are dropped when it changes (a
+stranger enrolled while in view is named by their next good face, not outvoted by their past).
 """
 
 from facestream.face_quality import GOOD, quality
@@ -25,15 +26,21 @@ def weight(face, similarity: float, threshold: float) -> float:
     return found * sure if found >= GOOD else 0.0
 
 
-def name_of(state: dict, track: str, who: str, vote: float, now: float, forget_after_s: float) -> str | None:
-    """Count one face of ``track`` for ``who`` (a person id, or UNKNOWN) with ``vote``; return the name
-    decided so far (None while no name has ``DECIDE`` of weight). ``state`` (a rule's, changed in place) keeps a
+def name_of(
+    state: dict, track: str, who: str, vote: float, now: float, forget_after_s: float, gallery: int = 0
+) -> str | None:
+    """Count one face of ``track`` for ``who`` (a person id, or UNKNOWN) with ``vote``, judged against
+    the gallery as of its change number ``gallery`` (``Gallery.changes``); return the name decided so
+    far (None while no name has ``DECIDE`` of weight). ``state`` (a rule's, changed in place) keeps a
     tally per track, forgotten ``forget_after_s`` after the track's last face."""
     tracks: dict[str, dict] = state.setdefault("tracks", {})
     for name in [name for name, tally in tracks.items() if now - tally["last"] > forget_after_s]:
         del tracks[name]
     tally = tracks.setdefault(track, {"votes": {}, "who": None, "last": now})
     tally["last"] = now
+    if tally.get("gallery", gallery) != gallery:  # judged against a gallery that has changed since
+        tally["votes"], tally["who"] = {}, None
+    tally["gallery"] = gallery
     if vote > 0:
         votes: dict[str, float] = tally["votes"]
         votes[who] = round(votes.get(who, 0.0) + vote, 4)

@@ -2,7 +2,7 @@
 
 import orjson
 import pytest
-from helpers.alert import enrolled, event, face, person
+from helpers.alert import SFACE, enrolled, event, face, person
 
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event
@@ -11,7 +11,7 @@ from facestream.alerting.rules.fall import FallSettings
 from facestream.alerting.rules.state import written
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.errors import ConfigError
-from facestream.schemas import pack_alert
+from facestream.schemas import GalleryEntry, pack_alert, pack_gallery_entry
 
 
 def test_replaying_events_gives_no_new_alerts_and_the_same_ids() -> None:
@@ -86,6 +86,19 @@ def test_a_track_is_who_most_of_its_good_faces_are_so_one_odd_frame_names_nobody
     # Face by face (faces not followed), the same three frames are a stranger.
     unfollowed = AlertingConfig(rules="stranger,person_seen", face_tracks={"follow": False})
     assert kinds(unfollowed) == ["person_seen new", "stranger new"]
+
+
+def test_a_stranger_enrolled_while_in_view_is_named_by_the_next_good_face() -> None:
+    gallery, settings = enrolled(), AlertingConfig(rules="stranger").for_camera("gate")
+    state: dict = {}
+    before = [a for i in range(12) for a in on_event(state, event(i, i * 0.5, face(person(2))), gallery, settings)]
+    assert [a.state for a in before] == ["new", "update", "update"]  # six seconds a stranger: many votes
+    entry = GalleryEntry("joe", "Joe", SFACE, (person(2).astype("<f2").tobytes(),), 0, ("joe.jpg",))
+    gallery.apply(b"joe", pack_gallery_entry(entry))
+    after = [a for i in range(12, 40) for a in on_event(state, event(i, i * 0.5, face(person(2))), gallery, settings)]
+    # His past votes were cast against a gallery without him: the next frame names him, and the alert
+    # ends 5 s after his last frame as a stranger (5.5 s), with no update after the enrolment.
+    assert [(a.state, a.ended_ts_ns) for a in after] == [("end", int(10.5e9))]
 
 
 def test_per_camera_rules_and_settings() -> None:
