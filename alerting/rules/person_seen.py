@@ -94,22 +94,12 @@ def step(
             if face.embedding is None or not face_counts(face, settings.min_score, settings.min_face_px):
                 continue
             _vector, person_id, similarity = match(face.embedding, event.embedder)
-            known = person_id is not None and similarity >= settings.match_threshold
             track = track_of(face)
             if followed:
                 if track is None:
                     continue  # a faint face that continues no track
-                who = person_id if known and person_id else votes.UNKNOWN
-                person_id = votes.name_of(
-                    state,
-                    track,
-                    who,
-                    votes.weight(face, similarity, settings.match_threshold),
-                    now,
-                    settings.end_after_s,
-                    gallery,
-                )
-            elif not known:
+                person_id = votes.track_name(state, track, face, person_id, similarity, settings, now, gallery)
+            elif person_id is None or similarity < settings.match_threshold:
                 continue
             name = watched(person_id) if person_id else None
             if name is None or person_id is None:

@@ -103,17 +103,7 @@ def step(
             if followed:
                 if track is None:
                     continue  # a faint face that continues no track
-                who = person if similarity >= settings.match_threshold and person else votes.UNKNOWN
-                named = votes.name_of(
-                    state,
-                    track,
-                    who,
-                    votes.weight(face, similarity, settings.match_threshold),
-                    now,
-                    settings.end_after_s,
-                    gallery,
-                )
-                if named != votes.UNKNOWN:
+                if votes.track_name(state, track, face, person, similarity, settings, now, gallery) != votes.UNKNOWN:
                     continue  # no good face yet, or the track is someone known
                 stranger = next((s for s in strangers if s.get("track") == track), None)
             elif similarity >= settings.match_threshold:

@@ -11,12 +11,34 @@ frame never renames a person. Votes cast against an older gallery are dropped wh
 stranger enrolled while in view is named by their next good face, not outvoted by their past).
 """
 
+from typing import Protocol
+
 from facestream.face_quality import GOOD, quality
 
 UNKNOWN = ""  # the vote for "nobody in the gallery"
 DECIDE = 0.5  # the weight a name needs before the track has one: one good, sure face
 SWITCH = 1.0  # how far another name must lead the current one, in summed weight, to replace it
 MARGIN = 0.1  # a match this far from the threshold, or farther, is sure
+
+
+class Naming(Protocol):
+    """What a rule's settings say of naming: its threshold, and how long a face may go unseen."""
+
+    @property
+    def match_threshold(self) -> float: ...
+
+    @property
+    def end_after_s(self) -> float: ...
+
+
+def track_name(
+    state: dict, track: str, face, person: str | None, similarity: float, settings: Naming, now: float, gallery: int
+) -> str | None:
+    """``name_of`` for one face of ``track`` whose best match is ``person`` at ``similarity``: a vote
+    for them at or above the rule's threshold, else for UNKNOWN; tallies kept ``end_after_s``."""
+    who = person if person and similarity >= settings.match_threshold else UNKNOWN
+    vote = weight(face, similarity, settings.match_threshold)
+    return name_of(state, track, who, vote, now, settings.end_after_s, gallery)
 
 
 def weight(face, similarity: float, threshold: float) -> float:
