@@ -115,7 +115,7 @@ def step(
                 # frame are two alerts, and a replay names them the same again.
                 first = f"{event.event_id}#{index}"
                 stranger = {"vector": vector.copy(), "first": first, "open": False, "count": 0, "seen": []}
-                if track is not None and followed:
+                if followed:
                     stranger["track"] = track
                 zoned(stranger, where(face.box))
                 strangers.append(stranger)
