@@ -78,7 +78,8 @@ def test_the_pipeline_runs_with_each_role_only_its_own(
     footage.mkdir()
     for index in range(4):  # one stranger, seen four times
         shutil.copy(sample_dir / "obama.jpg", footage / f"{index}.jpg")
-    camera = producer_command([("door", str(footage))], ProducerConfig(fps=0.0, start_seq=0))
+    # 4 frames a second: each is followed (faces are, at most 5 times a second), so each is a sighting
+    camera = producer_command([("door", str(footage))], ProducerConfig(fps=4.0, start_seq=0))
     run_service(camera, env=as_user(cluster, "camera"))
     detector = DetectorConfig(embedder="sface", provider="cpu", stop_after_idle_s=4.0, start_at="earliest")
     run_service(detector_command(detector), env=as_user(cluster, "detector"))
