@@ -101,8 +101,10 @@ def step(
                 person_id = votes.track_name(state, track, face, person_id, similarity, settings, now, gallery)
             elif person_id is None or similarity < settings.match_threshold:
                 continue
-            name = watched(person_id) if person_id else None
-            if name is None or person_id is None:
+            if not person_id:
+                continue  # nobody known, or a track not yet named
+            name = watched(person_id)
+            if name is None:
                 continue
             person = people.get(person_id)
             if person is None:
