@@ -38,6 +38,10 @@ RUN --mount=type=cache,target=/root/.cache/pip pip wheel -q --no-deps -w /wheels
 ARG MODELS="yunet sface"
 RUN --mount=type=cache,target=/var/cache/facestream FACESTREAM_HOME=/var/cache/facestream facestream models fetch ${MODELS} \
  && mkdir -p /var/lib/facestream && cp -a /var/cache/facestream/models /var/lib/facestream/
+# The native batch decoder (--gpu-decoder hw/native, the default) is compiled here, where a C compiler
+# may be installed, into $FACESTREAM_HOME/native: the runtime image has none and would fall back.
+RUN apt-get update -q && apt-get install -y -q --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/* \
+ && python3 -c "from facestream.detector_service.decoding import native_decoder; print(native_decoder.build())"
 
 FROM deps
 RUN useradd --uid 10001 --create-home facestream \

@@ -90,7 +90,8 @@ class StatsCollector:
         decoder = GaugeMetricFamily(
             "facestream_decoder",
             "1 for where JPEG frames are decoded (gpu or cpu); "
-            "fallback=true when on the CPU although inference runs on a GPU",
+            "fallback=true when on the CPU although inference runs on a GPU, or on the GPU but not set up as "
+            "the default (--gpu-decoder) asks",
             labels=["decoder", "fallback"],
         )
         decoder.add_metric([s.decoder, str(s.decode_fallback).lower()], 1)

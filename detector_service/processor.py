@@ -26,7 +26,7 @@ import numpy as np
 
 from facestream.detector_service.decoding import align, preprocess_gpu
 from facestream.detector_service.decoding.align_gpu import GpuWarper
-from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_FALLBACKS, GpuDecodeSettings
 from facestream.detector_service.decoding.placements import DecodeError, Placements
 from facestream.detector_service.decoding.preprocess import Preprocessor
 from facestream.detector_service.events import build_events, build_pose_events
@@ -200,22 +200,26 @@ class FrameProcessor:
         return Preprocessor(self.engine.input_hw, threads, keep_frames=keep)
 
     def _gpu_preprocessor(self, settings: GpuDecodeSettings, keep_frames: bool):
-        """nvImageCodec as configured; if the default set-up (the hardware decoder) cannot be made on this
-        GPU, every backend instead, with a warning. A set-up given by name never falls back."""
-
-        def make(chosen: GpuDecodeSettings):
-            return preprocess_gpu.GpuPreprocessor(
-                self.engine.input_hw, settings=chosen, keep_frames=keep_frames, batches_under_way=self.batches_under_way
-            )
-
-        try:
-            return make(settings)
-        except ConfigError as exc:
-            if settings != GpuDecodeSettings():
-                raise
-            log.warning("FALLBACK: %s; decoding with every nvImageCodec backend instead", exc)
-            self.stats.decode_fallback = True
-            return make(GpuDecodeSettings.parse("all"))
+        """nvImageCodec as configured; if the default set-up cannot start here (no C compiler for the
+        native decoder, a GPU that refuses the hardware decoder), the next of DEFAULT_FALLBACKS that can,
+        with a warning each time. A set-up given by name never falls back."""
+        fallbacks = (
+            [GpuDecodeSettings.parse(text) for text in DEFAULT_FALLBACKS] if settings == GpuDecodeSettings() else []
+        )
+        while True:
+            try:
+                return preprocess_gpu.GpuPreprocessor(
+                    self.engine.input_hw,
+                    settings=settings,
+                    keep_frames=keep_frames,
+                    batches_under_way=self.batches_under_way,
+                )
+            except ConfigError as exc:
+                if not fallbacks:
+                    raise
+                settings = fallbacks.pop(0)
+                log.warning("FALLBACK: %s; decoding with nvImageCodec set up as %s instead", exc, settings)
+                self.stats.decode_fallback = True
 
     def describe(self) -> str:
         ref, (height, width) = self.model.ref, self.engine.input_hw

@@ -21,7 +21,7 @@ class Stats:
     fallback: bool
     warning: str | None = None  # repeated on every stats line (e.g. random weights)
     decoder: str = "cpu"  # where JPEGs are decoded: "gpu" (nvImageCodec) or "cpu" (thread pool)
-    decode_fallback: bool = False  # on the CPU although inference runs on a GPU
+    decode_fallback: bool = False  # on the CPU although inference runs on a GPU, or not as the default set it up
     frames: int = 0  # frames taken from Kafka (valid or not)
     events: int = 0  # events acknowledged by the broker
     dead_letters: int = 0  # records acknowledged on the dead-letter topic

@@ -17,10 +17,12 @@ BACKENDS = {
 
 @dataclass(frozen=True)
 class GpuDecodeSettings:
-    """How nvImageCodec is set up. The defaults are the detector's: on the H200, YuNet's pipeline with
-    4 detector processes made about 1.6x the frames/s with them as with every backend allowed and new
-    Images per batch (bench/results/history/pipeline-yunet-fp16-cuda-4-workers-{all,hw}.json); ``bench decode`` and
-    ``bench pipeline --gpu-decoder`` compare the others."""
+    """How nvImageCodec is set up. The defaults are the detector's: the hardware decoder (on the H200,
+    YuNet's pipeline with 4 detector processes made about 1.6x the frames/s with it as with every backend
+    allowed, bench/results/history/pipeline-yunet-fp16-cuda-4-workers-{all,hw}.json), each batch in one
+    call of nvImageCodec's C API (on the H100, 14,119 frames/s against 11,039 through its Python binding,
+    pipeline-yunet-fp16-cuda-owner-4-fronts-640x480-b128-owner-batch-256-h100-{native,keep}.json);
+    ``bench decode`` and ``bench pipeline --gpu-decoder`` compare the others."""
 
     backends: str = "hw"  # a key of BACKENDS
     cpu_threads: int = 0  # nvImageCodec's host threads per decoder; 0: one per core
@@ -28,7 +30,7 @@ class GpuDecodeSettings:
     chunk: int = 0  # images per nvImageCodec call; 0: the whole batch in one call
     first: bool = False  # decode on a stream of the GPU's highest priority, ahead of inference's kernels
     decoders: int = 1  # nvImageCodec decoders, each on a stream and a thread of its own, sharing each batch
-    native: bool = False  # the whole batch through nvImageCodec's C API in one call (decoding/native_decoder.py)
+    native: bool = True  # the whole batch through nvImageCodec's C API in one call (decoding/native_decoder.py)
 
     def __post_init__(self) -> None:
         if self.backends not in BACKENDS:
@@ -46,7 +48,8 @@ class GpuDecodeSettings:
         ``hw/keep/t4/c64/d2`` is the hardware decoder, decoding into kept Images, 4 host threads, 64 images
         per call, each batch shared by 2 decoders; ``/first`` puts decoding on a high-priority stream;
         ``/native`` hands each batch to nvImageCodec's C API in one call, with no Python per image (it
-        always decodes into kept images); ``hw/keep`` (the defaults) is DEFAULT_GPU_DECODER."""
+        always decodes into kept images, so it needs no ``/keep``); ``hw/native`` (the defaults) is
+        DEFAULT_GPU_DECODER, and a set-up without ``/native`` decodes through nvImageCodec's Python binding."""
         backends, *flags = text.split("/")
         numbers = {"t": 0, "c": 0, "d": 1}  # host threads, images per call, decoders
         for flag in flags:
@@ -59,7 +62,7 @@ class GpuDecodeSettings:
         return cls(
             backends=backends,
             cpu_threads=numbers["t"],
-            keep_images="keep" in flags,
+            keep_images="keep" in flags or "native" in flags,
             chunk=numbers["c"],
             first="first" in flags,
             decoders=numbers["d"],
@@ -73,8 +76,12 @@ class GpuDecodeSettings:
             + (f"/c{self.chunk}" if self.chunk else "")
             + (f"/d{self.decoders}" if self.decoders > 1 else "")
         )
-        flags = "/keep" * self.keep_images + "/first" * self.first + "/native" * self.native
+        flags = "/keep" * (self.keep_images and not self.native) + "/first" * self.first + "/native" * self.native
         return self.backends + flags + numbers
 
 
-DEFAULT_GPU_DECODER = str(GpuDecodeSettings())  # "hw/keep": detect's and bench pipeline's default
+DEFAULT_GPU_DECODER = str(GpuDecodeSettings())  # "hw/native": detect's and bench pipeline's default
+# What the default falls back to, in order, where it cannot start (no C compiler to build the native
+# decoder; a GPU that refuses the hardware decoder): loudly, and the metrics say so. A set-up given by
+# name never falls back.
+DEFAULT_FALLBACKS = ("hw/keep", "all")

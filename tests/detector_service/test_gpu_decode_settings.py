@@ -5,18 +5,20 @@ import pytest
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 
 
-def test_the_default_is_the_hardware_decoder_into_kept_images() -> None:
-    assert GpuDecodeSettings.parse("hw/keep") == GpuDecodeSettings()
-    assert DEFAULT_GPU_DECODER == "hw/keep"
-    assert GpuDecodeSettings.parse("all") == GpuDecodeSettings(backends="all", keep_images=False)
+def test_the_default_is_the_hardware_decoder_called_once_a_batch() -> None:
+    assert GpuDecodeSettings.parse("hw/native") == GpuDecodeSettings()
+    assert DEFAULT_GPU_DECODER == "hw/native"
+    assert GpuDecodeSettings.parse("hw/keep") == GpuDecodeSettings(native=False)
+    assert GpuDecodeSettings.parse("all") == GpuDecodeSettings(backends="all", keep_images=False, native=False)
 
 
 def test_backends_then_flags_in_any_order() -> None:
-    expected = GpuDecodeSettings(backends="hw", cpu_threads=4, keep_images=True, chunk=64)
+    expected = GpuDecodeSettings(backends="hw", cpu_threads=4, keep_images=True, chunk=64, native=False)
     assert GpuDecodeSettings.parse("hw/keep/t4/c64") == expected == GpuDecodeSettings.parse("hw/c64/t4/keep")
-    assert GpuDecodeSettings.parse("hw/first/keep") == GpuDecodeSettings(first=True)
-    assert GpuDecodeSettings.parse("hw/d3/keep") == GpuDecodeSettings(decoders=3)
-    assert GpuDecodeSettings.parse("hw/native/t2") == GpuDecodeSettings(keep_images=False, native=True, cpu_threads=2)
+    assert GpuDecodeSettings.parse("hw/first/keep") == GpuDecodeSettings(first=True, native=False)
+    assert GpuDecodeSettings.parse("hw/d3/keep") == GpuDecodeSettings(decoders=3, native=False)
+    assert GpuDecodeSettings.parse("hw/native/t2") == GpuDecodeSettings(cpu_threads=2)
+    assert GpuDecodeSettings.parse("hw/keep/native") == GpuDecodeSettings()
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+from facestream import paths
 from facestream.detector_service.decoding import nvimgcodec_extensions, preprocess_gpu
 from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
 from facestream.detector_service.decoding.preprocess import DecodeError, Placed, Preprocessor
@@ -78,7 +79,7 @@ def test_native_decoding_fails_bad_frames_in_their_slots_and_keeps_views_of_the_
     frames = [good, Frame("cam", 1, 0, 640, 480, b"junk"), Frame("cam", 2, 0, good.width + 1, good.height, good.data)]
     settings = GpuDecodeSettings.parse("hw/native")
     native = preprocess_gpu.GpuPreprocessor((480, 640), settings=settings, keep_frames=True)
-    python = preprocess_gpu.GpuPreprocessor((480, 640), keep_frames=True)
+    python = preprocess_gpu.GpuPreprocessor((480, 640), settings=GpuDecodeSettings.parse("hw/keep"), keep_frames=True)
     batch, placed = native.run(frames)
     expected, expected_placed = python.run(frames)
     assert [str(p) if isinstance(p, DecodeError) else p.scale for p in placed] == [
@@ -152,3 +153,13 @@ def test_a_missing_jpeg_decoder_fails_the_start_with_a_clear_error(tmp_path) -> 
     done = start_on_the_gpu({**os.environ, nvimgcodec_extensions.ENV: str(tmp_path)})
     assert done.returncode != 0
     assert "error:" in done.stderr and re.search("JPEG|nvImageCodec", done.stderr), done.stderr
+
+
+def test_the_default_falls_back_to_the_python_binding_loudly_without_a_c_compiler(tmp_path) -> None:
+    # A home whose native decoder was never built, and no compiler to build it: the start goes on with
+    # nvImageCodec's Python binding (hw/keep) and says so; it never fails for want of a compiler.
+    (tmp_path / "models").symlink_to(paths.home() / "models")
+    done = start_on_the_gpu({**os.environ, "FACESTREAM_HOME": str(tmp_path), "CC": str(tmp_path / "no-cc")})
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert re.search(r"FALLBACK: .*no C compiler.* set up as hw/keep instead", output), output
