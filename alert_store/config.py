@@ -3,6 +3,7 @@
 import sys
 from dataclasses import dataclass
 
+from facestream.alertdb import strangers
 from facestream.config import check, command_line, names, session_timeout, setting
 from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
@@ -27,6 +28,13 @@ class AlertStoreConfig:
     sightings_days: float = setting(7.0, "Sightings captured longer ago than this are forgotten.", minimum=0.001)
     max_sightings: int = setting(
         10_000_000, "Sightings kept at most; beyond it the oldest are forgotten first.", minimum=1
+    )
+    same_stranger: float = setting(
+        strangers.SAME_STRANGER,
+        "Cosine similarity of two stranger alerts' faces from which they are visits of one recurring stranger "
+        "(unknown-N).",
+        minimum=-1,
+        maximum=1,
     )
     batch: int = setting(500, "Records kept per transaction at most.", minimum=1)
     retention_days: float = setting(30.0, "Alerts last updated longer ago than this are forgotten.", minimum=0.001)

@@ -96,7 +96,7 @@ def run(config: AlertStoreConfig, bootstrap: str | None = None) -> StoreStats:
         registry.register(stats)
         health.serve(readiness, registry, config.http_port, config.http_host)
     database = open_database(url)
-    writer = AlertWriter(database, config.group)
+    writer = AlertWriter(database, config.group, config.same_stranger)
     sightings = SightingWriter(database, config.group) if config.sightings else None
     readiness.mark("database_open")
     kafka_topics.ensure_topics({config.dead_letter_topic: 1}, bootstrap)

@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from facestream import evidence, paths
 from facestream.alertdb import audit, sightings
-from facestream.alertdb.sightings import embedder_name
+from facestream.alertdb.schema import embedder_name
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.teach import PHOTO_MAX_BYTES, Embed, FindAlert, change_entry
 from facestream.errors import FacestreamError

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from facestream.schemas import _fields as f
+from facestream.schemas.detection import ModelRef, model_ref_from
 
 _TYPE = "Alert"
 KINDS = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering", "line")
@@ -62,6 +63,10 @@ class Alert:
     ended_ts_ns: int | None = None  # set when state is "end"
     reason: str | None = None  # camera_offline: why, in words (the producer's last error, credentials masked)
     zone: str | None = None  # the camera's zone the alert is about, for a rule limited to zones (or loitering)
+    # strangers: who it is, as the mean of their faces' embeddings (a unit vector, little-endian float16)
+    # and the embedder that made them, so that the alert store can tell a stranger who comes back
+    face: bytes | None = None
+    embedder: ModelRef | None = None
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -80,6 +85,10 @@ class Alert:
             out["reason"] = self.reason
         if self.zone is not None:
             out["zone"] = self.zone
+        if self.face is not None:
+            out["face"] = self.face
+        if self.embedder is not None:
+            out["embedder"] = self.embedder.fields()
         return out
 
 
@@ -132,6 +141,10 @@ def alert_from_fields(fields: dict[str, Any]) -> Alert:
     ended = None if fields.get("ended_ts_ns") is None else f.integer(_TYPE, fields, "ended_ts_ns")
     if (state == "end") != (ended is not None):
         raise f.SchemaError(_TYPE, "ended_ts_ns", "is set exactly when state is 'end'")
+    face = None if fields.get("face") is None else f.float16_vector(_TYPE, "face", fields["face"])
+    embedder = None if fields.get("embedder") is None else model_ref_from(fields["embedder"], "embedder", _TYPE)
+    if (face is None) != (embedder is None):
+        raise f.SchemaError(_TYPE, "embedder", "is set exactly when face is")
     return Alert(
         alert_id=f.text(_TYPE, fields, "alert_id"),
         kind=_choice(fields, "kind", KINDS),
@@ -144,6 +157,8 @@ def alert_from_fields(fields: dict[str, Any]) -> Alert:
         ended_ts_ns=ended,
         reason=None if fields.get("reason") is None else f.text(_TYPE, fields, "reason", max_len=1000),
         zone=None if fields.get("zone") is None else f.text(_TYPE, fields, "zone", max_len=200),
+        face=face,
+        embedder=embedder,
     )
 
 

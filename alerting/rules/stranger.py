@@ -10,12 +10,14 @@ stranger seen in ``sightings`` frames within ``window_s`` seconds opens an alert
 repeats as ``update`` at most every ``update_every_s`` seconds while seen, and ends (``end``) after
 ``end_after_s`` seconds unseen (its end time: the last sighting plus ``end_after_s``, reported with
 the camera's next event). A stranger who comes back after that is a new visit and a new alert: a
-return is never silent (the notifier's cooldown decides what is sent, not this rule).
+return is never silent (the notifier's cooldown decides what is sent, not this rule). Each record
+carries the stranger's face (the mean of its faces' embeddings) when its event names the embedder, so
+that the alert store can tell the same stranger on another visit or camera (``alertdb.strangers``).
 All times are the frames' capture times.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -39,7 +41,7 @@ from facestream.alerting.rules.state import (
     zoned,
 )
 from facestream.config import check, setting
-from facestream.schemas import Alert, DetectionEvent
+from facestream.schemas import Alert, DetectionEvent, ModelRef
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def step(
         unseen = now - tracked["last"]
         if tracked["open"] and unseen >= settings.end_after_s:
             ended = to_ns(tracked["last"] + settings.end_after_s)
-            alerts.append(alert("stranger", tracked, event, "end", tracked["count"], ended))
+            alerts.append(_with_face(alert("stranger", tracked, event, "end", tracked["count"], ended), tracked, event))
         elif tracked["open"] or unseen <= settings.window_s:
             strangers.append(tracked)  # else seen too seldom to alert: forgotten
     state["strangers"] = strangers
@@ -123,13 +125,22 @@ def step(
             _sighted(stranger, vector, seen, now, settings)
             record = opened_or_updated("stranger", stranger, event, now, settings.sightings, settings.update_every_s)
             if record is not None:
-                alerts.append(record)
+                alerts.append(_with_face(record, stranger, event))
     return alerts
 
 
 def close(state: dict, event: DetectionEvent, reason: str) -> list[Alert]:
     """End every open stranger alert now (the camera stopped running the rule)."""
-    return close_open("stranger", state.pop("strangers", []), event, reason)
+    opened = [s for s in state.pop("strangers", []) if s["open"]]
+    return [_with_face(record, s, event) for record, s in zip(close_open("stranger", opened, event, reason), opened)]
+
+
+def _with_face(record: Alert, stranger: dict, event: DetectionEvent) -> Alert:
+    """``record`` carrying the stranger's face, if ``event`` says which embedder made it."""
+    embedder: ModelRef | None = event.embedder
+    if embedder is None:
+        return record
+    return replace(record, face=vector_of(stranger).astype("<f2").tobytes(), embedder=embedder)
 
 
 def _closest(candidates: list[dict], vector: np.ndarray, threshold: float) -> dict | None:

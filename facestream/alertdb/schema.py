@@ -3,7 +3,8 @@ every record of its life, its snapshot, and the offsets of the alerts topic the 
 (written in the same transaction, as Kafka Connect's sinks do, so a crash loses and doubles nothing);
 the notifier's: each message owed to a target, with its delivery, and each target's rule state; and
 every face with an embedding the detectors saw (a sighting), for search by face, and every search
-made in them (the audit log).
+made in them (the audit log); and recurring strangers, each stranger alert a visit of one
+(``strangers.py``).
 
 Times are Unix nanoseconds (BigInteger), as on the wire. The same tables on SQLite and PostgreSQL;
 ``migrations/`` makes and changes them (Alembic).
@@ -24,7 +25,15 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from facestream.schemas import ModelRef
+
 metadata = MetaData()
+
+
+def embedder_name(model: ModelRef) -> str:
+    """One embedder's name in the rows: faces compare only with faces of the same weights."""
+    return f"{model.name}@{model.version}:{model.weights_sha256[:16]}"
+
 
 alerts = Table(
     "alerts",
@@ -141,4 +150,31 @@ search_audit = Table(
     Column("min_similarity", Float),
     Column("results", Integer, nullable=False),  # sightings found (or forgotten)
     Index("ix_search_audit_at", "at_ts_ns"),
+)
+
+strangers = Table(
+    "strangers",
+    metadata,
+    Column("stranger_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("name", String(200)),  # given on the dashboard; none while unknown (shown as unknown-<id>)
+    Column("embedder", String(200), nullable=False),  # only faces of one embedder compare
+    Column("face", LargeBinary),  # the mean of its visits' faces: a unit vector, little-endian float16
+    Column("visits", Integer, nullable=False),
+    Column("first_ts_ns", BigInteger),
+    Column("last_ts_ns", BigInteger),
+    Index("ix_strangers_last", "last_ts_ns"),
+    sqlite_autoincrement=True,  # a label, once given, is never given again
+)
+
+stranger_visits = Table(
+    "stranger_visits",
+    metadata,
+    Column("alert_id", String(64), primary_key=True),  # the stranger alert that is the visit
+    Column("stranger_id", BigInteger().with_variant(Integer, "sqlite"), nullable=False),
+    Column("camera_id", String(255), nullable=False),
+    Column("started_ts_ns", BigInteger, nullable=False),
+    Column("updated_ts_ns", BigInteger, nullable=False),
+    Column("face", LargeBinary, nullable=False),  # the alert's latest face
+    Column("split_from", JSON, nullable=False),  # strangers people said it is not ("not this person")
+    Index("ix_stranger_visits_stranger", "stranger_id", "started_ts_ns"),
 )

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine, TextClause, delete, func, select, text
 from sqlalchemy.dialects import postgresql
 
-from facestream.alertdb.schema import sightings
+from facestream.alertdb.schema import embedder_name, sightings
 from facestream.alertdb.writer import SinkWriter, Written, ends, insert_statement
-from facestream.schemas import DetectionEvent, ModelRef
+from facestream.schemas import DetectionEvent
 
 IN_LIST = 10_000  # ids per IN (...) list: bounded statements
 
@@ -59,11 +59,6 @@ class Seen:
     capture_ts_ns: int
     box: tuple[float, float, float, float]
     score: float
-
-
-def embedder_name(model: ModelRef) -> str:
-    """One embedder's name in the rows: faces compare only with faces of the same weights."""
-    return f"{model.name}@{model.version}:{model.weights_sha256[:16]}"
 
 
 class SightingWriter(SinkWriter):

@@ -1,7 +1,8 @@
 """Keeping what the alerts topic says: each batch of records and the offsets after them in one
 transaction, so a store killed at any moment resumes exactly where its rows end (Kafka Connect's sink
 pattern); a record already kept (the same alert, state and update time: a worker's repeat) changes
-nothing. Snapshots and retention work on the rows afterwards."""
+nothing. A stranger alert's visit is placed among the recurring strangers in the same transaction
+(``strangers.py``). Snapshots and retention work on the rows afterwards."""
 
 import time
 from collections.abc import Iterable
@@ -10,6 +11,7 @@ from typing import Protocol
 
 from sqlalchemy import Connection, Engine, and_, delete, func, select, update
 
+from facestream.alertdb import strangers
 from facestream.alertdb.schema import alerts, offsets, records, snapshots
 from facestream.schemas import Alert, unpack_alert
 
@@ -45,6 +47,10 @@ class SinkWriter:
 
 
 class AlertWriter(SinkWriter):
+    def __init__(self, engine: Engine, group: str, same_stranger: float = strangers.SAME_STRANGER) -> None:
+        super().__init__(engine, group)
+        self.same_stranger = same_stranger
+
     def write(self, batch: list[Received]) -> Written:
         """Keep ``batch`` and the offsets past it, all or nothing."""
         written = Written()
@@ -55,6 +61,7 @@ class AlertWriter(SinkWriter):
                 elif _insert_new(conn, received):
                     written.kept += 1
                     _apply(conn, received.alert)
+                    strangers.place(conn, received.alert, self.same_stranger)
                 else:
                     written.repeats += 1
             ends(conn, self.group, batch)
@@ -89,12 +96,13 @@ class AlertWriter(SinkWriter):
             upsert(conn, snapshots, row, ("alert_id",))
 
     def prune(self, max_age_s: float, max_snapshot_bytes: int, now_ns: int | None = None) -> tuple[int, int]:
-        """Forget alerts last updated more than ``max_age_s`` ago (with their records and snapshots), then
+        """Forget alerts last updated more than ``max_age_s`` ago (with their records, snapshots and visits), then
         drop the oldest snapshots' images until they take at most ``max_snapshot_bytes``; return (alerts
         forgotten, images dropped)."""
         cutoff = (now_ns or time.time_ns()) - int(max_age_s * 1e9)
         with self.engine.begin() as conn:
             old = select(alerts.c.alert_id).where(alerts.c.updated_ts_ns < cutoff)
+            strangers.forget_alerts(conn, old)
             for table in (records, snapshots):
                 conn.execute(delete(table).where(table.c.alert_id.in_(old)))
             forgotten = conn.execute(delete(alerts).where(alerts.c.updated_ts_ns < cutoff)).rowcount

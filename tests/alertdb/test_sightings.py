@@ -7,8 +7,8 @@ from helpers.alert import event, face, person
 from sqlalchemy import select
 
 from facestream.alertdb import open_database
-from facestream.alertdb.schema import sightings
-from facestream.alertdb.sightings import ReceivedEvent, SightingWriter, embedder_name, since
+from facestream.alertdb.schema import embedder_name, sightings
+from facestream.alertdb.sightings import ReceivedEvent, SightingWriter, since
 
 S = 1_000_000_000
 

@@ -11,7 +11,8 @@ import pytest
 from helpers.alert import SFACE, event, face, person
 
 from facestream.alertdb import audit, open_database
-from facestream.alertdb.sightings import ReceivedEvent, SightingWriter, embedder_name
+from facestream.alertdb.schema import embedder_name
+from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
 from facestream.facesearch import STATE_FILE, SightingsIndex, visits
 
 S = 1_000_000_000
