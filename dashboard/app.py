@@ -1,6 +1,7 @@
 """The dashboard's web app (Starlette): the page and its files, a server-sent-event stream of the
 state, the sampled frames and the alerts' evidence frames, the history of the alert store
-(``history.py``), teaching the gallery from alerts (``teach.py``), and the health endpoints. With a token,
+(``history.py``), teaching the gallery from alerts (``teach.py``), search by face (``search.py``),
+recurring strangers (``strangers.py``), and the health endpoints. With a token,
 every request but ``/healthz`` and ``/readyz`` must carry it: ``?token=`` (the page's link; it then
 sets a cookie), the cookie, or ``Authorization: Bearer``."""
 
@@ -23,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from facestream import health
 from facestream.alertdb import queries
-from facestream.dashboard import history, search, teach
+from facestream.dashboard import history, search, strangers, teach
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.state import DashboardState
 from facestream.evidence import evidence_jpeg
@@ -140,6 +141,7 @@ def make_app(
         *history.routes(database, (static / "history.html").read_bytes()),
         *teach.routes(config, gallery, find_alert, embed),
         *search.routes(config, database, gallery, find_alert, embed, (static / "search.html").read_bytes()),
+        *strangers.routes(config, database, gallery, find_alert, (static / "strangers.html").read_bytes()),
         Mount("/static", StaticFiles(packages=[("facestream.dashboard", "static")])),
         *health.routes(readiness, registry),
     ]

@@ -4,8 +4,10 @@
 ``alert`` (ids), each repeatable or comma-separated; ``reviewed=yes|no``; ``since`` and ``until`` in Unix milliseconds;
 ``limit`` up to 200; ``before``, the ``next`` cursor of the page before) and answers
 ``{"alerts": [...], "next": cursor or null}``, newest first, each alert with its life and whether it
-has a snapshot. ``POST /api/alerts/review`` with ``{"alert_ids": [...]}`` marks them reviewed by the
-token's name (``anonymous`` without a token). ``GET /snapshots/<alert_id>.jpg`` is the stored snapshot.
+has a snapshot; a stranger's names the recurring stranger its visit belongs to (``stranger``: label
+and name) and each stranger's or person_seen's links to its ``journey``. ``POST /api/alerts/review``
+with ``{"alert_ids": [...]}`` marks them reviewed by the token's name (``anonymous`` without a token).
+``GET /snapshots/<alert_id>.jpg`` is the stored snapshot.
 Times are milliseconds in JSON, where nanoseconds would lose digits.
 """
 
@@ -17,7 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from facestream.alertdb import queries
+from facestream.alertdb import queries, strangers
+from facestream.schemas import person_id_for
 
 PAGE_MAX = 200
 MS = 1_000_000
@@ -33,10 +36,12 @@ def routes(engine: Engine, page_html: bytes) -> list[Route]:
         except ValueError as exc:
             return PlainTextResponse(str(exc), 400)
         rows, after = await run_in_threadpool(queries.page, engine, where, limit, before)
-        lives = await run_in_threadpool(queries.lifecycles, engine, [r["alert_id"] for r in rows])
+        ids = [r["alert_id"] for r in rows]
+        lives = await run_in_threadpool(queries.lifecycles, engine, ids)
+        placed = await run_in_threadpool(strangers.of_alerts, engine, ids)
         return JSONResponse(
             {
-                "alerts": [_shown(row, lives[row["alert_id"]]) for row in rows],
+                "alerts": [_shown(row, lives[row["alert_id"]], placed.get(row["alert_id"])) for row in rows],
                 "next": None if after is None else f"{after[0]}:{after[1]}",
             }
         )
@@ -106,7 +111,14 @@ def _filters(request: Request) -> tuple[queries.AlertFilter, int, queries.Cursor
     return where, limit, before
 
 
-def _shown(row: dict, life: list[tuple[str, int]]) -> dict:
+def _shown(row: dict, life: list[tuple[str, int]], stranger: tuple[int, str | None] | None) -> dict:
+    person = row["evidence"][0].get("person") if row["evidence"] else None
+    label = None if stranger is None else strangers.label_of(stranger[0])
+    journey = None
+    if label is not None:
+        journey = f"/api/strangers/{label}/journey"
+    elif person is not None:
+        journey = f"/api/journey?person={person_id_for(person)}"
     return {
         "alert_id": row["alert_id"],
         "kind": row["kind"],
@@ -121,7 +133,9 @@ def _shown(row: dict, life: list[tuple[str, int]]) -> dict:
         "lifecycle": [state for state, _ in life],
         "snapshot": row["snapshot"] == "kept",
         "similarity": row["evidence"][0].get("similarity") if row["evidence"] else None,
-        "person": row["evidence"][0].get("person") if row["evidence"] else None,
+        "person": person,
+        "stranger": None if stranger is None else {"label": label, "name": stranger[1]},
+        "journey": journey,
         "reviewed_ts_ms": None if row["reviewed_ts_ns"] is None else row["reviewed_ts_ns"] // MS,
         "reviewed_by": row["reviewed_by"],
     }

@@ -11,7 +11,9 @@ sightings with their similarity and ``frame`` (``GET /api/search/frames/<sightin
 with the face's box, while the frames topic still holds it). ``POST /api/search/forget`` erases a face:
 ``?person=ID`` (every sighting alike to their enrolled faces, and their gallery entry) or a photo as the
 body. Every search and erasure is written to the audit log first (who, when, what, how many);
-``GET /api/search/audit`` shows it (``?format=csv`` exports it). Times are milliseconds in JSON.
+``GET /api/search/audit`` shows it (``?format=csv`` exports it). ``GET /api/journey?person=ID`` (or
+``?alert=ID``) is the same search with the visits in the order they happened, across cameras, each with
+its best sighting: where a person went. Times are milliseconds in JSON.
 """
 
 import hashlib
@@ -75,7 +77,11 @@ def routes(
     page_html: bytes,
 ) -> list[Route]:
     if not config.search:
-        return [Route("/search", _off), Route("/api/search{rest:path}", _off, methods=["GET", "POST"])]
+        return [
+            Route("/search", _off),
+            Route("/api/search{rest:path}", _off, methods=["GET", "POST"]),
+            Route("/api/journey", _off),
+        ]
     index = SightingsIndex(engine, index_folder(engine))
     threading.Thread(target=index.keep_up, name="search-index", daemon=True).start()
 
@@ -134,12 +140,27 @@ def routes(
                 raise Refused(f"threshold must be in (0, 1] and limit in 1..{LIMIT_MAX}")
             start = since_ns(params.get("since", DEFAULT_SINCE))
             query = await run_in_threadpool(query_of, request, await request.body())
-            found = await run_in_threadpool(search, query, _who(request), start, threshold, limit)
+            found = await run_in_threadpool(search, query, who_asks(request), start, threshold, limit)
         except ValueError as exc:
             return PlainTextResponse(str(exc), 400)
         except Refused as exc:
             return PlainTextResponse(str(exc), exc.status)
         return JSONResponse(found)
+
+    async def journey(request: Request) -> Response:
+        """A person's (or an alert's faces') visits across cameras in the order they happened."""
+        try:
+            if "person" not in request.query_params and "alert" not in request.query_params:
+                raise Refused("a journey is of ?person=ID or ?alert=ID (a stranger's: /api/strangers/LABEL/journey)")
+            start = since_ns(request.query_params.get("since", DEFAULT_SINCE))
+            query = await run_in_threadpool(query_of, request, b"")
+            found = await run_in_threadpool(search, query, who_asks(request), start, MIN_SIMILARITY, LIMIT)
+        except ValueError as exc:
+            return PlainTextResponse(str(exc), 400)
+        except Refused as exc:
+            return PlainTextResponse(str(exc), exc.status)
+        found["visits"].sort(key=lambda visit: (visit["first_ms"], visit["camera_id"]))
+        return JSONResponse({"subject": query.subject, **found})
 
     async def erase(request: Request) -> Response:
         try:
@@ -147,7 +168,7 @@ def routes(
             query = await run_in_threadpool(query_of, request, await request.body())
             if query.kind == "alert":
                 raise Refused("erase by person or by photo: an alert's faces may be anyone's")
-            return JSONResponse(await run_in_threadpool(forget, query, _who(request), threshold))
+            return JSONResponse(await run_in_threadpool(forget, query, who_asks(request), threshold))
         except ValueError as exc:
             return PlainTextResponse(str(exc), 400)
         except Refused as exc:
@@ -185,6 +206,7 @@ def routes(
         Route("/api/search/forget", erase, methods=["POST"]),
         Route("/api/search/frames/{sighting_id:int}.jpg", frame),
         Route("/api/search/audit", audit_log),
+        Route("/api/journey", journey),
     ]
 
 
@@ -192,7 +214,8 @@ async def _off(_request: Request) -> Response:
     return PlainTextResponse("search by face is off: start the dashboard with --search (and --token)", 404)
 
 
-def _who(request: Request) -> str:
+def who_asks(request: Request) -> str:
+    """Who is asking: the token's holder."""
     return getattr(request.state, "reviewer", "anonymous")
 
 
@@ -202,6 +225,7 @@ def _visit(visit: Visit) -> dict:
         "first_ms": visit.first_ts_ns // MS,
         "last_ms": visit.last_ts_ns // MS,
         "best_similarity": round(visit.best.similarity, 4),
+        "best": _sighting(visit.best),
         "sightings": [_sighting(hit) for hit in visit.hits],
     }
 

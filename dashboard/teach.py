@@ -57,27 +57,43 @@ def change_entry(topic: str, gallery: Gallery, entry: GalleryEntry | None, perso
     gallery.apply(person_id.encode(), value)
 
 
+def alert_faces(config: DashboardConfig, alert: Alert) -> tuple[list, ModelRef]:
+    """The alert's faces that carry an embedding, as its detection events hold them, and the embedder."""
+    faces, embedder = evidence.evidence_faces(alert, config.detections_topic)
+    if not faces or embedder is None:
+        raise Refused(
+            "the faces of this alert are no longer in Kafka, or its events carry no embeddings "
+            "(the detector needs --embedder sface)"
+        )
+    return [face for face in faces if face.embedding is not None], embedder
+
+
+def teach_alert(config: DashboardConfig, gallery: Gallery, alert: Alert, name: str, by: str) -> dict:
+    """Enrol the faces of ``alert`` good enough for it as ``name`` (a new person or more faces of one)."""
+    seen, embedder = alert_faces(config, alert)
+    good, why = face_quality.enrollable(seen)
+    if not good:
+        raise Refused(f"none of the {len(seen)} faces of this alert can be enrolled: {why}")
+    faces = [face.embedding for face in good]
+    entry = taught(gallery.entry(person_id_for(name)), name, embedder, faces, alert.alert_id)
+    change_entry(config.gallery_topic, gallery, entry, entry.person_id)
+    log.info("%s taught that the faces of alert %s are %s (%s)", by, alert.alert_id, name, entry.person_id)
+    return {"person_id": entry.person_id, "name": entry.name, "faces": len(faces)}
+
+
 def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, embed: Embed | None = None) -> list:
     def change(entry: GalleryEntry | None, person_id: str) -> None:
         change_entry(config.gallery_topic, gallery, entry, person_id)
 
     def teach(alert: Alert, name: str, by: str) -> dict:
-        seen, embedder = _faces(alert)
-        good, why = face_quality.enrollable(seen)
-        if not good:
-            raise Refused(f"none of the {len(seen)} faces of this alert can be enrolled: {why}")
-        faces = [face.embedding for face in good]
-        entry = taught(gallery.entry(person_id_for(name)), name, embedder, faces, alert.alert_id)
-        change(entry, entry.person_id)
-        log.info("%s taught that the faces of alert %s are %s (%s)", by, alert.alert_id, name, entry.person_id)
-        return {"person_id": entry.person_id, "name": entry.name, "faces": len(faces)}
+        return teach_alert(config, gallery, alert, name, by)
 
     def not_person(alert: Alert, by: str) -> dict:
         named = next((s.person for s in alert.evidence if s.person), None)
         entry = next((e for e in gallery.entries() if e.name == named), None)
         if alert.kind != "person_seen" or entry is None:
             raise Refused("only a person_seen alert names an enrolled person whose match can be wrong")
-        faces = [face.embedding for face in _faces(alert)[0]]  # poor faces too: they were matched, wrongly
+        faces = [face.embedding for face in alert_faces(config, alert)[0]]  # poor faces too: they were matched, wrongly
         change(not_them(entry, faces, alert.alert_id), entry.person_id)
         log.info("%s taught that the faces of alert %s are not %s", by, alert.alert_id, entry.person_id)
         return {"person_id": entry.person_id, "name": entry.name, "negatives": len(faces)}
@@ -90,16 +106,6 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
             change(entry, person_id)
         log.info("%s undid what alert %s taught (%s)", by, alert_id, ", ".join(changes))
         return {"undone": list(changes)}
-
-    def _faces(alert: Alert) -> tuple[list, ModelRef]:
-        """The alert's faces that carry an embedding, as its detection events hold them, and the embedder."""
-        faces, embedder = evidence.evidence_faces(alert, config.detections_topic)
-        if not faces or embedder is None:
-            raise Refused(
-                "the faces of this alert are no longer in Kafka, or its events carry no embeddings "
-                "(the detector needs --embedder sface)"
-            )
-        return [face for face in faces if face.embedding is not None], embedder
 
     def handler(action: Callable[..., dict], needs_name: bool = False) -> Callable:
         async def handle(request: Request) -> Response:

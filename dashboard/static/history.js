@@ -52,17 +52,25 @@ function item(alert) {
     picture = element("span", "noevidence", "no snapshot");
   }
   const text = element("div");
+  const stranger = alert.stranger ? ` · ${alert.stranger.name || alert.stranger.label}` : "";
   const similarity = alert.similarity === null ? "" : ` · similarity ${alert.similarity.toFixed(2)}`;
   const ended = alert.ended_ts_ms ? ` – ${clock(alert.ended_ts_ms)}` : "";
   const reviewed = alert.reviewed_by ? `reviewed by ${alert.reviewed_by}, ${clock(alert.reviewed_ts_ms)}` : "not reviewed";
   text.append(
-    element("div", "kind", `${alert.kind}${alert.person ? ` · ${alert.person}` : ""} · ${alert.state}`),
+    element("div", "kind", `${alert.kind}${alert.person ? ` · ${alert.person}` : ""}${stranger} · ${alert.state}`),
     element("div", "where", `${alert.camera_id}${alert.zone ? ` · ${alert.zone}` : ""} · count ${alert.count}${similarity}`),
     element("div", "reason", alert.reason || ""),
     element("div", "lifecycle", alert.lifecycle.join(" → ")),
     element("div", "when", `${clock(alert.started_ts_ms)}${ended}`),
     element("div", "review", reviewed),
   );
+  if (alert.journey) {  // a stranger's, or a named person's: where else they went
+    const link = element("a", "journey", "journey");
+    link.href = alert.stranger
+      ? `strangers?label=${encodeURIComponent(alert.stranger.label)}`
+      : `strangers?${alert.journey.split("?")[1]}`;
+    text.append(link);
+  }
   li.append(pick, picture, text);
   return li;
 }

@@ -1,4 +1,5 @@
-"""The audit log of search by face: who searched (or erased), when, for what, and how much was found.
+"""The audit log of search by face: who searched (or erased), when, for what, and how much was found;
+and of the recurring strangers: whose journey was shown, who named or split one.
 
 A search over people's movements is something an operator must be able to account for, so every one
 is written down before its results are shown, and the log is kept with the sightings (one database,
@@ -14,14 +15,14 @@ from sqlalchemy import Engine, insert, select
 
 from facestream.alertdb.schema import search_audit
 
-KINDS = ("photo", "alert", "person", "forget")
+KINDS = ("photo", "alert", "person", "forget", "journey", "name", "split")
 
 
 @dataclass(frozen=True)
 class AuditEntry:
     who: str
     kind: str  # one of KINDS
-    subject: str  # a photo's sha256, "alert <id> face <n>", "person <id>"
+    subject: str  # a photo's sha256, "alert <id> face <n>", "person <id>", "stranger unknown-<n>"
     results: int
     since_ts_ns: int | None = None
     min_similarity: float | None = None

@@ -99,7 +99,8 @@ def listed(engine: Engine, limit: int = 100) -> list[Stranger]:
     """The strangers seen most recently first, with their visits."""
     with engine.connect() as conn:
         ids = conn.execute(select(strangers.c.stranger_id).order_by(strangers.c.last_ts_ns.desc()).limit(limit))
-        return [_stranger(conn, stranger_id) for (stranger_id,) in ids.all()]
+        found = [_stranger(conn, stranger_id) for (stranger_id,) in ids.all()]
+    return [stranger for stranger in found if stranger is not None]
 
 
 def one(engine: Engine, stranger_id: int) -> Stranger | None:

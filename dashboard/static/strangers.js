@@ -1,0 +1,129 @@
+// Recurring strangers: each label with its visits and cameras, a form to say who it is, and a journey
+// (the visits in the order they happened, across cameras, each with its snapshot) where a visit can be
+// split off ("not this person"). /strangers?label=unknown-17 opens a stranger's journey,
+// /strangers?person=ID an enrolled person's (from search by face). Text goes in as text (never as HTML).
+"use strict";
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function clock(ms) {
+  return new Date(ms).toLocaleString();
+}
+
+function say(text) {
+  document.getElementById("said").textContent = text;
+}
+
+function stranger(item) {
+  const li = element("li", "alert stranger");
+  li.dataset.label = item.label;
+  const text = element("div");
+  const who = item.name ? `${item.name} (was ${item.label})` : item.label;
+  text.append(
+    element("div", "kind", who),
+    element("div", "where", `${item.visits} visit(s) · ${item.cameras.join(" → ")}`),
+    element("div", "when", `${clock(item.first_ms)} – ${clock(item.last_ms)}`),
+  );
+  const open = element("button", "journey", "Journey");
+  open.type = "button";
+  open.addEventListener("click", () => showJourney({ label: item.label }));
+  const form = element("form", "name");
+  const input = element("input");
+  input.name = "name";
+  input.placeholder = "this is ...";
+  const button = element("button", "", "Name");
+  button.type = "submit";
+  form.append(input, button);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const response = await fetch(`api/strangers/${encodeURIComponent(item.label)}/name`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ name: input.value }),
+    });
+    if (!response.ok) {
+      say(`Not named: ${await response.text()}`);
+      return;
+    }
+    const named = await response.json();
+    const refused = named.refused.map((r) => r.why).join("; ");
+    say(`${item.label} is ${named.name}: ${named.taught} visit(s) enrolled${refused ? `; not enrolled: ${refused}` : ""}`);
+    list();
+  });
+  text.append(open, form);
+  li.append(text);
+  return li;
+}
+
+function visit(item, label) {
+  const li = element("li", "alert visit");
+  li.dataset.alertId = item.alert_id || "";
+  li.dataset.camera = item.camera_id;
+  const picture = element("img");
+  picture.alt = "face";
+  picture.loading = "lazy";
+  picture.src = (item.face || item.best.frame).replace(/^\//, "");  // the API's paths, under this page's prefix
+  picture.addEventListener("error", () => picture.replaceWith(element("span", "noevidence", "no picture kept")));
+  const text = element("div");
+  text.append(
+    element("div", "kind", item.camera_id),
+    element("div", "when", `${clock(item.first_ms)} – ${clock(item.last_ms)}`),
+  );
+  if (label) {
+    const split = element("button", "split", "Not this person");
+    split.type = "button";
+    split.addEventListener("click", async () => {
+      const response = await fetch(
+        `api/strangers/${encodeURIComponent(label)}/split?alert=${encodeURIComponent(item.alert_id)}`,
+        { method: "POST" },
+      );
+      say(response.ok ? `That visit is now ${(await response.json()).label}.` : `Not split: ${await response.text()}`);
+      showJourney({ label });
+      list();
+    });
+    text.append(split);
+  }
+  li.append(picture, text);
+  return li;
+}
+
+async function showJourney(of) {
+  const url = of.label
+    ? `api/strangers/${encodeURIComponent(of.label)}/journey`
+    : `api/journey?person=${encodeURIComponent(of.person)}`;
+  const response = await fetch(url);
+  const section = document.getElementById("journey");
+  if (!response.ok) {
+    say(`No journey: ${await response.text()}`);
+    section.hidden = true;
+    return;
+  }
+  const journey = await response.json();
+  const title = of.label ? (journey.name ? `${journey.name} (${journey.label})` : journey.label) : journey.subject;
+  document.getElementById("journey-title").textContent = `Journey of ${title}`;
+  document.getElementById("visits").replaceChildren(...journey.visits.map((v) => visit(v, of.label)));
+  section.hidden = false;
+  history.replaceState(null, "", `strangers?${new URLSearchParams(of)}`);
+}
+
+async function list() {
+  const response = await fetch("api/strangers");
+  const shown = document.getElementById("strangers");
+  if (!response.ok) {
+    shown.replaceChildren(element("li", "empty", `unavailable: ${await response.text()}`));
+    return;
+  }
+  const found = (await response.json()).strangers;
+  shown.replaceChildren(...found.map(stranger));
+  if (!found.length) shown.append(element("li", "empty", "No stranger has been seen yet."));
+}
+
+list();
+const asked = new URLSearchParams(location.search);
+if (asked.get("label")) showJourney({ label: asked.get("label") });
+else if (asked.get("person")) showJourney({ person: asked.get("person") });
