@@ -23,11 +23,16 @@ their defaults: faces followed 5 times a second), against a gallery of two peopl
 photos of theirs (``ENROLLED``; one on the watchlist), and each alert is given to the true person most
 of its evidence lies on: how many alerts each visit made (a person's walk on a camera is one visit:
 their time out of view is shorter than the rules' ``end_after_s``), and how many named the wrong
-person.
+person. The cameras come one after the other (``CAMERA_GAP_S`` apart), and the stranger alerts of all
+three are kept by the alert store's writer in a database of its own, which groups them into recurring
+strangers: purity (the share of visits in a group whose true person is the group's most common one),
+completeness (the share of a person's visits in the group holding most of them) and each stranger's
+journey (the cameras of their group's visits, in order) against where they walked.
 """
 
 import math
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -41,15 +46,18 @@ from bench.machine import describe
 from bench.settings import TracksBenchConfig
 from bench.threshold import PEOPLE, photos
 from facestream import samples
+from facestream.alertdb import open_database, strangers
+from facestream.alertdb.writer import AlertWriter, Received
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import on_event
 from facestream.alerting.rules.face_tracks import FaceTrackSettings, follow_faces
 from facestream.alerting.rules.recognition import Recognition
 from facestream.gallery import Gallery
-from facestream.schemas import DetectionEvent, Frame, GalleryEntry, pack_gallery_entry
+from facestream.schemas import Alert, DetectionEvent, Frame, GalleryEntry, pack_alert, pack_gallery_entry
 
 WIDTH, HEIGHT = 640, 480
 DURATION_S = 20.0
+CAMERA_GAP_S = 30.0  # camera n's footage starts n times this after the first's: a journey has an order
 SEEN_SHARE = 0.5  # a face more hidden than this (by later cut-outs) is not expected to be found
 MATCH_IOU = 0.5
 SMALLEST_PX = 24  # tracks on faces smaller than this are not scored: vtest.avi's pedestrians, far off
@@ -98,11 +106,13 @@ CAMERAS: dict[str, tuple[Walk, ...]] = {
         Walk("Takeo Kanade", (60, 150), (580, 330), 130, 130, leave_s=12.0),
         Walk("Bryan Cranston", (580, 150), (60, 330), 130, 130, enter_s=1.0, leave_s=13.0, away=((3.0, 4.5),)),
         Walk("Lena Forsen", (320, 250), (330, 240), 130, 130, enter_s=2.0, leave_s=20.0),
+        Walk("Joe Biden", (100, 400), (540, 390), 110, 120, enter_s=12.5, leave_s=20.0),
     ),
     "door": (
         Walk("Albert Einstein", (80, 260), (560, 240), 160, 180, leave_s=12.0),
         Walk("Barack Obama", (560, 200), (80, 260), 140, 120, enter_s=3.0, away=((9.0, 10.0),)),
         Walk("Bryan Cranston", (120, 140), (420, 300), 110, 160, enter_s=8.0),
+        Walk("Joe Biden", (600, 380), (260, 370), 140, 140, enter_s=13.0),
     ),
 }
 
@@ -201,20 +211,26 @@ def run(cfg: TracksBenchConfig, command: str) -> dict:
         "tracker": settings_of(settings),
         "rows": rows,
     }
+    result["recurring"] = recurring_rows = []
     try:
         cuts = cutouts(_faces(processor))
         gallery = _gallery(processor)
         streets = _backgrounds()
         for fps in cfg.fps:
+            visits: list[tuple[str, Alert]] = []
             for index, (camera, walks) in enumerate(CAMERAS.items()):
                 t0 = time.perf_counter()
                 events, truth = _stream(processor, camera, walks, cuts, streets, index, fps)
                 row = {"camera": camera, "fps": fps, **score(events, truth, settings, fps)}
-                row |= alerts_per_visit(events, truth, gallery)
+                placed = placed_alerts(events, truth, gallery)
+                row |= alerts_per_visit(placed)
                 row["seconds"] = round(time.perf_counter() - t0, 1)
                 rows.append(row)
+                visits += [(person, a) for person, a in placed if person is not None and a.kind == "stranger"]
                 print(f"{camera} at {fps:g} fps: {row}", flush=True)
                 save({**result, "complete": False}, cfg.out)
+            recurring_rows.append({"fps": fps, **recurring(visits)})
+            print(f"recurring strangers at {fps:g} fps: {recurring_rows[-1]}", flush=True)
     finally:
         processor.close()
     result["complete"] = True
@@ -254,31 +270,68 @@ def _gallery(processor) -> Gallery:
     return gallery
 
 
-def alerts_per_visit(events: list, truth: list, gallery: Gallery) -> dict:
-    """The stranger and person_seen alerts of one camera's ``events`` (the rules' defaults), each given
-    to the true person most of its evidence lies on: {"alerts": {person: {kind: count}}, "wrong_names":
-    person_seen alerts naming someone else, "unplaced_alerts": on nobody true}. (A stranger alert on
-    someone enrolled names nobody: it is counted in "alerts", against the none that visit owes.)"""
+def placed_alerts(events: list, truth: list, gallery: Gallery) -> list[tuple[str | None, Alert]]:
+    """The stranger and person_seen alerts of one camera's ``events`` (the rules' defaults), each as its
+    latest record, with the true person most of its evidence lies on (None: nobody true)."""
     settings = AlertingConfig(rules="stranger,person_seen").for_camera(events[0].camera_id)
     state: dict = {}
-    last: dict[str, Any] = {}  # alert id -> its latest record
+    last: dict[str, Alert] = {}  # alert id -> its latest record
     for event in events:
         for alert in on_event(state, event, gallery, settings) or []:
             last[alert.alert_id] = alert
-    counts: dict[str, dict[str, int]] = {}
-    wrong = unplaced = 0
+    placed: list[tuple[str | None, Alert]] = []
     for alert in last.values():
         votes = [_person_at(truth[s.frame_seq], s.box) for s in alert.evidence if s.box is not None]
-        placed = [v for v in votes if v is not None]
-        if not placed:
+        people = [v for v in votes if v is not None]
+        placed.append((max(set(people), key=people.count) if people else None, alert))
+    return placed
+
+
+def alerts_per_visit(placed: list[tuple[str | None, Alert]]) -> dict:
+    """{"alerts": {person: {kind: count}}, "wrong_names": person_seen alerts naming someone else,
+    "unplaced_alerts": on nobody true}. (A stranger alert on someone enrolled names nobody: it is counted
+    in "alerts", against the none that visit owes.)"""
+    counts: dict[str, dict[str, int]] = {}
+    wrong = unplaced = 0
+    for person, alert in placed:
+        if person is None:
             unplaced += 1
             continue
-        person = max(set(placed), key=placed.count)
         counts.setdefault(person, {}).setdefault(alert.kind, 0)
         counts[person][alert.kind] += 1
-        named = alert.evidence[0].person
-        wrong += alert.kind == "person_seen" and named != person
+        wrong += alert.kind == "person_seen" and alert.evidence[0].person != person
     return {"alerts": counts, "wrong_names": int(wrong), "unplaced_alerts": unplaced}
+
+
+def recurring(visits: list[tuple[str, Alert]]) -> dict:
+    """The stranger alerts of every camera (each with its true person) kept by the alert store's writer,
+    which groups them into recurring strangers; how pure and complete the groups are, and each person's
+    journey: the cameras of the group holding most of their visits, in the order of its visits."""
+    with tempfile.TemporaryDirectory() as folder:
+        writer = AlertWriter(open_database(f"sqlite:///{folder}/alerts.db"), "bench")
+        ordered = sorted(visits, key=lambda v: v[1].started_ts_ns)
+        writer.write([Received("alerts", 0, i, pack_alert(alert), alert) for i, (_, alert) in enumerate(ordered)])
+        groups = strangers.listed(writer.engine, limit=10_000)
+        writer.engine.dispose()
+    person_of = {alert.alert_id: person for person, alert in visits}
+    members = [[person_of[v.alert_id] for v in group.visits] for group in groups]
+    majority = sum(max(people.count(p) for p in people) for people in members)
+    complete, journeys = 0, {}
+    for person in sorted(set(person_of.values())):
+        best = max(groups, key=lambda g: sum(person_of[v.alert_id] == person for v in g.visits))
+        mine = [v for v in best.visits if person_of[v.alert_id] == person]
+        complete += len(mine)
+        journeys[person] = [v.camera_id for v in mine]
+    return {
+        "visits": len(visits),
+        "strangers": len(groups),
+        "purity": round(majority / max(len(visits), 1), 4),
+        "completeness": round(complete / max(len(visits), 1), 4),
+        "journeys": journeys,
+        "walked": {
+            person: [c for c, walks in CAMERAS.items() if any(w.person == person for w in walks)] for person in journeys
+        },
+    }
 
 
 def _person_at(faces: list, box) -> str | None:
@@ -313,7 +366,7 @@ def _stream(processor, camera: str, walks, cuts, streets: list[np.ndarray], inde
         background = streets[(index * 200 + int(t * 10)) % len(streets)]  # the street moves at its own 10 fps
         image, faces = draw(background, walks, cuts, t)
         data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
-        frames.append(Frame(camera, k, round(1e18 + t * 1e9), WIDTH, HEIGHT, data))
+        frames.append(Frame(camera, k, round(1e18 + (index * CAMERA_GAP_S + t) * 1e9), WIDTH, HEIGHT, data))
         truth.append(faces)
     events = []
     step = 16
@@ -409,6 +462,24 @@ def render(result: dict) -> list[str]:
         f"each); enrolled from other photos: {', '.join(f'{p} ({photo})' for p, (photo, _) in ENROLLED.items())}. "
         + source(result),
     ]
+    if result.get("recurring"):
+        lines += [
+            "",
+            "Recurring strangers: the stranger alerts of the three cameras (one after the other, "
+            f"{CAMERA_GAP_S:g} s apart) grouped by the alert store's writer (`--same-stranger` "
+            f"{strangers.SAME_STRANGER}):",
+            "",
+            "| fps | visits | strangers | purity | completeness | journeys (cameras in order) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in result["recurring"]:
+            walks = "; ".join(
+                f"{p}: {' → '.join(cams)}" for p, cams in r["journeys"].items() if len(r["walked"][p]) > 1
+            )
+            lines.append(
+                f"| {r['fps']:g} | {r['visits']} | {r['strangers']} | {r['purity']:.3f} | {r['completeness']:.3f} "
+                f"| {walks} |"
+            )
     return lines
 
 
@@ -449,6 +520,32 @@ def targets(results: dict[str, dict]) -> list[Target]:
             result["_file"],
         ),
         *_alert_targets(result),
+        *_recurring_targets(result),
+    ]
+
+
+def _recurring_targets(result: dict) -> list[Target]:
+    """Grouping purity and completeness over every frame rate, and every journey across cameras whole."""
+    rows = result.get("recurring")
+    if not rows:
+        return []
+    purity, completeness = min(r["purity"] for r in rows), min(r["completeness"] for r in rows)
+    across = [(r, p) for r in rows for p, walked in r["walked"].items() if len(walked) > 1]
+    whole = [(r, p) for r, p in across if r["journeys"][p] == r["walked"][p]]
+    broken = [f"{p} at {r['fps']:g} fps: {' → '.join(r['journeys'][p])}" for r, p in across if (r, p) not in whole]
+    return [
+        Target(
+            "Recurring strangers: purity >= 0.95, completeness >= 0.90",
+            f"lowest {purity:.3f}, {completeness:.3f}",
+            purity >= 0.95 and completeness >= 0.90,
+            result["_file"],
+        ),
+        Target(
+            "Journeys across cameras: whole, in order",
+            f"{len(whole)} of {len(across)}" + (f"; off: {', '.join(broken)}" if broken else ""),
+            bool(across) and len(whole) == len(across),
+            result["_file"],
+        ),
     ]
 
 

@@ -13,6 +13,7 @@ from bench.tracks import (
     alerts_per_visit,
     cutouts,
     draw,
+    placed_alerts,
     score,
 )
 from facestream.alerting.rules.face_tracks import FaceTrackSettings
@@ -49,6 +50,6 @@ def test_a_camera_of_real_faces_is_tracked_without_switches_one_stranger_alert_a
     # two people crossing behind a third, one of them stepping out of view and back: one track each
     assert found["id_switches"] == 0 and found["idf1"] >= 0.9 and found["false"] <= 1
     # three strangers (nobody enrolled), each in view once: one stranger alert each
-    alerts = alerts_per_visit(events, truth, Gallery())
+    alerts = alerts_per_visit(placed_alerts(events, truth, Gallery()))
     assert alerts["alerts"] == {walk.person: {"stranger": 1} for walk in CAMERAS["lobby"]}
     assert alerts["unplaced_alerts"] == 0
