@@ -18,10 +18,11 @@ def build_events(
     model: ModelRef,
     embeddings: np.ndarray | None = None,
     embedder: ModelRef | None = None,
+    sharpness: np.ndarray | None = None,
 ) -> list[DetectionEvent]:
     """One event per frame, a batch at once: ``faces`` are every frame's faces in frame pixels, in
     frame order, ``counts`` how many each frame has (``postprocess.to_frames``); ``embeddings`` one
-    unit vector per face, made by ``embedder``."""
+    unit vector per face, made by ``embedder`` from crops as sharp as ``sharpness`` says."""
     # Rounded as arrays, then turned into Python floats in one call each: per-number float() and
     # round() were most of the detector's host time per frame at GPU rates.
     boxes = np.round(faces.boxes.astype(np.float64), 2).tolist()
@@ -32,12 +33,11 @@ def build_events(
         else [tuple(map(tuple, marks)) for marks in np.round(faces.landmarks.astype(np.float64), 2).tolist()]
     )
     vectors = [None] * len(scores) if embeddings is None else [v.tobytes() for v in embeddings.astype("<f2")]
+    sharp = [None] * len(scores) if sharpness is None else np.round(sharpness.astype(np.float64), 1).tolist()
     return [
         DetectionEvent(
             **_frame_fields(frame, model),
-            faces=tuple(
-                Face(box=tuple(boxes[i]), score=scores[i], landmarks=points[i], embedding=vectors[i]) for i in found
-            ),
+            faces=tuple(Face(tuple(boxes[i]), scores[i], points[i], vectors[i], sharp[i]) for i in found),
             embedder=embedder,
         )
         for frame, found in _per_frame(frames, counts)

@@ -29,6 +29,7 @@ from facestream.detector_service.decoding.align_gpu import GpuWarper
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_FALLBACKS, GpuDecodeSettings
 from facestream.detector_service.decoding.placements import DecodeError, Placements
 from facestream.detector_service.decoding.preprocess import Preprocessor
+from facestream.detector_service.decoding.sharpness import sharpness
 from facestream.detector_service.events import build_events, build_pose_events
 from facestream.detector_service.inference.embedder import Embedder, Warp
 from facestream.detector_service.inference.engine import InferenceEngine
@@ -70,6 +71,7 @@ class _Found:
     embeddings: np.ndarray | None
     boxes_s: float
     embed_s: float
+    sharpness: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class Answer:
     embeddings: np.ndarray | None
     seconds: dict[str, float]  # stage -> time this batch spent there (Stats' *_s names)
     candidates: Candidates | None = None  # set instead of faces and counts until ``Boxes.resolve``
+    sharpness: np.ndarray | None = None  # with embeddings: each face's crop's (``decoding.sharpness``)
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,9 @@ def outcomes(answer: Answer, frames: Sequence[Frame], tags: list, describes: Des
     events: Sequence[DetectionEvent | PoseEvent] = (
         build_pose_events(good, answer.faces, answer.counts, describes.model)
         if describes.finds == "people"
-        else build_events(good, answer.faces, answer.counts, describes.model, answer.embeddings, describes.embedder)
+        else build_events(
+            good, answer.faces, answer.counts, describes.model, answer.embeddings, describes.embedder, answer.sharpness
+        )
     )
     return found + [Outcome(tags[i], event=event) for i, event in zip(answer.good, events)]
 
@@ -257,12 +262,13 @@ class FrameProcessor:
         decoded = inferred.placed.decoded()
         faces, counts = self.boxes.find(inferred.outputs, decoded)
         t1 = time.perf_counter()
-        embeddings = None
+        embeddings = sharp = None
         if self.embedder is not None:
             image_of = np.repeat(np.arange(len(decoded)), counts)
             assert decoded.images is not None, "an embedder's decoder keeps the frames"
-            embeddings = self.embedder.embed(self.embedder.crops(decoded.images, faces, image_of, self.warp))
-        return _Found(inferred, faces, counts, embeddings, t1 - t0, time.perf_counter() - t1)
+            crops = self.embedder.crops(decoded.images, faces, image_of, self.warp)
+            embeddings, sharp = self.embedder.embed(crops), sharpness(crops)
+        return _Found(inferred, faces, counts, embeddings, t1 - t0, time.perf_counter() - t1, sharp)
 
     def describes(self) -> Describes:
         embedder = None if self.embedder is None else self.embedder.ref
@@ -289,7 +295,9 @@ class FrameProcessor:
             "embed_s": found.embed_s,
             "postprocess_s": found.boxes_s,
         }
-        return Answer(errors, inferred.good, found.faces, found.counts, found.embeddings, seconds, candidates)
+        return Answer(
+            errors, inferred.good, found.faces, found.counts, found.embeddings, seconds, candidates, found.sharpness
+        )
 
     def finish(self, pending: Pending) -> list[Outcome]:
         answer = self.answer(pending)

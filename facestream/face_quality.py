@@ -1,43 +1,60 @@
-"""How much a face can be trusted for recognition (and enrolment): its size, its detection score and how frontal it is.
+"""How much a face can be trusted for recognition (and enrolment): its size, detection score, sharpness
+and how frontal it is.
 
 Small, blurry or turned faces give embeddings that match the wrong people: Frigate's users saw 92-100%
 false matches from 22x28 px crops. Each factor runs from 0 (useless) to 1 (as good as it gets) and the
 quality is the worst of them, so a face that fails one fails: size is the box's shorter side between
-``SMALL_PX`` and ``LARGE_PX``; the score between ``LOW_SCORE`` and 1; frontal pose from the five
+``SMALL_PX`` and ``LARGE_PX``; the score between ``LOW_SCORE`` and 1; sharpness (the variance of the
+Laplacian of the embedder's aligned 112x112 crop, which the detector measures and the event carries)
+between ``BLURRED`` and ``SHARP``; frontal pose from the five
 landmarks (eyes, nose, mouth corners, YuNet's order): the nose's offset from the middle of the eyes
 and mouth, across (yaw) and along (pitch) the face, in eye distances. A face under ``GOOD`` counts
-neither for recognition nor for enrolment. A face without landmarks (MogFace) is judged on size and
-score alone.
+neither for recognition nor for enrolment. A face without landmarks (MogFace) is judged without its
+pose, one without a sharpness (no embedder, or an older detector) without its sharpness.
 """
 
 from collections.abc import Sequence
 
 SMALL_PX, LARGE_PX = 24.0, 80.0  # a face this small is useless; this large, as good as size makes it
 LOW_SCORE = 0.5
+# Measured on the sample photos blurred more and more (Gaussian, sigma a fraction of the face's width):
+# under about 5 their embeddings fell to 0.5 and less of the sharp photo's; from about 10, 0.7 and more.
+BLURRED, SHARP = 4.0, 20.0
 MAX_YAW, MAX_PITCH = 0.6, 0.8  # the nose's offset, in eye distances, at which a face is too turned to use
 GOOD = 0.3  # the threshold: a face under it is refused
 
 
-def quality(box: Sequence[float], score: float, landmarks: Sequence[Sequence[float]] | None = None) -> float:
-    """The worst of the size, score and pose factors, from 0 to 1."""
-    return min(size_factor(box), score_factor(score), pose_factor(landmarks))
+def quality(
+    box: Sequence[float],
+    score: float,
+    landmarks: Sequence[Sequence[float]] | None = None,
+    sharpness: float | None = None,
+) -> float:
+    """The worst of the size, score, sharpness and pose factors, from 0 to 1."""
+    return min(size_factor(box), score_factor(score), sharpness_factor(sharpness), pose_factor(landmarks))
 
 
 def enrollable(faces: Sequence) -> tuple[list, str | None]:
-    """Of ``faces`` (each with ``box``, ``score`` and ``landmarks``), those good enough to enrol, and,
-    when none is, why the best of them is not."""
-    good = [face for face in faces if refused(face.box, face.score, face.landmarks) is None]
+    """Of ``faces`` (each with ``box``, ``score``, ``landmarks`` and ``sharpness``), those good enough to
+    enrol, and, when none is, why the best of them is not."""
+    good = [face for face in faces if refused(face.box, face.score, face.landmarks, face.sharpness) is None]
     if good or not faces:
         return good, None
-    best = max(faces, key=lambda face: quality(face.box, face.score, face.landmarks))
-    return [], refused(best.box, best.score, best.landmarks)
+    best = max(faces, key=lambda face: quality(face.box, face.score, face.landmarks, face.sharpness))
+    return [], refused(best.box, best.score, best.landmarks, best.sharpness)
 
 
-def refused(box: Sequence[float], score: float, landmarks: Sequence[Sequence[float]] | None = None) -> str | None:
+def refused(
+    box: Sequence[float],
+    score: float,
+    landmarks: Sequence[Sequence[float]] | None = None,
+    sharpness: float | None = None,
+) -> str | None:
     """None for a face good enough to recognise or enrol; else why not, in words for a person."""
     factors = {
         f"too small ({min(box[2] - box[0], box[3] - box[1]):.0f} px; {LARGE_PX:.0f} or more is best)": size_factor(box),
         f"too faint for the detector (score {score:.2f})": score_factor(score),
+        f"too blurred (sharpness {sharpness or 0:.0f}; {SHARP:.0f} or more is best)": sharpness_factor(sharpness),
         "turned away from the camera": pose_factor(landmarks),
     }
     worst = min(factors, key=lambda reason: factors[reason])
@@ -53,6 +70,11 @@ def size_factor(box: Sequence[float]) -> float:
 
 def score_factor(score: float) -> float:
     return _ramp(score, LOW_SCORE, 1.0)
+
+
+def sharpness_factor(sharpness: float | None) -> float:
+    """1 for a crop with the detail an embedding needs, falling to 0 as blur takes it; 1 when unmeasured."""
+    return 1.0 if sharpness is None else _ramp(sharpness, BLURRED, SHARP)
 
 
 def pose_factor(landmarks: Sequence[Sequence[float]] | None) -> float:

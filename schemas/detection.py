@@ -29,6 +29,7 @@ class Face:
     score: float  # 0..1
     landmarks: tuple[tuple[float, float], ...] | None = None  # (x, y) pairs, model-specific order
     embedding: bytes | None = None  # unit vector as little-endian float16 (the event's embedder made it)
+    sharpness: float | None = None  # variance of the Laplacian of the embedder's aligned crop (with embeddings)
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"box": list(self.box), "score": self.score}
@@ -36,6 +37,8 @@ class Face:
             out["landmarks"] = [list(p) for p in self.landmarks]
         if self.embedding is not None:
             out["embedding"] = self.embedding
+        if self.sharpness is not None:
+            out["sharpness"] = self.sharpness
         return out
 
 
@@ -109,7 +112,12 @@ def _face(value: Any) -> Face:
     embedding = value.get("embedding")
     if embedding is not None:
         embedding = f.float16_vector(_TYPE, "embedding", embedding)
-    return Face(box=box, score=score, landmarks=landmarks, embedding=embedding)
+    sharpness = value.get("sharpness")
+    if sharpness is not None:
+        sharpness = f.number(_TYPE, "sharpness", sharpness)
+        if sharpness < 0:
+            raise f.SchemaError(_TYPE, "sharpness", f"must be 0 or more, got {sharpness}")
+    return Face(box=box, score=score, landmarks=landmarks, embedding=embedding, sharpness=sharpness)
 
 
 def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:

@@ -97,7 +97,7 @@ def photo_faces(photos: list[tuple[str, bytes]], detector: DetectorConfig, large
         if len(faces) > 1 and not largest:
             raise ConfigError(f"{outcome.tag}: {len(faces)} faces; pass --largest to enrol the largest one")
         face = max(faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
-        why = face_quality.refused(face.box, face.score, face.landmarks)
+        why = face_quality.refused(face.box, face.score, face.landmarks, face.sharpness)
         if why is not None:
             raise ConfigError(f"{outcome.tag}: {why}; enrol a sharper, larger, frontal photo")
         embeddings.append(face.embedding)

@@ -43,7 +43,7 @@ def track_name(
 
 def weight(face, similarity: float, threshold: float) -> float:
     """A face's vote: its quality (0 under the gate) times how sure its match is."""
-    found = quality(face.box, face.score, face.landmarks)
+    found = quality(face.box, face.score, face.landmarks, face.sharpness)
     sure = min(abs(similarity - threshold) / MARGIN, 1.0)
     return found * sure if found >= GOOD else 0.0
 

@@ -30,6 +30,7 @@ def split(answer: Answer, sizes: list[int]) -> list[Answer]:
                 faces=faces,
                 counts=counts,
                 embeddings=None if answer.embeddings is None else answer.embeddings[first_face:last_face],
+                sharpness=None if answer.sharpness is None else answer.sharpness[first_face:last_face],
                 seconds={stage: s * size / total for stage, s in answer.seconds.items()},
                 candidates=candidates,
             )

@@ -12,6 +12,7 @@ import pytest
 from facestream.detector_service import models
 from facestream.detector_service.decoding import align, preprocess_gpu
 from facestream.detector_service.decoding.gpu_decode_settings import GpuDecodeSettings
+from facestream.detector_service.decoding.sharpness import sharpness
 from facestream.detector_service.inference.embedder import Embedder
 from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models import sface
@@ -53,6 +54,9 @@ def test_the_gpu_warp_matches_the_host_warp_on_the_same_frames(corpus: list[Fram
     diff = np.abs(on_device.astype(np.int16) - on_host.astype(np.int16))
     # OpenCV interpolates in fixed point (1/32 pixel), the kernel in float: off by a grey level at edges.
     assert diff.mean() < 0.3 and np.percentile(diff, 99.9) <= 2, (diff.mean(), diff.max())
+    # Each crop's sharpness, measured where it lies: the same on the device as on the host.
+    device_crops = cp.asarray(on_host)
+    assert np.allclose(sharpness(device_crops), sharpness(on_host), rtol=1e-3, atol=1e-2)
     decoder.close()
 
 
@@ -99,6 +103,9 @@ def test_faces_are_embedded_on_the_gpu_as_on_the_host(yunet_path: Path, corpus: 
     # Two JPEG decoders, FP32 on two devices, float16 on the wire: the same identities.
     cosines = (embeddings(events) * embeddings(expected)).sum(axis=1)
     assert cosines.min() > 0.99, cosines
+    # and faces as sharp: the crops differ by a grey level here and there, the sharpness by a little
+    on_gpu, on_cpu = ([f.sharpness for e in found for f in e.faces] for found in (events, expected))
+    assert np.allclose(on_gpu, on_cpu, rtol=0.15), (on_gpu, on_cpu)
 
 
 @DECODERS

@@ -60,4 +60,5 @@ def test_faces_carry_embeddings_cut_from_their_full_size_frames(yunet_path: Path
     vectors = [np.frombuffer(event.faces[0].embedding, "<f2").astype(np.float32) for event in events]
     assert all(abs(float(np.linalg.norm(v)) - 1) < 1e-3 for v in vectors)
     assert vectors[0] @ vectors[1] > 0.7 and vectors[0] @ vectors[2] < 0.3  # the same man, then another
+    assert all(event.faces[0].sharpness > 100 for event in events)  # sharp photos, measured on their crops
     assert proc.stats.embed_s > 0 and " embed " in proc.stats.line()

@@ -7,8 +7,9 @@ import cv2
 import numpy as np
 import pytest
 
-from facestream import paths
+from facestream import face_quality, paths
 from facestream.detector_service import models
+from facestream.detector_service.decoding.sharpness import sharpness
 from facestream.detector_service.inference.embedder import Embedder
 from facestream.detector_service.models import sface, yunet
 from facestream.detector_service.models.base import META_PRECISION, Detections
@@ -99,3 +100,14 @@ def test_the_float16_copy_embeds_as_float32_does(embedder: Embedder, faces) -> N
     full, vectors = embedder.embed(crops), half.run(crops)["fc1"]
     cosines = (full * vectors).sum(axis=1) / np.linalg.norm(vectors, axis=1)
     assert cosines.min() >= 1 - 1e-3, cosines
+
+
+def test_a_blurred_face_is_measured_as_less_sharp_and_refused(embedder: Embedder, faces) -> None:
+    # The same faces, sharp and blurred (sigma a sixth of the face's width): the sharp crops pass the
+    # quality gate's sharpness, the blurred ones fail it, and each is less sharp than its original.
+    for name, image, row in faces[:4]:
+        blurred = cv2.GaussianBlur(image, (0, 0), row[2] / 6)
+        sharp, soft = (
+            sharpness(embedder.crops([img], as_detections(row), np.array([0])))[0] for img in (image, blurred)
+        )
+        assert sharp > face_quality.SHARP and soft < face_quality.BLURRED + 2 and soft < sharp / 10, (name, sharp, soft)

@@ -15,6 +15,8 @@ def test_quality_refuses_small_faint_and_turned_faces() -> None:
     assert quality.quality(large, 0.5, frontal) == 0.0
     assert quality.quality(large, 0.95, turned) < quality.GOOD
     assert quality.quality(large, 0.95, None) > 0.8  # no landmarks: size and score alone
+    assert quality.quality(large, 0.95, frontal, sharpness=5.0) < quality.GOOD  # blurred
+    assert quality.quality(large, 0.95, frontal, sharpness=300.0) > 0.8
 
 
 def test_of_an_alert_s_faces_only_the_good_are_enrolled_and_if_none_is_the_best_says_why() -> None:
@@ -25,3 +27,9 @@ def test_of_an_alert_s_faces_only_the_good_are_enrolled_and_if_none_is_the_best_
     good, why = quality.enrollable([small, turned])
     assert good == [] and why is not None and why.startswith("the face is too small (30 px")
     assert quality.enrollable([]) == ([], None)
+
+
+def test_a_blurred_face_is_refused_saying_so() -> None:
+    blurred = Face((0.0, 0.0, 112.0, 112.0), 0.95, tuple(tuple(p) for p in FRONTAL), sharpness=3.0)
+    good, why = quality.enrollable([blurred])
+    assert good == [] and why is not None and why.startswith("the face is too blurred (sharpness 3; 20 or more")

@@ -53,6 +53,8 @@ def test_embeddings_round_trip_with_their_model() -> None:
     )
     decoded = unpack_detection(pack_detection(event))
     assert decoded == event and decoded.faces[0].embedding == vector and decoded.embedder == SFACE
+    sharp = dataclasses.replace(event, faces=(dataclasses.replace(event.faces[0], sharpness=412.5), FACES[1]))
+    assert unpack_detection(pack_detection(sharp)).faces[0].sharpness == 412.5
 
 
 def test_skipped_frames_are_announced_only_when_there_are_any() -> None:
@@ -102,6 +104,8 @@ def test_unknown_fields_are_ignored_at_every_level() -> None:
         ({"faces": [{"box": [1, 2, 3, 4]}]}, "faces[0].score", "missing"),
         ({"faces": [face(landmarks=[[1, 2, 3]])]}, "faces[0].landmarks", "2 items"),
         ({"faces": [face(landmarks=5)]}, "faces[0].landmarks", "list"),
+        ({"faces": [face(sharpness=-1.0)]}, "faces[0].sharpness", "0 or more"),
+        ({"faces": [face(sharpness="sharp")]}, "faces[0].sharpness", "finite"),
         ({"skipped_before": 0}, "skipped_before", ">= 1"),
         ({"skipped_before": True}, "skipped_before", "integer"),
     ],
