@@ -139,7 +139,7 @@ def embed(provider: str) -> tuple[list[dict], list[dict]]:
                 face = max(found, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]))
                 assert face.embedding is not None  # kept above
                 vector = as_vector(face.embedding)  # as the gallery reads it: float16 on the wire
-                faces.append({**outcome.tag, "vector": vector / np.linalg.norm(vector)})
+                faces.append({**outcome.tag, "vector": vector / np.linalg.norm(vector), "sharpness": face.sharpness})
     finally:
         processor.close()
     return faces, missed
@@ -201,6 +201,50 @@ def per_person(faces: list[dict]) -> list[dict]:
             }
         )
     return rows
+
+
+BLURS = (80, 40, 20, 12, 8, 6)  # Gaussian blur of a photo, sigma its face's width divided by these
+
+
+def blur(provider: str) -> list[dict]:
+    """Each photo's largest face blurred more and more: its crop's sharpness (what the quality gate
+    reads) and how alike its embedding stays to the sharp photo's; rows of the faces still found."""
+    from facestream.detector_service.config import DetectorConfig
+    from facestream.detector_service.service import build_processor
+
+    processor = build_processor(DetectorConfig(model="yunet", embedder="sface", decode="cpu", provider=provider))
+    rows = []
+    try:
+        for name, path in photos().items():
+            image = samples.read_photo(path)
+            sharp = _largest(processor, image)
+            if sharp is None:
+                continue
+            for divisor in BLURS:
+                blurred = _largest(processor, cv2.GaussianBlur(image, (0, 0), (sharp.box[2] - sharp.box[0]) / divisor))
+                if blurred is not None:
+                    similarity = float(as_vector(blurred.embedding) @ as_vector(sharp.embedding))
+                    rows.append(
+                        {
+                            "photo": name,
+                            "sigma": f"width/{divisor}",
+                            "sharpness": blurred.sharpness,
+                            "similarity": round(similarity, 4),
+                        }
+                    )
+    finally:
+        processor.close()
+    return rows
+
+
+def _largest(processor, image: np.ndarray):
+    """The largest face the detector finds on ``image`` (with its embedding and sharpness), or None."""
+    data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])[1].tobytes()
+    (outcome,) = processor.finish(processor.begin([Frame("blur", 0, 0, image.shape[1], image.shape[0], data)], [0]))
+    faces = (
+        [f for f in outcome.event.faces if f.embedding is not None] if isinstance(outcome.event, DetectionEvent) else []
+    )
+    return max(faces, key=lambda f: (f.box[2] - f.box[0]) * (f.box[3] - f.box[1]), default=None)
 
 
 GROUPING_ORDERS = 5  # a store places visits as they come: each order of the faces groups them differently
@@ -265,6 +309,11 @@ def run(cfg: ThresholdBenchConfig, command: str) -> dict:
         "rates": rates(kinds, tuple(sorted({*THRESHOLDS, default}))),
         "per_person": per_person(faces),
         "grouping": grouping(faces),
+        "sharpness": {
+            variant: spread([f["sharpness"] for f in faces if f["variant"] == variant])
+            for variant in dict.fromkeys(f["variant"] for f in faces)
+        },
+        "blur": blur(cfg.provider),
     }
     save(result, cfg.out)
     for kind, values in kinds.items():
@@ -300,6 +349,8 @@ def render(result: dict) -> list[str]:
         for p in result["per_person"]
     )
     lines += ["", f"Per person: {worst}."]
+    if "blur" in result:
+        lines += ["", _blur_line(result)]
     if "grouping" in result:
         g = result["grouping"]
         lines += [
@@ -311,6 +362,25 @@ def render(result: dict) -> list[str]:
             f"(median {statistics.median(g['completeness']):.3f}).",
         ]
     return [*lines, "", source(result)]
+
+
+def _blur_line(result: dict) -> str:
+    """What the quality gate's sharpness measured, and how alike blurred faces stayed to sharp ones."""
+
+    def alike(rows: list[dict]) -> str:
+        values = [r["similarity"] for r in rows]
+        if not values:
+            return "none"
+        return f"{min(values):.2f}-{max(values):.2f} (median {statistics.median(values):.2f})"
+
+    under = [r for r in result["blur"] if r["sharpness"] < 5]
+    over = [r for r in result["blur"] if r["sharpness"] >= 10]
+    spreads = ", ".join(f"{v} {q['min']:.0f}-{q['max']:.0f}" for v, q in result["sharpness"].items())
+    return (
+        f"Sharpness of each face's aligned crop (the quality gate's): {spreads}. The photos blurred (sigma "
+        f"the face's width / {', '.join(str(b) for b in BLURS)}; {len(result['blur'])} faces found): under 5 "
+        f"their embeddings were {alike(under)} alike to the sharp photo's, from 10 {alike(over)}."
+    )
 
 
 def _rates(result: dict) -> list[str]:
