@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 SMALL_PX, LARGE_PX = 24.0, 80.0  # a face this small is useless; this large, as good as size makes it
 LOW_SCORE = 0.5
-# Measured on the sample photos blurred more and more (Gaussian, sigma a fraction of the face's width):
-# under about 5 their embeddings fell to 0.5 and less of the sharp photo's; from about 10, 0.7 and more.
+# bench threshold blurs the sample photos more and more: crops under 5 kept a median 0.16 of the sharp
+# photo's likeness, from 10 a median 0.86 (docs/alerting.md, "Quality")
 BLURRED, SHARP = 4.0, 20.0
 MAX_YAW, MAX_PITCH = 0.6, 0.8  # the nose's offset, in eye distances, at which a face is too turned to use
 GOOD = 0.3  # the threshold: a face under it is refused
