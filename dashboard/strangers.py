@@ -11,7 +11,6 @@ seen and best face (the alert's snapshot). ``POST /api/strangers/<label>/name`` 
 stranger of its own. Every journey shown and every change is written to the audit log.
 """
 
-import json
 import logging
 from collections.abc import Callable
 
@@ -25,9 +24,9 @@ from facestream.alertdb import audit, strangers
 from facestream.alertdb.strangers import Stranger, VisitRow
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.search import who_asks
-from facestream.dashboard.teach import FindAlert, Refused, teach_alert
+from facestream.dashboard.teach import NAME_EXPECTED, FindAlert, Refused, name_in, teach_alert
 from facestream.gallery import Gallery
-from facestream.schemas import SchemaError, person_id_for
+from facestream.schemas import person_id_for
 
 log = logging.getLogger(__name__)
 MS = 1_000_000
@@ -98,11 +97,9 @@ def routes(
         async def handle(request: Request) -> Response:
             args: list = []
             if needs_name:
-                try:
-                    person = json.loads(await request.body())["name"].strip()
-                    person_id_for(person)
-                except (ValueError, KeyError, TypeError, AttributeError, SchemaError):
-                    return PlainTextResponse('expected {"name": "..."} with a letter or digit in it', 400)
+                person = name_in(await request.body())
+                if person is None:
+                    return PlainTextResponse(NAME_EXPECTED, 400)
                 args.append(person)
             try:
                 return JSONResponse(await run_in_threadpool(action, request, *args, who_asks(request)))

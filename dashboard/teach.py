@@ -57,6 +57,19 @@ def change_entry(topic: str, gallery: Gallery, entry: GalleryEntry | None, perso
     gallery.apply(person_id.encode(), value)
 
 
+NAME_EXPECTED = 'expected {"name": "..."} with a letter or digit in it'
+
+
+def name_in(body: bytes) -> str | None:
+    """The person's name a request's ``{"name": "..."}`` gives, or None when it gives none that names."""
+    try:
+        name = json.loads(body)["name"].strip()
+        person_id_for(name)
+    except (ValueError, KeyError, TypeError, AttributeError, SchemaError):
+        return None
+    return name
+
+
 def alert_faces(config: DashboardConfig, alert: Alert) -> tuple[list, ModelRef]:
     """The alert's faces that carry an embedding, as its detection events hold them, and the embedder."""
     faces, embedder = evidence.evidence_faces(alert, config.detections_topic)
@@ -112,11 +125,9 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
             alert_id, by = request.path_params["alert_id"], getattr(request.state, "reviewer", "anonymous")
             args: list = []
             if needs_name:
-                try:
-                    name = json.loads(await request.body())["name"].strip()
-                    person_id_for(name)
-                except (ValueError, KeyError, TypeError, AttributeError, SchemaError):
-                    return PlainTextResponse('expected {"name": "..."} with a letter or digit in it', 400)
+                name = name_in(await request.body())
+                if name is None:
+                    return PlainTextResponse(NAME_EXPECTED, 400)
                 args.append(name)
             subject: str | Alert | None = alert_id  # undo needs only the id: the alert may be long gone
             if action is not undo:

@@ -11,13 +11,6 @@ const MIN_KEYPOINT_SCORE = 0.2;
 const tiles = new Map();  // camera id -> {root, img, svg, figures, shownSeq}
 const alertItems = new Map();  // alert id -> li
 
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 function svgElement(tag, attributes) {
   const node = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);

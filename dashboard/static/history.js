@@ -5,13 +5,6 @@
 
 let cursors = [null];  // the cursor of each page shown so far; the last one is the page on screen
 
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
 function query(before) {
   const form = new FormData(document.getElementById("filters"));
   const params = new URLSearchParams();
@@ -25,10 +18,6 @@ function query(before) {
   const linked = new URLSearchParams(location.search).get("alert");  // a notification's link to one alert
   if (linked) params.set("alert", linked);
   return params;
-}
-
-function clock(ms) {
-  return ms === null ? "" : new Date(ms).toLocaleString();
 }
 
 function item(alert) {
@@ -54,14 +43,14 @@ function item(alert) {
   const text = element("div");
   const stranger = alert.stranger ? ` · ${alert.stranger.name || alert.stranger.label}` : "";
   const similarity = alert.similarity === null ? "" : ` · similarity ${alert.similarity.toFixed(2)}`;
-  const ended = alert.ended_ts_ms ? ` – ${clock(alert.ended_ts_ms)}` : "";
-  const reviewed = alert.reviewed_by ? `reviewed by ${alert.reviewed_by}, ${clock(alert.reviewed_ts_ms)}` : "not reviewed";
+  const ended = alert.ended_ts_ms ? ` – ${when(alert.ended_ts_ms)}` : "";
+  const reviewed = alert.reviewed_by ? `reviewed by ${alert.reviewed_by}, ${when(alert.reviewed_ts_ms)}` : "not reviewed";
   text.append(
     element("div", "kind", `${alert.kind}${alert.person ? ` · ${alert.person}` : ""}${stranger} · ${alert.state}`),
     element("div", "where", `${alert.camera_id}${alert.zone ? ` · ${alert.zone}` : ""} · count ${alert.count}${similarity}`),
     element("div", "reason", alert.reason || ""),
     element("div", "lifecycle", alert.lifecycle.join(" → ")),
-    element("div", "when", `${clock(alert.started_ts_ms)}${ended}`),
+    element("div", "when", `${when(alert.started_ts_ms)}${ended}`),
     element("div", "review", reviewed),
   );
   if (alert.journey) {  // a stranger's, or a named person's: where else they went

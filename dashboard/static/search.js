@@ -4,21 +4,6 @@
 // goes in as text (never as HTML).
 "use strict";
 
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function clock(ms) {
-  return new Date(ms).toLocaleString();
-}
-
-function say(text) {
-  document.getElementById("said").textContent = text;
-}
-
 async function search(event) {
   if (event) event.preventDefault();
   const form = new FormData(document.getElementById("query"));
@@ -60,7 +45,7 @@ function show(answer, since) {
     const text = element("div");
     text.append(
       element("div", "kind", visit.camera_id),
-      element("div", "when", `${clock(visit.first_ms)} – ${clock(visit.last_ms)}`),
+      element("div", "when", `${when(visit.first_ms)} – ${when(visit.last_ms)}`),
       element("div", "similarity", `${visit.sightings.length} sighting(s), best similarity ${visit.best_similarity.toFixed(2)}`),
     );
     li.append(element("span"), picture, text);
@@ -88,7 +73,7 @@ function drawTimeline(visits) {
     const block = element("span", "visit");
     block.style.left = `${(100 * (visit.first_ms - start)) / span}%`;
     block.style.width = `${(100 * (visit.last_ms - visit.first_ms)) / span}%`;
-    block.title = `${clock(visit.first_ms)} – ${clock(visit.last_ms)}`;
+    block.title = `${when(visit.first_ms)} – ${when(visit.last_ms)}`;
     lanes.get(visit.camera_id).querySelector(".track").append(block);
   }
 }
@@ -101,8 +86,8 @@ async function showAudit() {
   for (const entry of (await response.json()).entries) {
     const tr = element("tr");
     tr.dataset.kind = entry.kind;
-    const since = entry.since_ms ? clock(entry.since_ms) : "";
-    for (const [text, className] of [[clock(entry.at_ms)], [entry.who], [entry.kind], [entry.subject], [since], [String(entry.results), "found"]]) {
+    const since = entry.since_ms ? when(entry.since_ms) : "";
+    for (const [text, className] of [[when(entry.at_ms)], [entry.who], [entry.kind], [entry.subject], [since], [String(entry.results), "found"]]) {
       tr.append(element("td", className, text));
     }
     rows.append(tr);

@@ -4,21 +4,6 @@
 // /strangers?person=ID an enrolled person's (from search by face). Text goes in as text (never as HTML).
 "use strict";
 
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function clock(ms) {
-  return new Date(ms).toLocaleString();
-}
-
-function say(text) {
-  document.getElementById("said").textContent = text;
-}
-
 function stranger(item) {
   const li = element("li", "alert stranger");
   li.dataset.label = item.label;
@@ -27,7 +12,7 @@ function stranger(item) {
   text.append(
     element("div", "kind", who),
     element("div", "where", `${item.visits} visit(s) · ${item.cameras.join(" → ")}`),
-    element("div", "when", `${clock(item.first_ms)} – ${clock(item.last_ms)}`),
+    element("div", "when", `${when(item.first_ms)} – ${when(item.last_ms)}`),
   );
   const open = element("button", "journey", "Journey");
   open.type = "button";
@@ -72,7 +57,7 @@ function visit(item, label) {
   const text = element("div");
   text.append(
     element("div", "kind", item.camera_id),
-    element("div", "when", `${clock(item.first_ms)} – ${clock(item.last_ms)}`),
+    element("div", "when", `${when(item.first_ms)} – ${when(item.last_ms)}`),
   );
   if (label) {
     const split = element("button", "split", "Not this person");

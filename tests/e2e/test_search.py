@@ -20,11 +20,11 @@ from helpers.alert import DETECTOR
 from helpers.browser import chromium, console_errors, count, images_loaded
 from helpers.http import free_port, get
 from helpers.producer import wait_until
-from helpers.worker import dashboard_on, enrol, pipeline_names
+from helpers.worker import dashboard_on, enrol, pipeline_names, store_on
 from sqlalchemy import func, select
 
 from facestream import gallery, kafka_clients, kafka_topics
-from facestream.alert_store.config import AlertStoreConfig, alert_store_command
+from facestream.alert_store.config import alert_store_command
 from facestream.alertdb import open_database
 from facestream.alertdb.schema import sightings
 from facestream.dashboard.config import dashboard_command
@@ -102,16 +102,7 @@ def test_a_face_is_found_across_cameras_audited_and_erased_on_request(
 ) -> None:
     alert = camera_history(names, sample_dir)
     database = f"sqlite:///{tmp_path / 'alerts.db'}"
-    store = AlertStoreConfig(
-        database=database,
-        group=f"{names['group']}.store",
-        alerts_topic=names["alerts"],
-        detections_topic=names["detections"],
-        frames_topic=names["frames"],
-        dead_letter_topic=names["dlq"],
-        sightings=True,
-        stop_after_idle_s=5.0,
-    )
+    store = store_on(names, database, sightings=True, stop_after_idle_s=5.0)
     done = subprocess.run(alert_store_command(store), capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     engine = open_database(database)

@@ -14,10 +14,10 @@ import pytest
 from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
 from helpers.http import free_port, get
 from helpers.kafka import detector_config, photos_to
-from helpers.worker import alerting, dashboard_on, pipeline_names, scene, stop
+from helpers.worker import alerting, dashboard_on, pipeline_names, scene, stop, store_on
 
 from facestream import gallery, kafka_topics
-from facestream.alert_store.config import AlertStoreConfig, alert_store_command
+from facestream.alert_store.config import alert_store_command
 from facestream.dashboard.config import dashboard_command
 from facestream.detector_service.config import detector_command
 
@@ -61,15 +61,7 @@ def test_a_stranger_who_comes_back_is_one_label_named_and_split_on_the_page(
     log = tmp_path / "alerting.log"
     worker = alerting(names, log, rules="stranger")
     database = f"sqlite:///{tmp_path / 'alerts.db'}"
-    store_config = AlertStoreConfig(
-        database=database,
-        group=f"{names['group']}.store",
-        alerts_topic=names["alerts"],
-        detections_topic=names["detections"],
-        frames_topic=names["frames"],
-        dead_letter_topic=names["dlq"],
-        sightings=True,
-    )
+    store_config = store_on(names, database, sightings=True)
     store_log, page_log, port = tmp_path / "store.log", tmp_path / "dashboard.log", free_port()
     with open(store_log, "wb") as out:
         store = subprocess.Popen(alert_store_command(store_config), stdout=out, stderr=subprocess.STDOUT)

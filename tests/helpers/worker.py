@@ -14,6 +14,7 @@ import numpy as np
 from click.testing import CliRunner
 
 from facestream import kafka_reading, kafka_topics
+from facestream.alert_store.config import AlertStoreConfig
 from facestream.alerting.config import AlertingConfig, alerting_command
 from facestream.dashboard.config import DashboardConfig
 from facestream.schemas import Alert, alert_id_for, unpack_alert
@@ -138,5 +139,18 @@ def dashboard_on(names: dict, port: int, database: str, **changes) -> DashboardC
         gallery_topic=names["gallery"],
         poses_topic=names.get("poses", f"{names['alerts']}.poses"),
         status_topic=names.get("status", f"{names['alerts']}.status"),
+        **changes,
+    )
+
+
+def store_on(names: dict, database: str, **changes) -> AlertStoreConfig:
+    """The alert store's settings for a test's pipeline topics (``pipeline_names``), into ``database``."""
+    return AlertStoreConfig(
+        database=database,
+        group=f"{names['group']}.store",
+        alerts_topic=names["alerts"],
+        detections_topic=names["detections"],
+        frames_topic=names["frames"],
+        dead_letter_topic=names["dlq"],
         **changes,
     )
