@@ -68,7 +68,7 @@ def routes(
                     raise Refused("the alert store no longer has this alert")
                 teach_alert(config, gallery, alert, person, who)
                 taught += 1
-            except Refused as exc:
+            except (Refused, ValueError) as exc:
                 refused.append({"alert_id": visit.alert_id, "why": str(exc)})
         strangers.name(engine, stranger.stranger_id, person)
         audit.record(engine, audit.AuditEntry(who, "name", f"stranger {stranger.label} is {person}", taught))
@@ -87,7 +87,8 @@ def routes(
         if alert_id not in {v.alert_id for v in stranger.visits}:
             raise LookupError(f"{stranger.label} has no visit of alert {alert_id!r}")
         new_id = strangers.split(engine, alert_id)
-        assert new_id is not None  # the visit was there a moment ago; a second split of it finds it moved
+        if new_id is None:  # split by someone else a moment ago
+            raise LookupError(f"the visit of alert {alert_id!r} was just moved")
         label = strangers.label_of(new_id)
         audit.record(engine, audit.AuditEntry(who, "split", f"alert {alert_id} from {stranger.label} to {label}", 1))
         log.info("%s split alert %s off %s: now %s", who, alert_id, stranger.label, label)
