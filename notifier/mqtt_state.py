@@ -88,7 +88,7 @@ class MqttStateTarget:
         alert = item.alert
         base = base_topic(self.prefix, alert)
         record = {
-            **alert.fields(),
+            **mqtt_fields(alert),
             "open": int(item.note.get("open", 0)),
             "url": message.link(alert, self.dashboard_url),
         }
@@ -120,6 +120,12 @@ class MqttStateTarget:
 
 
 Message = tuple[str, bytes | str, bool]  # (topic, payload, retained)
+
+
+def mqtt_fields(alert: Alert) -> dict:
+    """The alert's fields as JSON can carry them, less a stranger's face embedding: biometric data
+    (and bytes), it stays in Kafka and the alert store."""
+    return {k: v for k, v in alert.fields().items() if k not in ("face", "embedder")}
 
 
 def base_topic(prefix: str, alert: Alert) -> str:

@@ -1,6 +1,7 @@
 """What the message viewers (``facestream events``, ``facestream alerts``) share: their options, and
 printing a topic's messages as they arrive, one line each or one JSON object each."""
 
+import base64
 import json
 import time
 from collections.abc import Callable
@@ -100,4 +101,11 @@ def show(
         if cameras and message.camera_id not in cameras:
             continue
         seen += 1
-        click.echo(json.dumps(message.fields()) if as_json else describe(message))
+        click.echo(json.dumps(message.fields(), default=_as_json) if as_json else describe(message))
+
+
+def _as_json(value: object) -> str:
+    """Bytes (an embedding, a stranger's face) as base64, which JSON can carry."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"{type(value).__name__} is not JSON")

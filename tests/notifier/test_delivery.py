@@ -5,10 +5,11 @@ The real MQTT broker, HTTP receiver and mail server are in tests/e2e/test_notify
 import dataclasses
 import json
 
+from helpers.alert import SFACE
 from helpers.store import OPENED
 
 from facestream.notifier.delivery import retry_pause, worth_saying
-from facestream.notifier.mqtt_state import discovery, record_messages
+from facestream.notifier.mqtt_state import discovery, mqtt_fields, record_messages
 from facestream.notifier.rules import track_open
 
 
@@ -47,6 +48,13 @@ def test_a_new_alert_publishes_its_count_record_snapshot_retained_and_its_event_
     ]
     assert messages[0][1] == "1" and json.loads(messages[3][1])["type"] == "new"
     assert len(record_messages(alert, "home", record, None)) == 3  # no picture: no snapshot message
+
+
+def test_a_strangers_face_embedding_is_not_told_to_mqtt() -> None:
+    alert = dataclasses.replace(OPENED, kind="stranger", face=b"\x00\x3c" * 128, embedder=SFACE)
+    fields = mqtt_fields(alert)
+    assert "face" not in fields and "embedder" not in fields and fields["alert_id"] == alert.alert_id
+    json.dumps(fields)  # what was bytes would not be JSON
 
 
 def test_home_assistant_is_told_of_a_sensor_and_for_pictured_kinds_a_camera() -> None:
