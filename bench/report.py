@@ -34,6 +34,7 @@ from bench import (
     tracks,
 )
 from bench.figures import ROOT, Target, load
+from facestream.dashboard.access import roles_table
 
 # benchmark (the ``benchmark`` of a result file) -> how one of its files reads in docs/performance.md
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
@@ -160,6 +161,7 @@ BLOCKS: dict[tuple[str, str], Callable[[dict[str, dict]], str]] = {
     ("docs/mogface.md", "mogface-speed"): render_mogface_speed,
     ("docs/alerting.md", "threshold"): threshold.block,
     ("docs/search.md", "search"): search.block,
+    ("docs/dashboard.md", "roles"): lambda _results: roles_table(),
 }
 
 

@@ -1,12 +1,11 @@
 """The dashboard's web app (Starlette): the page and its files, a server-sent-event stream of the
 state, the sampled frames and the alerts' evidence frames, the history of the alert store
 (``history.py``), teaching the gallery from alerts (``teach.py``), search by face (``search.py``),
-recurring strangers (``strangers.py``), and the health endpoints. With a token,
-every request but ``/healthz`` and ``/readyz`` must carry it: ``?token=`` (the page's link; it then
-sets a cookie), the cookie, or ``Authorization: Bearer``."""
+recurring strangers (``strangers.py``), signing in (``login.py``), the admin page (``admin.py``) and
+the health endpoints. Every route needs the role ``access.ROUTES`` gives it; every face shown is audited.
+"""
 
 import asyncio
-import hmac
 import json
 from collections import OrderedDict
 from importlib import resources
@@ -15,16 +14,15 @@ from prometheus_client import CollectorRegistry, Gauge
 from sqlalchemy import Engine
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from facestream import health
-from facestream.alertdb import queries
-from facestream.dashboard import history, search, strangers, teach
+from facestream.alertdb import audit, queries
+from facestream.dashboard import admin, history, login, search, strangers, teach
+from facestream.dashboard.access import Access, audit_entry, caller_of, guard
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.state import DashboardState
 from facestream.evidence import evidence_jpeg
@@ -33,31 +31,8 @@ from facestream.schemas import Alert, unpack_alert
 
 PUSH_INTERVAL_S = 0.5  # the page is told of changes at most this often
 KEEPALIVE_S = 15.0  # a comment line on a quiet stream, so proxies keep it open
-COOKIE = "facestream_token"
-OPEN_PATHS = ("/healthz", "/readyz")
 EVIDENCE_KEPT = 100  # evidence frames kept once read back
-
-
-class TokenCheck(BaseHTTPMiddleware):
-    """Every request but the health checks carries the token; the token's holder (``NAME:SECRET``, else
-    ``operator``) is who reviews alerts."""
-
-    def __init__(self, app, token: str) -> None:
-        super().__init__(app)
-        self.token, self.name = token, token.rpartition(":")[0] or "operator"
-
-    async def dispatch(self, request: Request, call_next) -> Response:
-        if request.url.path in OPEN_PATHS:
-            return await call_next(request)
-        bearer = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        given = request.query_params.get("token") or request.cookies.get(COOKIE) or bearer
-        if not hmac.compare_digest(given.encode(), self.token.encode()):
-            return PlainTextResponse("this dashboard needs its access token: open it as /?token=...", 401)
-        request.state.reviewer = self.name
-        response = await call_next(request)
-        if request.query_params.get("token"):
-            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict")
-        return response
+UNCACHED = {"Cache-Control": "private, no-store"}  # a face is shown only as asked for: each view audited
 
 
 def make_app(
@@ -68,7 +43,9 @@ def make_app(
     database: Engine,
     gallery: Gallery,
     embed: teach.Embed | None = None,
+    throttle: login.Throttle | None = None,
 ) -> Starlette:
+    access = Access(database, config.trusted_proxies_list, config.user_header)
     static = resources.files("facestream.dashboard") / "static"
     page = (static / "index.html").read_bytes()
     watchers = Gauge("facestream_dashboard_pages", "Pages open (event streams).", registry=registry)
@@ -90,6 +67,10 @@ def make_app(
         return alert
 
     async def stream(request: Request) -> Response:
+        await run_in_threadpool(
+            audit.record, database, audit_entry(caller_of(request), "live", "live tiles", len(state.cameras))
+        )
+
         async def events():
             watchers.inc()
             try:
@@ -130,7 +111,10 @@ def make_app(
             evidence[alert_id] = jpeg
             while len(evidence) > EVIDENCE_KEPT:
                 evidence.popitem(last=False)
-        return Response(evidence[alert_id], media_type="image/jpeg", headers={"Cache-Control": "max-age=3600"})
+        await run_in_threadpool(
+            audit.record, database, audit_entry(caller_of(request), "evidence", f"alert {alert_id}")
+        )
+        return Response(evidence[alert_id], media_type="image/jpeg", headers=UNCACHED)
 
     routes = [
         Route("/", index),
@@ -138,12 +122,13 @@ def make_app(
         Route("/api/state", snapshot),
         Route("/frames/{camera}/{seq:int}.jpg", frame),
         Route("/evidence/{alert_id}.jpg", alert_evidence),
+        *login.routes(access, (static / "login.html").read_bytes(), throttle),
+        *admin.routes(database, (static / "admin.html").read_bytes()),
         *history.routes(database, (static / "history.html").read_bytes()),
-        *teach.routes(config, gallery, find_alert, embed),
+        *teach.routes(config, database, gallery, find_alert, embed),
         *search.routes(config, database, gallery, find_alert, embed, (static / "search.html").read_bytes()),
         *strangers.routes(config, database, gallery, find_alert, (static / "strangers.html").read_bytes()),
         Mount("/static", StaticFiles(packages=[("facestream.dashboard", "static")])),
         *health.routes(readiness, registry),
     ]
-    middleware = [Middleware(TokenCheck, token=config.token)] if config.token else []
-    return Starlette(routes=routes, middleware=middleware)
+    return Starlette(routes=guard(routes, access))

@@ -19,24 +19,27 @@ from facestream.zones import parse_camera_lines, parse_camera_zones
 
 @dataclass(frozen=True)
 class DashboardConfig:
-    http_host: str = setting(
-        "127.0.0.1", "Address to listen on (0.0.0.0: every interface; set --token then).", was="host"
-    )
+    http_host: str = setting("127.0.0.1", "Address to listen on (0.0.0.0: every interface).", was="host")
     http_port: int = setting(
         8080, "Port of the page (and of /healthz, /readyz, /metrics).", minimum=1, maximum=65535, was="port"
     )
-    token: str = setting(
+    trusted_proxies: str = setting(
         "",
-        "Access token the page asks for (?token=..., then a cookie); NAME:SECRET names who reviews alerts with it "
-        "(else 'operator'); empty: none (reviews by 'anonymous').",
+        "Addresses or networks of reverse proxies (comma-separated) whose X-Forwarded-For gives the client's "
+        "address and whose --user-header names the signed-in user (an identity-aware proxy); empty: none.",
+    )
+    user_header: str = setting(
+        "",
+        "Header in which a trusted proxy names the user (e.g. Remote-User); the name must have an account "
+        "(`facestream users add`), whose role applies; empty: no proxy sign-in.",
     )
     database: str = setting(
         "", "The alert store's database, for the history: its --database (default $FACESTREAM_HOME/alerts.db)."
     )
     search: bool = setting(
         False,
-        "Serve search by face over the sightings the alert store keeps (alert-store --sightings); needs --token; "
-        "every search is written to the audit log (docs/search.md).",
+        "Serve search by face over the sightings the alert store keeps (alert-store --sightings), to the role "
+        "identity; every search is written to the audit log (docs/search.md).",
     )
     frames_topic: str = setting(FRAMES_TOPIC, "Topics of the camera frames (comma-separated).", parse=parse_topics)
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic of the detection events.")
@@ -68,8 +71,12 @@ class DashboardConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        if self.search and not self.token:
-            raise ConfigError("--search needs --token: a search over people's movements is for those who hold it")
+        if self.user_header and not self.trusted_proxies:
+            raise ConfigError("--user-header needs --trusted-proxies: only a trusted proxy may name the user")
+
+    @property
+    def trusted_proxies_list(self) -> tuple[str, ...]:
+        return tuple(p.strip() for p in self.trusted_proxies.split(",") if p.strip())
 
     @property
     def frames_topics(self) -> tuple[str, ...]:

@@ -6,8 +6,8 @@
 ``{"alerts": [...], "next": cursor or null}``, newest first, each alert with its life and whether it
 has a snapshot; a stranger's names the recurring stranger its visit belongs to (``stranger``: label
 and name) and each stranger's or person_seen's links to its ``journey``. ``POST /api/alerts/review``
-with ``{"alert_ids": [...]}`` marks them reviewed by the token's name (``anonymous`` without a token).
-``GET /snapshots/<alert_id>.jpg`` is the stored snapshot.
+with ``{"alert_ids": [...], "comment": "..."}`` marks them reviewed by the signed-in user (the comment,
+if any, kept as text). ``GET /snapshots/<alert_id>.jpg`` is the stored snapshot; each view is audited.
 Times are milliseconds in JSON, where nanoseconds would lose digits.
 """
 
@@ -19,10 +19,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from facestream.alertdb import queries, strangers
+from facestream.alertdb import audit, queries, strangers
+from facestream.dashboard.access import audit_entry, caller_of
 from facestream.schemas import person_id_for
 
 PAGE_MAX = 200
+COMMENT_MAX = 2000
 MS = 1_000_000
 
 
@@ -48,20 +50,29 @@ def routes(engine: Engine, page_html: bytes) -> list[Route]:
 
     async def review(request: Request) -> Response:
         try:
-            alert_ids = json.loads(await request.body())["alert_ids"]
+            given = json.loads(await request.body())
+            alert_ids, comment = given["alert_ids"], given.get("comment")
             if not isinstance(alert_ids, list) or not all(isinstance(a, str) for a in alert_ids):
                 raise ValueError
+            if comment is not None and (not isinstance(comment, str) or len(comment) > COMMENT_MAX):
+                raise ValueError
         except (ValueError, KeyError, TypeError):
-            return PlainTextResponse('expected {"alert_ids": ["...", ...]}', 400)
-        by = getattr(request.state, "reviewer", "anonymous")
-        done = await run_in_threadpool(queries.review, engine, alert_ids, by)
-        return JSONResponse({"reviewed": done, "by": by})
+            return PlainTextResponse(
+                f'expected {{"alert_ids": ["...", ...], "comment": up to {COMMENT_MAX} characters}}', 400
+            )
+        caller = caller_of(request)
+        done = await run_in_threadpool(queries.review, engine, alert_ids, caller.name, comment)
+        said = f"alerts {' '.join(alert_ids)}"
+        await run_in_threadpool(audit.record, engine, audit_entry(caller, "review", said, done))
+        return JSONResponse({"reviewed": done, "by": caller.name})
 
     async def snapshot(request: Request) -> Response:
-        jpeg = await run_in_threadpool(queries.snapshot, engine, request.path_params["alert_id"])
+        alert_id = request.path_params["alert_id"]
+        jpeg = await run_in_threadpool(queries.snapshot, engine, alert_id)
         if not jpeg:
             return PlainTextResponse("no snapshot of that alert is kept", 404)
-        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "max-age=86400"})
+        await run_in_threadpool(audit.record, engine, audit_entry(caller_of(request), "snapshot", f"alert {alert_id}"))
+        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private, no-store"})
 
     return [
         Route("/history", history),
@@ -138,4 +149,5 @@ def _shown(row: dict, life: list[tuple[str, int]], stranger: tuple[int, str | No
         "journey": journey,
         "reviewed_ts_ms": None if row["reviewed_ts_ns"] is None else row["reviewed_ts_ns"] // MS,
         "reviewed_by": row["reviewed_by"],
+        "comment": row["comment"],
     }

@@ -1,4 +1,4 @@
-"""Search by face on the dashboard (``--search``, which needs ``--token``): where else was this face?
+"""Search by face on the dashboard (``--search``; the role identity): where else was this face?
 The page ``/search`` (``static/search.*``; ``/search?alert=ID`` searches by an alert's faces at once,
 the live page's "Where else?" on a stranger) and its JSON API:
 
@@ -10,8 +10,8 @@ milliseconds; default 24h), ``threshold`` (default 0.5) and ``limit`` narrow it.
 sightings with their similarity and ``frame`` (``GET /api/search/frames/<sighting_id>.jpg``: the frame
 with the face's box, while the frames topic still holds it). ``POST /api/search/forget`` erases a face:
 ``?person=ID`` (every sighting alike to their enrolled faces, and their gallery entry) or a photo as the
-body. Every search and erasure is written to the audit log first (who, when, what, how many);
-``GET /api/search/audit`` shows it (``?format=csv`` exports it). ``GET /api/journey?person=ID`` (or
+body. Every search, erasure and frame shown is written to the audit log first (who, when, from where,
+what, how many; the admin page shows it). ``GET /api/journey?person=ID`` (or
 ``?alert=ID``) is the same search with the visits in the order they happened, across cameras, each with
 its best sighting: where a person went. Times are milliseconds in JSON.
 """
@@ -31,6 +31,7 @@ from starlette.routing import Route
 from facestream import evidence, paths
 from facestream.alertdb import audit, sightings
 from facestream.alertdb.schema import embedder_name
+from facestream.dashboard.access import Caller, Endpoint, audit_entry, caller_of
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.teach import PHOTO_MAX_BYTES, Embed, FindAlert, change_entry
 from facestream.errors import FacestreamError
@@ -77,11 +78,7 @@ def routes(
     page_html: bytes,
 ) -> list[Route]:
     if not config.search:
-        return [
-            Route("/search", _off),
-            Route("/api/search{rest:path}", _off, methods=["GET", "POST"]),
-            Route("/api/journey", _off),
-        ]
+        return _routes(_off, _off, _off, _off, _off)
     index = SightingsIndex(engine, index_folder(engine))
     threading.Thread(target=index.keep_up, name="search-index", daemon=True).start()
 
@@ -117,18 +114,21 @@ def routes(
         subject = f"photo sha256 {hashlib.sha256(body).hexdigest()[:16]}"
         return Query("photo", subject, embeddings, embedder_name(embedder))
 
-    def search(query: Query, who: str, start: int, threshold: float, limit: int) -> dict:
+    def search(query: Query, caller: Caller, start: int, threshold: float, limit: int) -> dict:
         hits = index.find(query.embeddings, query.embedder, threshold, start, limit)
-        audit_id = audit.record(engine, audit.AuditEntry(who, query.kind, query.subject, len(hits), start, threshold))
-        log.info("search %d by %s: %s: %d sightings", audit_id, who, query.subject, len(hits))
+        said = audit_entry(caller, query.kind, query.subject, len(hits), since_ts_ns=start, min_similarity=threshold)
+        audit_id = audit.record(engine, said)
+        log.info("search %d by %s: %s: %d sightings", audit_id, caller.name, query.subject, len(hits))
         return {"audit_id": audit_id, "sightings": len(hits), "visits": [_visit(v) for v in visits(hits)]}
 
-    def forget(query: Query, who: str, threshold: float) -> dict:
+    def forget(query: Query, caller: Caller, threshold: float) -> dict:
         forgotten = index.forget(query.embeddings, query.embedder, threshold)
         if query.person_id is not None:
             change_entry(config.gallery_topic, gallery, None, query.person_id)
-        audit_id = audit.record(engine, audit.AuditEntry(who, "forget", query.subject, forgotten, None, threshold))
-        log.info("erasure %d by %s: %s: %d sightings forgotten", audit_id, who, query.subject, forgotten)
+        audit_id = audit.record(
+            engine, audit_entry(caller, "forget", query.subject, forgotten, min_similarity=threshold)
+        )
+        log.info("erasure %d by %s: %s: %d sightings forgotten", audit_id, caller.name, query.subject, forgotten)
         return {"audit_id": audit_id, "forgotten": forgotten, "gallery_entry_removed": query.kind == "person"}
 
     async def find(request: Request) -> Response:
@@ -140,7 +140,7 @@ def routes(
                 raise Refused(f"threshold must be in (0, 1] and limit in 1..{LIMIT_MAX}")
             start = since_ns(params.get("since", DEFAULT_SINCE))
             query = await run_in_threadpool(query_of, request, await request.body())
-            found = await run_in_threadpool(search, query, who_asks(request), start, threshold, limit)
+            found = await run_in_threadpool(search, query, caller_of(request), start, threshold, limit)
         except ValueError as exc:
             return PlainTextResponse(str(exc), 400)
         except Refused as exc:
@@ -154,7 +154,7 @@ def routes(
                 raise Refused("a journey is of ?person=ID or ?alert=ID (a stranger's: /api/strangers/LABEL/journey)")
             start = since_ns(request.query_params.get("since", DEFAULT_SINCE))
             query = await run_in_threadpool(query_of, request, b"")
-            found = await run_in_threadpool(search, query, who_asks(request), start, MIN_SIMILARITY, LIMIT)
+            found = await run_in_threadpool(search, query, caller_of(request), start, MIN_SIMILARITY, LIMIT)
         except ValueError as exc:
             return PlainTextResponse(str(exc), 400)
         except Refused as exc:
@@ -168,7 +168,7 @@ def routes(
             query = await run_in_threadpool(query_of, request, await request.body())
             if query.kind == "alert":
                 raise Refused("erase by person or by photo: an alert's faces may be anyone's")
-            return JSONResponse(await run_in_threadpool(forget, query, who_asks(request), threshold))
+            return JSONResponse(await run_in_threadpool(forget, query, caller_of(request), threshold))
         except ValueError as exc:
             return PlainTextResponse(str(exc), 400)
         except Refused as exc:
@@ -184,39 +184,29 @@ def routes(
         )
         if jpeg is None:
             return PlainTextResponse("that frame is no longer in Kafka", 404)
-        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "max-age=3600"})
-
-    async def audit_log(request: Request) -> Response:
-        try:
-            limit = min(int(request.query_params.get("limit", 200)), LIMIT_MAX)
-        except ValueError:
-            return PlainTextResponse("limit must be a number", 400)
-        entries = await run_in_threadpool(audit.entries, engine, limit)
-        if request.query_params.get("format") == "csv":
-            headers = {"Content-Disposition": 'attachment; filename="facestream-search-audit.csv"'}
-            return Response(audit.as_csv(entries), media_type="text/csv", headers=headers)
-        return JSONResponse({"entries": [_entry(e) for e in entries]})
+        said = audit_entry(caller_of(request), "frame", f"sighting {sighting_id} (camera {seen.camera_id})")
+        await run_in_threadpool(audit.record, engine, said)
+        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private, no-store"})
 
     async def page(_request: Request) -> Response:
         return Response(page_html, media_type="text/html")
 
+    return _routes(page, find, erase, frame, journey)
+
+
+def _routes(page: Endpoint, find: Endpoint, erase: Endpoint, frame: Endpoint, journey: Endpoint) -> list[Route]:
+    """The search's routes, served by these endpoints (the same paths when search is off)."""
     return [
         Route("/search", page),
         Route("/api/search", find, methods=["POST"]),
         Route("/api/search/forget", erase, methods=["POST"]),
         Route("/api/search/frames/{sighting_id:int}.jpg", frame),
-        Route("/api/search/audit", audit_log),
         Route("/api/journey", journey),
     ]
 
 
 async def _off(_request: Request) -> Response:
-    return PlainTextResponse("search by face is off: start the dashboard with --search (and --token)", 404)
-
-
-def who_asks(request: Request) -> str:
-    """Who is asking: the token's holder."""
-    return getattr(request.state, "reviewer", "anonymous")
+    return PlainTextResponse("search by face is off: start the dashboard with --search", 404)
 
 
 def _visit(visit: Visit) -> dict:
@@ -243,17 +233,4 @@ def _sighting(hit: Hit) -> dict:
         "event_id": seen.event_id,
         "face": seen.face,
         "frame": f"/api/search/frames/{seen.sighting_id}.jpg",
-    }
-
-
-def _entry(entry: audit.AuditEntry) -> dict:
-    return {
-        "audit_id": entry.audit_id,
-        "at_ms": entry.at_ts_ns // MS,
-        "who": entry.who,
-        "kind": entry.kind,
-        "subject": entry.subject,
-        "since_ms": None if entry.since_ts_ns is None else entry.since_ts_ns // MS,
-        "min_similarity": entry.min_similarity,
-        "results": entry.results,
     }

@@ -22,8 +22,8 @@ from starlette.routing import Route
 
 from facestream.alertdb import audit, strangers
 from facestream.alertdb.strangers import Stranger, VisitRow
+from facestream.dashboard.access import Caller, audit_entry, caller_of
 from facestream.dashboard.config import DashboardConfig
-from facestream.dashboard.search import who_asks
 from facestream.dashboard.teach import NAME_EXPECTED, FindAlert, Refused, name_in, teach_alert
 from facestream.gallery import Gallery
 from facestream.schemas import person_id_for
@@ -53,12 +53,12 @@ def routes(
             raise LookupError("no such stranger (labels look like unknown-17)")
         return found
 
-    def journey(request: Request, who: str) -> dict:
+    def journey(request: Request, caller: Caller) -> dict:
         stranger = stranger_of(request)
-        audit.record(engine, audit.AuditEntry(who, "journey", f"stranger {stranger.label}", len(stranger.visits)))
+        audit.record(engine, audit_entry(caller, "journey", f"stranger {stranger.label}", len(stranger.visits)))
         return {**summary(stranger), "visits": [_visit(v) for v in stranger.visits]}
 
-    def name(request: Request, person: str, who: str) -> dict:
+    def name(request: Request, person: str, caller: Caller) -> dict:
         stranger = stranger_of(request)
         taught, refused = 0, []
         for visit in stranger.visits:
@@ -66,13 +66,20 @@ def routes(
             try:
                 if alert is None:
                     raise Refused("the alert store no longer has this alert")
-                teach_alert(config, gallery, alert, person, who)
+                teach_alert(config, gallery, alert, person, caller.name)
                 taught += 1
             except (Refused, ValueError) as exc:
                 refused.append({"alert_id": visit.alert_id, "why": str(exc)})
         strangers.name(engine, stranger.stranger_id, person)
-        audit.record(engine, audit.AuditEntry(who, "name", f"stranger {stranger.label} is {person}", taught))
-        log.info("%s named %s %s: %d of %d visits enrolled", who, stranger.label, person, taught, len(stranger.visits))
+        audit.record(engine, audit_entry(caller, "name", f"stranger {stranger.label} is {person}", taught))
+        log.info(
+            "%s named %s %s: %d of %d visits enrolled",
+            caller.name,
+            stranger.label,
+            person,
+            taught,
+            len(stranger.visits),
+        )
         return {
             "label": stranger.label,
             "name": person,
@@ -81,7 +88,7 @@ def routes(
             "refused": refused,
         }
 
-    def split(request: Request, who: str) -> dict:
+    def split(request: Request, caller: Caller) -> dict:
         stranger = stranger_of(request)
         alert_id = request.query_params.get("alert", "")
         if alert_id not in {v.alert_id for v in stranger.visits}:
@@ -90,8 +97,8 @@ def routes(
         if new_id is None:  # split by someone else a moment ago
             raise LookupError(f"the visit of alert {alert_id!r} was just moved")
         label = strangers.label_of(new_id)
-        audit.record(engine, audit.AuditEntry(who, "split", f"alert {alert_id} from {stranger.label} to {label}", 1))
-        log.info("%s split alert %s off %s: now %s", who, alert_id, stranger.label, label)
+        audit.record(engine, audit_entry(caller, "split", f"alert {alert_id} from {stranger.label} to {label}"))
+        log.info("%s split alert %s off %s: now %s", caller.name, alert_id, stranger.label, label)
         return {"from": stranger.label, "label": label}
 
     def answer(action: Callable[..., dict], needs_name: bool = False) -> Callable:
@@ -103,7 +110,7 @@ def routes(
                     return PlainTextResponse(NAME_EXPECTED, 400)
                 args.append(person)
             try:
-                return JSONResponse(await run_in_threadpool(action, request, *args, who_asks(request)))
+                return JSONResponse(await run_in_threadpool(action, request, *args, caller_of(request)))
             except LookupError as exc:
                 return PlainTextResponse(str(exc), 404)
 

@@ -8,20 +8,23 @@ whatever an alert taught. ``POST /api/gallery/enrol?name=...&photo=...`` with a 
 enrols its face (given an ``embed`` function: the dashboard's command runs the detector's own models on
 its CPU for it). The faces' embeddings of an alert come from its detection events, read back from
 Kafka (nothing is recomputed); every change goes through the gallery's compacted topic, as
-``facestream gallery enroll`` does, so every alerting worker follows it. The page's token guards these
-as everything else; who taught what is logged.
+``facestream gallery enroll`` does, so every alerting worker follows it. They need the role identity;
+who taught what is logged and audited.
 """
 
 import json
 import logging
 from collections.abc import Callable
 
+from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from facestream import evidence, face_quality
+from facestream.alertdb import audit
+from facestream.dashboard.access import audit_entry, caller_of
 from facestream.dashboard.config import DashboardConfig
 from facestream.errors import FacestreamError
 from facestream.gallery import Gallery, alert_of, not_them, publish, taught, with_faces
@@ -94,7 +97,9 @@ def teach_alert(config: DashboardConfig, gallery: Gallery, alert: Alert, name: s
     return {"person_id": entry.person_id, "name": entry.name, "faces": len(faces)}
 
 
-def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, embed: Embed | None = None) -> list:
+def routes(
+    config: DashboardConfig, engine: Engine, gallery: Gallery, find_alert: FindAlert, embed: Embed | None = None
+) -> list:
     def change(entry: GalleryEntry | None, person_id: str) -> None:
         change_entry(config.gallery_topic, gallery, entry, person_id)
 
@@ -120,9 +125,9 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
         log.info("%s undid what alert %s taught (%s)", by, alert_id, ", ".join(changes))
         return {"undone": list(changes)}
 
-    def handler(action: Callable[..., dict], needs_name: bool = False) -> Callable:
+    def handler(action: Callable[..., dict], kind: str, needs_name: bool = False) -> Callable:
         async def handle(request: Request) -> Response:
-            alert_id, by = request.path_params["alert_id"], getattr(request.state, "reviewer", "anonymous")
+            alert_id, caller = request.path_params["alert_id"], caller_of(request)
             args: list = []
             if needs_name:
                 name = name_in(await request.body())
@@ -135,9 +140,12 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
                 if subject is None:
                     return PlainTextResponse("no such alert in the feed or the alert store", 404)
             try:
-                return JSONResponse(await run_in_threadpool(action, subject, *args, by))
+                done = await run_in_threadpool(action, subject, *args, caller.name)
             except (Refused, ValueError) as exc:
                 return PlainTextResponse(str(exc), 409)
+            subject_said = f"alert {alert_id}" + (f" is {args[0]}" if args else "")
+            await run_in_threadpool(audit.record, engine, audit_entry(caller, kind, subject_said))
+            return JSONResponse(done)
 
         return handle
 
@@ -146,7 +154,7 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
         if embed is None:
             return PlainTextResponse("this dashboard cannot embed photos (run it as `facestream dashboard`)", 501)
         name, photo = request.query_params.get("name", "").strip(), request.query_params.get("photo", "photo.jpg")
-        by = getattr(request.state, "reviewer", "anonymous")
+        caller = caller_of(request)
         data = await request.body()
         try:
             person_id_for(name)
@@ -159,7 +167,8 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
             faces, embedder = embed([(photo, data)])
             entry = with_faces(gallery.entry(person_id_for(name)), name, embedder, faces, [photo])
             change(entry, entry.person_id)
-            log.info("%s enrolled %s (%s) from the photo %s", by, name, entry.person_id, photo)
+            log.info("%s enrolled %s (%s) from the photo %s", caller.name, name, entry.person_id, photo)
+            audit.record(engine, audit_entry(caller, "enrol", f"person {entry.person_id} from a photo"))
             return {"person_id": entry.person_id, "name": entry.name, "faces": len(entry.embeddings)}
 
         try:
@@ -169,7 +178,7 @@ def routes(config: DashboardConfig, gallery: Gallery, find_alert: FindAlert, emb
 
     return [
         Route("/api/gallery/enrol", enrol, methods=["POST"]),
-        Route("/api/alerts/{alert_id}/teach", handler(teach, needs_name=True), methods=["POST"]),
-        Route("/api/alerts/{alert_id}/not-person", handler(not_person), methods=["POST"]),
-        Route("/api/alerts/{alert_id}/undo", handler(undo), methods=["POST"]),
+        Route("/api/alerts/{alert_id}/teach", handler(teach, "teach", needs_name=True), methods=["POST"]),
+        Route("/api/alerts/{alert_id}/not-person", handler(not_person, "not-person"), methods=["POST"]),
+        Route("/api/alerts/{alert_id}/undo", handler(undo, "undo"), methods=["POST"]),
     ]

@@ -32,6 +32,7 @@ SUBCOMMANDS = {
     "notify": "facestream.notifier.cli:notify",
     "dashboard": "facestream.tools.dashboard:dashboard",
     "search": "facestream.tools.search:search",
+    "users": "facestream.tools.users:users",
     "export": "facestream.tools.export.cli:export",
     "config": "facestream.tools.config_show:config",
 }

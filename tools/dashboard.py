@@ -12,8 +12,9 @@ from facestream.dashboard.config import DashboardConfig
 Examples:
   facestream dashboard                                   # http://127.0.0.1:8080
   facestream dashboard --frames-topic frames,frames.corridor
-  FACESTREAM_DASHBOARD_TOKEN=s3cret facestream dashboard --http-host 0.0.0.0
-                                                         # then open http://HOST:8080/?token=s3cret
+  facestream users add ana --role admin && facestream dashboard --http-host 0.0.0.0
+                                                         # then sign in as ana at http://HOST:8080/
+  facestream dashboard --trusted-proxies 127.0.0.1 --user-header Remote-User   # behind an SSO proxy
 """,
     context_settings={"show_default": True},
 )

@@ -16,12 +16,10 @@ deployment runs, in child processes; their logs go to files so the terminal show
 
 import importlib.util
 import json
-import secrets
 import signal
 import subprocess
 import sys
 import time
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +47,7 @@ LIVE_S = 5.0  # the demo's services skip frames older than this: it shows the pr
 # detector with embeddings and the pose service cannot both take every camera's frames.
 CORRIDOR_TOPIC = "frames.corridor"
 KNOWN = ("Barack Obama", "obama.jpg")
+DEMO_USER = "demo"  # the demo's admin account, its password renewed and printed each run
 SEARCH_AFTER_S = 5.0  # after the first stranger alert: its face's sightings are kept by then
 
 
@@ -104,14 +103,15 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
     pose = PoseConfig(
         group="facestream-demo-pose", frames_topic=CORRIDOR_TOPIC, max_wait_ms=100.0, max_frame_age_s=LIVE_S
     )
-    token = _search_token(search, dashboard_port)
+    search = search and bool(dashboard_port) and _search_installed()
+    token = ""  # the demo account's API token, for its own search
     started_ns = time.time_ns()
     commands = {
         "detector": detector_command(detector),
         "pose": pose_command(pose),
         "alerting": alerting_command(AlertingConfig(group="facestream-demo-alerting", cameras=CAMERAS)),
         "alert-store": alert_store_command(
-            AlertStoreConfig(frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}", sightings=bool(token))
+            AlertStoreConfig(frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}", sightings=search)
         ),
         "producer": producer_command(list(cameras.items()), fps=fps, loop=True),
         "corridor": producer_command([("corridor", corridor)], fps=FALL_FPS, loop=True, frames_topic=CORRIDOR_TOPIC),
@@ -128,15 +128,15 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
             http_port=dashboard_port,
             frames_topic=f"{FRAMES_TOPIC},{CORRIDOR_TOPIC}",
             zones=zones,
-            token=token,
-            search=bool(token),
+            search=search,
         )
         commands["dashboard"] = dashboard_command(page)
-        signed = f"?token={urllib.parse.quote(token)}" if token else ""
+        password, token = _demo_account()
         click.echo(
-            f"dashboard: http://127.0.0.1:{dashboard_port}/{signed} (open it in a browser; the alerts kept: /history"
-            + (", search by face: /search" if token else "")
-            + ")",
+            f"dashboard: http://127.0.0.1:{dashboard_port}/ (open it in a browser and sign in as {DEMO_USER} with "
+            f"the password {password}; the alerts kept: /history"
+            + (", search by face: /search" if search else "")
+            + "; more accounts: facestream users add NAME --role viewer|reviewer|identity|admin)",
             err=True,
         )
     children = {name: _spawn(log_dir / f"{name}.log", command) for name, command in commands.items()}
@@ -146,7 +146,7 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
         err=True,
     )
     counts: dict[str, int] = {}
-    where_else = _WhereElse(f"http://127.0.0.1:{dashboard_port}", token) if token else None
+    where_else = _WhereElse(f"http://127.0.0.1:{dashboard_port}", token) if search else None
     # Ctrl-C (or SIGTERM) ends the stream through StopOnSignals, not KeyboardInterrupt: a shell that
     # starts the demo in the background ignores SIGINT for it, and Python then raises none.
     with StopOnSignals("stopping the services") as stop:
@@ -168,15 +168,25 @@ def demo(duration: float, fps: float, batch: int, dashboard_port: int, notify_ur
     click.echo("Kafka keeps running; `facestream kafka stop` stops it.", err=True)
 
 
-def _search_token(wanted: bool, dashboard_port: int) -> str:
-    """The dashboard's token when the demo searches by face ('' when it does not): search needs one,
-    and a fresh one each run keeps the page to whoever started the demo."""
-    if not wanted or not dashboard_port:
-        return ""
+def _search_installed() -> bool:
     if importlib.util.find_spec("usearch") is None:
         click.echo("search by face is off: it needs usearch (pip install 'facestream[search]')", err=True)
-        return ""
-    return f"demo:{secrets.token_urlsafe(12)}"
+        return False
+    return True
+
+
+def _demo_account() -> tuple[str, str]:
+    """The demo's admin account (made, or its password renewed, each run: printed once) and an API
+    token of it for the demo's own search."""
+    from facestream.alertdb import accounts, default_url, open_database
+
+    engine = open_database(default_url())
+    password = accounts.new_password()
+    if accounts.named(engine, DEMO_USER) is None:
+        accounts.add(engine, DEMO_USER, "admin", password)
+    else:
+        accounts.change(engine, DEMO_USER, password=password, role="admin", disabled=False)
+    return password, accounts.new_token(engine, DEMO_USER)
 
 
 class _WhereElse:

@@ -1,5 +1,5 @@
 """``facestream search``: where else was this face? Asks the dashboard's search API (``--search``), so
-every search lands in the same audit log as the page's, under the token's holder."""
+every search lands in the same audit log as the page's, under the API token's account."""
 
 import json
 import time
@@ -32,11 +32,13 @@ Examples:
 @click.option("--threshold", type=float, default=0.5, help="Least similarity a sighting needs.")
 @click.option("--limit", type=int, default=1000, help="Sightings looked at, the most alike first.")
 @click.option("--forget", is_flag=True, help="Erase the face (--person or --photo) instead of searching.")
-@click.option("--audit", is_flag=True, help="Print the audit log of searches instead.")
+@click.option("--audit", is_flag=True, help="Print the audit log instead (the role admin).")
 @click.option("--csv", "as_csv", is_flag=True, help="With --audit: as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the API's answer as it is.")
 @click.option("--url", default="http://127.0.0.1:8080", envvar="FACESTREAM_DASHBOARD_URL", help="The dashboard.")
-@click.option("--token", default="", envvar="FACESTREAM_DASHBOARD_TOKEN", help="The dashboard's token.")
+@click.option(
+    "--token", default="", envvar="FACESTREAM_API_TOKEN", help="Your API token (`facestream users token NAME`)."
+)
 def search(
     photo: Path | None,
     alert_id: str | None,
@@ -56,7 +58,7 @@ def search(
     into visits, newest first; or erase a face; or show who searched for what."""
     api = Api(url, token)
     if audit:
-        answer = api.call("GET", "/api/search/audit", {"format": "csv"} if as_csv else {})
+        answer = api.call("GET", "/api/audit", {"format": "csv"} if as_csv else {})
         click.echo(answer if as_csv else _audit_lines(json.loads(answer)), nl=not as_csv)
         return
     if sum(x is not None for x in (photo, alert_id, person)) != 1:

@@ -157,8 +157,14 @@ function evidenceImage(alertId) {
 // person's, and undo on whatever an alert taught. Rebuilt only when what the alert taught changes, so
 // a name being typed survives the stream's updates.
 let searchOn = false;  // the dashboard runs with --search
+let teaches = false;  // the user's role is identity or above: the only ones the API lets teach
+may("identity").then((ok) => {
+  teaches = ok;
+  document.getElementById("enrol").hidden = !ok;
+});
 
 function renderTeach(item, alert, lesson) {
+  if (!teaches) return;
   const key = lesson ? `${lesson.how}:${lesson.name}` : alert.kind;
   if (item.dataset.lesson === key) return;
   item.dataset.lesson = key;
@@ -167,7 +173,7 @@ function renderTeach(item, alert, lesson) {
   const said = element("span", "teach-said");
   const act = (path, body) => async () => {
     said.textContent = "…";
-    const response = await fetch(`api/alerts/${encodeURIComponent(alert.alert_id)}/${path}`, {
+    const response = await send(`api/alerts/${encodeURIComponent(alert.alert_id)}/${path}`, {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
     });
     said.textContent = response.ok ? "" : await response.text();
@@ -281,7 +287,7 @@ document.getElementById("enrol").addEventListener("submit", async (event) => {
   const photo = form.elements.photo.files[0];
   said.textContent = "…";
   const query = new URLSearchParams({ name: form.elements.name.value.trim(), photo: photo.name });
-  const response = await fetch(`api/gallery/enrol?${query}`, { method: "POST", body: photo });
+  const response = await send(`api/gallery/enrol?${query}`, { method: "POST", body: photo });
   if (response.ok) {
     const enrolled = await response.json();
     said.textContent = `enrolled ${enrolled.name} (${enrolled.faces} face(s))`;

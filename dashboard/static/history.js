@@ -20,6 +20,10 @@ function query(before) {
   return params;
 }
 
+let traces = false;  // the role identity (or above) may follow a journey
+may("identity").then((ok) => { traces = ok; });
+may("reviewer").then((ok) => { document.querySelector(".actions .reviewing").hidden = !ok; });
+
 function item(alert) {
   const li = element("li", "alert");
   li.dataset.alertId = alert.alert_id;
@@ -52,8 +56,9 @@ function item(alert) {
     element("div", "lifecycle", alert.lifecycle.join(" → ")),
     element("div", "when", `${when(alert.started_ts_ms)}${ended}`),
     element("div", "review", reviewed),
+    element("div", "comment", alert.comment || ""),
   );
-  if (alert.journey) {  // a stranger's, or a named person's: where else they went
+  if (alert.journey && traces) {  // a stranger's, or a named person's: where else they went
     const link = element("a", "journey", "journey");
     link.href = alert.stranger
       ? `strangers?label=${encodeURIComponent(alert.stranger.label)}`
@@ -109,10 +114,10 @@ document.getElementById("all").addEventListener("change", (event) => {
   updateButtons();
 });
 document.getElementById("review").addEventListener("click", async () => {
-  await fetch("api/alerts/review", {
+  await send("api/alerts/review", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ alert_ids: picked() }),
+    body: JSON.stringify({ alert_ids: picked(), comment: document.getElementById("comment").value || null }),
   });
   show(cursors[cursors.length - 1]);
 });

@@ -26,7 +26,7 @@ function stranger(item) {
   form.append(input, button);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const response = await fetch(`api/strangers/${encodeURIComponent(item.label)}/name`, {
+    const response = await send(`api/strangers/${encodeURIComponent(item.label)}/name`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ name: input.value }),
@@ -63,7 +63,7 @@ function visit(item, label) {
     const split = element("button", "split", "Not this person");
     split.type = "button";
     split.addEventListener("click", async () => {
-      const response = await fetch(
+      const response = await send(
         `api/strangers/${encodeURIComponent(label)}/split?alert=${encodeURIComponent(item.alert_id)}`,
         { method: "POST" },
       );

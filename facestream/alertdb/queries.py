@@ -87,9 +87,12 @@ def snapshot(engine: Engine, alert_id: str) -> bytes | None:
         return conn.execute(select(snapshots.c.jpeg).where(snapshots.c.alert_id == alert_id)).scalar_one_or_none()
 
 
-def review(engine: Engine, alert_ids: list[str], by: str, now_ns: int | None = None) -> int:
-    """Mark alerts reviewed by ``by`` (those already reviewed keep their first review); return how many."""
+def review(engine: Engine, alert_ids: list[str], by: str, comment: str | None = None, now_ns: int | None = None) -> int:
+    """Mark alerts reviewed by ``by`` (those already reviewed keep their first review) and set the
+    comment of all of them when one is given; return how many were newly reviewed."""
     with engine.begin() as conn:
+        if comment is not None:
+            conn.execute(update(alerts).where(alerts.c.alert_id.in_(alert_ids)).values(comment=comment))
         done = conn.execute(
             update(alerts)
             .where(and_(alerts.c.alert_id.in_(alert_ids), alerts.c.reviewed_ts_ns.is_(None)))

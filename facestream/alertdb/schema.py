@@ -2,9 +2,9 @@
 every record of its life, its snapshot, and the offsets of the alerts topic the rows came from
 (written in the same transaction, as Kafka Connect's sinks do, so a crash loses and doubles nothing);
 the notifier's: each message owed to a target, with its delivery, and each target's rule state; and
-every face with an embedding the detectors saw (a sighting), for search by face, and every search
-made in them (the audit log); and recurring strangers, each stranger alert a visit of one
-(``strangers.py``).
+every face with an embedding the detectors saw (a sighting), for search by face; every look at a
+face and every change people made (the audit log); recurring strangers, each stranger alert a visit
+of one (``strangers.py``); and the dashboard's accounts and their sessions (``accounts.py``).
 
 Times are Unix nanoseconds (BigInteger), as on the wire. The same tables on SQLite and PostgreSQL;
 ``migrations/`` makes and changes them (Alembic).
@@ -13,6 +13,7 @@ Times are Unix nanoseconds (BigInteger), as on the wire. The same tables on SQLi
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     Float,
     Index,
@@ -52,6 +53,7 @@ alerts = Table(
     Column("records", Integer, nullable=False),  # distinct records of it stored
     Column("reviewed_ts_ns", BigInteger),
     Column("reviewed_by", String(255)),
+    Column("comment", Text),  # the reviewer's words
     Index("ix_alerts_updated", "updated_ts_ns"),
     Index("ix_alerts_camera_updated", "camera_id", "updated_ts_ns"),
     Index("ix_alerts_kind_updated", "kind", "updated_ts_ns"),
@@ -138,18 +140,43 @@ sightings = Table(
     sqlite_autoincrement=True,
 )
 
-search_audit = Table(
-    "search_audit",
+audit = Table(
+    "audit",
     metadata,
     Column("audit_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
     Column("at_ts_ns", BigInteger, nullable=False),
-    Column("who", String(255), nullable=False),  # the token's holder
-    Column("kind", String(16), nullable=False),  # photo, alert, person; forget for an erasure
-    Column("subject", String(300), nullable=False),  # what it was asked about: a photo's digest, an alert, a person
+    Column("who", String(255), nullable=False),  # the account's name
+    Column("address", String(64)),  # where the request came from (the client's, behind a trusted proxy)
+    Column("kind", String(16), nullable=False),  # audit.KINDS: a look at a face, a search, or a change
+    Column("subject", String(300), nullable=False),  # what: ids (an alert, a sighting, a person), never an image
     Column("since_ts_ns", BigInteger),
     Column("min_similarity", Float),
-    Column("results", Integer, nullable=False),  # sightings found (or forgotten)
-    Index("ix_search_audit_at", "at_ts_ns"),
+    Column("results", Integer, nullable=False),  # faces shown, sightings found (or forgotten), rows changed
+    Index("ix_audit_at", "at_ts_ns"),
+)
+
+users = Table(
+    "users",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("role", String(16), nullable=False),  # accounts.ROLES
+    Column("password_hash", String(200), nullable=False),  # argon2id, with its own salt and parameters
+    Column("token_sha256", String(64), unique=True),  # of the API token, if one was made
+    Column("disabled", Boolean, nullable=False),
+    Column("created_ts_ns", BigInteger, nullable=False),
+    Column("changed_ts_ns", BigInteger, nullable=False),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("session_sha256", String(64), primary_key=True),  # of the cookie's value: a stolen table opens nothing
+    Column("name", String(64), nullable=False),
+    Column("csrf", String(64), nullable=False),  # what a state-changing request of this session carries
+    Column("address", String(64)),
+    Column("started_ts_ns", BigInteger, nullable=False),
+    Column("seen_ts_ns", BigInteger, nullable=False),
+    Index("ix_sessions_name", "name"),
 )
 
 strangers = Table(

@@ -164,6 +164,6 @@ def test_every_search_is_in_the_audit_log(database_url: str) -> None:
     assert [(e.who, e.kind, e.results) for e in log] == [("bo", "forget", 10), ("ana", "photo", 3)]
     assert log[1].audit_id == first and audit.entries(engine, before_id=log[0].audit_id) == log[1:]
     lines = audit.as_csv(log).splitlines()
-    assert lines[0].startswith("audit_id,at,at_ts_ns,who,kind") and "1970-01-01T00:00:05Z" in lines[2]
+    assert lines[0].startswith("audit_id,at,at_ts_ns,who,address,kind") and "1970-01-01T00:00:05Z" in lines[2]
     with pytest.raises(ValueError, match="unknown kind"):
         audit.AuditEntry("ana", "guess", "", 0)
