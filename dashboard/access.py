@@ -43,6 +43,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "GET /healthz": (PUBLIC, "liveness"),
     "GET /readyz": (PUBLIC, "readiness: the topics' partitions assigned"),
     "GET /static/*": (PUBLIC, "the pages' scripts and style (no data)"),
+    "GET /favicon.ico": (PUBLIC, "no icon (204)"),
     "POST /logout": ("viewer", "sign out: the session ends"),
     "GET /api/me": ("viewer", "who is signed in, their role, the pages they may open"),
     "POST /api/me/token": ("viewer", "a new API token of one's own, shown once"),

@@ -54,6 +54,9 @@ def make_app(
     async def index(_request: Request) -> Response:
         return Response(page, media_type="text/html")
 
+    async def no_icon(_request: Request) -> Response:
+        return Response(status_code=204)  # what a browser asks for beside a plain-text answer
+
     def shown() -> dict:
         """The state as the page draws it, with what each alert taught the gallery."""
         return {**state.snapshot(), "taught": teach.lessons(gallery), "search": config.search}
@@ -118,6 +121,7 @@ def make_app(
 
     routes = [
         Route("/", index),
+        Route("/favicon.ico", no_icon),
         Route("/events", stream),
         Route("/api/state", snapshot),
         Route("/frames/{camera}/{seq:int}.jpg", frame),

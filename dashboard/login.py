@@ -69,13 +69,13 @@ def routes(access: Access, page_html: bytes, throttle: Throttle | None = None) -
 
     def sign_in(request: Request, body: bytes) -> Response:
         address = access.address(request)
+        if not same_origin(request) or request.headers.get("content-type", "").split(";")[0] != "application/json":
+            return refuse("?", address, "not from this dashboard's sign-in page", 403)
         try:
             given = json.loads(body)
             name, password, after = str(given["name"]), str(given["password"]), str(given.get("next", ""))
         except (ValueError, KeyError, TypeError):
             return PlainTextResponse('expected {"name": "...", "password": "..."} as JSON', 400)
-        if not same_origin(request) or request.headers.get("content-type", "").split(";")[0] != "application/json":
-            return refuse(name, address, "not from this dashboard's sign-in page", 403)
         wait = throttle.wait_s(name, address)
         if wait > 0:
             return refuse(name, address, "too many failed attempts", 429, {"Retry-After": str(int(wait) + 1)})

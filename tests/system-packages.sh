@@ -28,6 +28,8 @@ for pair in java:openjdk-17-jre-headless mvn:maven podman:podman runc:runc deboo
   command -v "${pair%%:*}" >/dev/null || need "${pair%%:*}" "${pair#*:}"
 done
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need "PostgreSQL's server (pg_ctl)" postgresql
+# The reverse proxy that signs users in before the dashboard (tests/e2e/test_access.py).
+[ -x /usr/sbin/nginx ] || need "nginx" nginx
 
 # The RTSP cameras (bench/rtsp_camera.py) run on Debian's Python with GStreamer's RTSP server bindings.
 /usr/bin/python3 -c 'import gi' 2>/dev/null || need "python3-gi" python3-gi

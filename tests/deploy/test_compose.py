@@ -4,6 +4,7 @@ registry is reachable here, so deploy/local-images.sh first builds the base imag
 name (a Debian root file system from debootstrap, with Python; Kafka from Maven Central's jars) under
 their official names; see helpers/compose.py for what podman 4.3 cannot do and what stands in for it."""
 
+import json
 import os
 import subprocess
 import sys
@@ -12,8 +13,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers.compose import ROOT, Stack, needed_tools, podman_env, values, wait_for_records
-from helpers.http import free_port, get
+from helpers.accounts import Client
+from helpers.compose import ADMIN_PASSWORD, ROOT, Stack, needed_tools, podman_env, values, wait_for_records
+from helpers.http import free_port
 from helpers.kafka import committed_total
 from helpers.producer import wait_until
 from helpers.receiver import retained
@@ -49,11 +51,13 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
             "FACESTREAM_PARTITIONS": str(PARTITIONS),
             "FACESTREAM_MQTT_PORT": str(mqtt_port),
             "FACESTREAM_DB_PASSWORD": uuid.uuid4().hex,
+            "FACESTREAM_ADMIN_PASSWORD": ADMIN_PASSWORD,
         },
         tmp_path / "compose.log",
     )
     stack.compose("build", timeout_s=1800)
     bootstrap = f"127.0.0.1:{kafka_port}"
+    page = Client(page_port)
     with stack.running():
         for service in ("detector", "pose", "alerting", "alert-store", "notifier", "dashboard"):
             stack.wait_healthy(service, timeout_s=300)
@@ -62,8 +66,10 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
         cameras = wait_for_records(bootstrap, "detections", lambda found: {"portraits", "annotated"} <= found)
         kinds = wait_for_records(bootstrap, "alerts", lambda found: {"stranger", "fall"} <= found, kind=True)
         assert {"portraits", "annotated"} <= cameras and {"stranger", "fall"} <= kinds
-        status, state = get(page_port, "/api/state")
-        assert status == 200 and {c["camera_id"] for c in state["cameras"]} == {
+        assert page.call("GET", "/api/state")[0] == 401  # the accounts service made the admin; nobody else
+        page.sign_in("admin", ADMIN_PASSWORD)
+        status, body = page.call("GET", "/api/state")
+        assert status == 200 and {c["camera_id"] for c in json.loads(body)["cameras"]} == {
             "portraits",
             "annotated",
             "corridor",
@@ -72,8 +78,8 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
 
         # Kept in PostgreSQL by the store, read back by the history; told to MQTT, retained, for Home Assistant.
         def stored_kinds() -> set[str]:
-            status, page = get(page_port, "/api/alerts?limit=200")
-            return {a["kind"] for a in page["alerts"]} if status == 200 else set()
+            status, body = page.call("GET", "/api/alerts?limit=200")
+            return {a["kind"] for a in json.loads(body)["alerts"]} if status == 200 else set()
 
         wait_until(lambda: {"stranger", "fall"} <= stored_kinds(), 180, "alerts in the history")
         wait_until(lambda: "facestream/portraits/stranger" in retained(mqtt_port), 120, "the notifier's MQTT state")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaException
-from helpers.compose import COMPOSE_FILE, SECURE_FILE, Stack, needed_tools, wait_for_records
+from helpers.accounts import Client
+from helpers.compose import ADMIN_PASSWORD, COMPOSE_FILE, SECURE_FILE, Stack, needed_tools, wait_for_records
 from helpers.http import free_port
 
 from facestream import kafka_clients
@@ -25,15 +26,16 @@ def test_the_secure_stack_runs_each_role_on_its_own_password_and_topics(
 ) -> None:
     missing = needed_tools()
     assert not missing, f"{missing} missing: apt-get install podman runc debootstrap (.ci/run does)"
-    port = free_port()
+    port, page_port = free_port(), free_port()
     stack = Stack(
         f"fssecure{uuid.uuid4().hex[:6]}",
         ("cpu",),
         {
             "FACESTREAM_COMPOSE_KAFKA_PORT": str(port),
-            "FACESTREAM_DASHBOARD_PORT": str(free_port()),
+            "FACESTREAM_DASHBOARD_PORT": str(page_port),
             "FACESTREAM_MQTT_PORT": str(free_port()),
             "FACESTREAM_DB_PASSWORD": uuid.uuid4().hex,
+            "FACESTREAM_ADMIN_PASSWORD": ADMIN_PASSWORD,
         },
         tmp_path / "compose.log",
         files=(COMPOSE_FILE, SECURE_FILE),
@@ -44,6 +46,9 @@ def test_the_secure_stack_runs_each_role_on_its_own_password_and_topics(
         for service in ("detector", "pose", "alerting", "alert-store", "notifier", "dashboard"):
             stack.wait_healthy(service, timeout_s=300)
         access = {role: role_settings(stack, role, tmp_path) for role in ("camera", "dashboard")}
+        page = Client(page_port)  # the page wants an account: the one the accounts service made
+        assert page.call("GET", "/api/state")[0] == 401
+        assert page.sign_in("admin", ADMIN_PASSWORD).call("GET", "/api/state")[0] == 200
 
         # The pipeline runs, every service as its own role: alerts, read as the dashboard.
         monkeypatch.setenv("KAFKA_BOOTSTRAP", bootstrap)

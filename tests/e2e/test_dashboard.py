@@ -1,5 +1,6 @@
-"""The dashboard on a test's own topics of the real broker: its access token, an alert's evidence
-frame read back from Kafka, unreadable records counted and logged, and the page in Chromium."""
+"""The dashboard on a test's own topics of the real broker, signed in (tests/e2e/test_access.py tests
+the accounts themselves): an alert's evidence frame read back from Kafka, unreadable records counted
+and logged, and the page in Chromium."""
 
 import dataclasses
 import json
@@ -17,6 +18,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.accounts import api_token, make_users, sign_in_page
 from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
 from helpers.http import free_port, get
 from helpers.store import OPENED, S, received
@@ -40,7 +42,7 @@ from facestream.schemas import (
     pack_frame,
 )
 
-TOKEN = "s3cret-token"
+ADMIN = "ana"  # the fixture's account, and its API token for the requests the tests make themselves
 MODEL = ModelRef("yunet", "2023mar", "0" * 64)
 
 
@@ -49,12 +51,12 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
     tag = uuid.uuid4().hex[:10]
     names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts", "status", "gallery")}
     kafka_topics.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
-    port = free_port()
+    port, database = free_port(), f"sqlite:///{tmp_path / 'alerts.db'}"
+    make_users(database, {ADMIN: "admin"})
     config = dashboard_on(
         names,
         port,
-        f"sqlite:///{tmp_path / 'alerts.db'}",
-        token=TOKEN,
+        database,
         zones={"gate": {"door": [[0, 0], [0.5, 0], [0.5, 1], [0, 1]], "drive": [[0.5, 0.5], [1, 0.5], [1, 1]]}},
         lines={"gate": {"entrance": [[0.5, 0], [0.5, 1]]}},
     )
@@ -63,7 +65,7 @@ def page_on_topics(bootstrap: str, tmp_path: Path):
         proc = subprocess.Popen(dashboard_command(config), stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 60)
-        yield names, port, log, config.database
+        yield names, port, log, config.database, {"Authorization": f"Bearer {api_token(database, ADMIN)}"}
     finally:
         proc.terminate()
         assert proc.wait(timeout=30) == 0, log.read_text()[-3000:]
@@ -79,23 +81,11 @@ def fetch(port: int, path: str, headers: dict | None = None) -> tuple[int, bytes
         return error.code, error.read(), ""
 
 
-def test_the_token_guards_everything_but_health(page_on_topics) -> None:
-    _names, port, _log, _db = page_on_topics
-    assert fetch(port, "/")[0] == 401 and fetch(port, "/api/state")[0] == 401 and fetch(port, "/metrics")[0] == 401
-    assert fetch(port, "/?token=wrong")[0] == 401
-    assert get(port, "/healthz")[0] == 200 and get(port, "/readyz")[0] == 200  # for the orchestrator
-    status, body, cookie = fetch(port, f"/?token={TOKEN}")
-    assert status == 200 and b"facestream" in body and "facestream_token" in cookie and "HttpOnly" in cookie
-    assert fetch(port, "/api/state", {"Cookie": f"facestream_token={TOKEN}"})[0] == 200
-    assert fetch(port, "/api/state", {"Authorization": f"Bearer {TOKEN}"})[0] == 200
-
-
 def test_the_group_reader_aborting_costs_the_page_one_read(page_on_topics) -> None:
     # librdkafka 2.16 aborts a process whose admin request to a group's coordinator loses its broker
     # (dashboard/groups.py): it took the whole dashboard down in a rolling restart of a cluster. The
     # groups are read in a child process now; here it gets the same SIGABRT.
-    _names, port, log, _db = page_on_topics
-    auth = {"Authorization": f"Bearer {TOKEN}"}
+    _names, port, log, _db, auth = page_on_topics
 
     def readers() -> list[int]:
         return [int(pid) for pid in re.findall(r"reading the consumer groups in process (\d+)", log.read_text())]
@@ -118,7 +108,7 @@ def test_the_group_reader_aborting_costs_the_page_one_read(page_on_topics) -> No
 def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
     page_on_topics, bootstrap: str, sample_dir: Path, tmp_path: Path
 ) -> None:
-    names, port, log, _db = page_on_topics
+    names, port, log, _db, auth = page_on_topics
     producer = kafka_clients.producer("dashboard-test", bootstrap)
     photo = (sample_dir / "biden.jpg").read_bytes()
     now = time.time_ns()
@@ -128,7 +118,7 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
     sighting = Sighting("e7", 7, now, face.box, 0.11)
     alert = Alert("alert-1", "stranger", "new", "gate", now, now, (sighting,), 1, zone="door")
     with chromium() as page:
-        page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
+        sign_in_page(page, port, ADMIN)
         wait_until("the page live", lambda: "live" in page.find_element("id", "status").text, 20)
         kafka_clients.send(producer, names["frames"], pack_frame(frame), key=b"gate")
         producer.flush(10)
@@ -151,10 +141,10 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
         assert "gate · door" in page.find_element("css selector", ".alert .where").text
         assert console_errors(page) == []
         page.save_screenshot(str(tmp_path / "page.png"))
-    status, jpeg, _ = fetch(port, "/evidence/alert-1.jpg", {"Authorization": f"Bearer {TOKEN}"})
+    status, jpeg, _ = fetch(port, "/evidence/alert-1.jpg", auth)
     assert status == 200 and jpeg[:2] == b"\xff\xd8" and len(jpeg) > 10_000  # the photo, with its box drawn
-    assert fetch(port, "/evidence/nope.jpg", {"Authorization": f"Bearer {TOKEN}"})[0] == 404
-    status, metrics, _ = fetch(port, "/metrics", {"Authorization": f"Bearer {TOKEN}"})
+    assert fetch(port, "/evidence/nope.jpg", auth)[0] == 404
+    status, metrics, _ = fetch(port, "/metrics", auth)
     line = f'facestream_dashboard_unreadable_records_total{{topic="{names["detections"]}"}} 1.0'
     assert line in metrics.decode()
     assert f"unreadable record at {names['detections']}/" in log.read_text()
@@ -163,14 +153,14 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
 def test_a_person_is_enrolled_from_a_photo_uploaded_on_the_page(
     page_on_topics, bootstrap: str, sample_dir: Path, tmp_path: Path
 ) -> None:
-    names, port, log, _db = page_on_topics
+    names, port, log, _db, auth = page_on_topics
     blank = tmp_path / "wall.jpg"
     cv2.imwrite(str(blank), np.full((240, 320, 3), 90, np.uint8))
     takeo = cv2.imread(str(sample_dir / "takeo.ppm"))
     tiny = tmp_path / "takeo-tiny.jpg"  # his face 22 px high: too small to recognise anyone by
     cv2.imwrite(str(tiny), cv2.resize(takeo, (takeo.shape[1] // 4, takeo.shape[0] // 4), interpolation=cv2.INTER_AREA))
     with chromium() as page:
-        page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
+        sign_in_page(page, port, ADMIN)
 
         def upload(name: str, photo: Path) -> str:
             form = page.find_element("id", "enrol")
@@ -191,7 +181,7 @@ def test_a_person_is_enrolled_from_a_photo_uploaded_on_the_page(
 
 
 def test_a_camera_that_is_down_shows_its_producer_s_word_and_its_offline_alert(page_on_topics, bootstrap: str) -> None:
-    names, port, _log, _db = page_on_topics
+    names, port, _log, _db, _auth = page_on_topics
     producer = kafka_clients.producer("dashboard-test", bootstrap)
     now = time.time_ns()
     down = CameraStatus(
@@ -209,7 +199,7 @@ def test_a_camera_that_is_down_shows_its_producer_s_word_and_its_offline_alert(p
         reason="reconnecting: Connection refused",
     )
     with chromium() as page:
-        page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
+        sign_in_page(page, port, ADMIN)
         wait_until("the page live", lambda: "live" in page.find_element("id", "status").text, 20)
         kafka_clients.send(producer, names["status"], pack_camera_status(down), key=b"door")
         kafka_clients.send(producer, names["alerts"], pack_alert(alert), key=b"door")
@@ -230,7 +220,7 @@ def test_a_camera_that_is_down_shows_its_producer_s_word_and_its_offline_alert(p
 
 
 def test_the_history_filters_pages_shows_snapshots_and_marks_reviews(page_on_topics, sample_dir: Path) -> None:
-    _names, port, _log, database = page_on_topics
+    _names, port, _log, database, auth = page_on_topics
     writer = AlertWriter(open_database(database), "store")
     now = time.time_ns()
     batch = []
@@ -242,7 +232,7 @@ def test_the_history_filters_pages_shows_snapshots_and_marks_reviews(page_on_top
     writer.write(batch)
     writer.keep_snapshot("alert-59", "kept", (sample_dir / "obama.jpg").read_bytes())
     with chromium() as page:
-        page.get(f"http://127.0.0.1:{port}/history?token={TOKEN}")
+        sign_in_page(page, port, ADMIN, "history")
         wait_until("the newest page", lambda: count(page, "#history .alert") == 50, 20)
         first = page.find_element("css selector", "#history .alert").get_attribute("data-alert-id")
         assert first == "alert-59"
@@ -259,11 +249,11 @@ def test_the_history_filters_pages_shows_snapshots_and_marks_reviews(page_on_top
             box.click()
         page.find_element("id", "review").click()
         wait_until("two reviewed", lambda: count(page, "#history .alert[data-reviewed=yes]") == 2, 20)
-        assert "reviewed by operator" in page.find_element("css selector", ".alert[data-reviewed=yes]").text
+        assert f"reviewed by {ADMIN}" in page.find_element("css selector", ".alert[data-reviewed=yes]").text
         assert console_errors(page) == []
-    status, body, _ = fetch(port, "/api/alerts?reviewed=yes&limit=5", {"Authorization": f"Bearer {TOKEN}"})
+    status, body, _ = fetch(port, "/api/alerts?reviewed=yes&limit=5", auth)
     assert status == 200 and [a["alert_id"] for a in json.loads(body)["alerts"]] == ["alert-59", "alert-57"]
-    status, body, _ = fetch(port, "/api/alerts?alert=alert-03", {"Authorization": f"Bearer {TOKEN}"})
+    status, body, _ = fetch(port, "/api/alerts?alert=alert-03", auth)
     assert [a["alert_id"] for a in json.loads(body)["alerts"]] == ["alert-03"]
-    assert fetch(port, "/api/alerts?limit=0", {"Authorization": f"Bearer {TOKEN}"})[0] == 400
+    assert fetch(port, "/api/alerts?limit=0", auth)[0] == 400
     assert fetch(port, "/api/alerts")[0] == 401

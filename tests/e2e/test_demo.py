@@ -1,6 +1,7 @@
 """The main job a new user runs (`make demo` runs `facestream demo`), on the test broker, and its
 dashboard as they see it: in a real headless Chromium."""
 
+import json
 import os
 import re
 import signal
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.accounts import Client, sign_in_page
 from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
 from helpers.http import free_port, get
 from helpers.receiver import Webhook
@@ -47,11 +49,11 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
         )
     try:
         wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 90)
-        # Search by face is on (usearch is installed): the page wants the token the demo printed.
-        address = re.search(r"dashboard: (http://\S+)", err.read_text())
-        assert address and "?token=demo%3A" in address[1], err.read_text()
+        # The demo made its admin account and printed how to sign in.
+        said = re.search(r"dashboard: (http://\S+) .* sign in as demo with the password (\S+);", err.read_text())
+        assert said and said[1] == f"http://127.0.0.1:{port}/", err.read_text()
         with chromium() as page:
-            page.get(address[1])
+            sign_in_page(page, port, "demo", password=said[2])
             wait_until("three camera tiles", lambda: count(page, ".tile") == 3, 30)
             wait_until(
                 "faces boxed on both face cameras",
@@ -92,7 +94,7 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
                 "a frame on every tile", every_tile_showed_a_frame, 30, lambda: f"tiles that did: {sorted(shown)}"
             )
             assert "live" in page.find_element("id", "status").text
-            settled(port, address[1].split("?")[1], within_s=20)  # frames queued while warming up, worked off
+            settled(Client(port).sign_in("demo", said[2]), within_s=20)  # frames queued while warming up, worked off
             page.save_screenshot(str(tmp_path / "dashboard.png"))
             if SCREENSHOT:
                 page.save_screenshot(SCREENSHOT)
@@ -161,12 +163,12 @@ def printed_alerts(out: Path, *wanted: tuple[str, str]) -> bool:
     return all(pair in alerts for pair in wanted)
 
 
-def settled(port: int, signed: str, within_s: float) -> bool:
+def settled(client: Client, within_s: float) -> bool:
     """Whether every camera's latency fell under a second within ``within_s`` (no failure if not:
-    this only times the screenshot); ``signed``: the token's query."""
+    this only times the screenshot)."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        cameras = get(port, f"/api/state?{signed}")[1].get("cameras", [])
+        cameras = json.loads(client.call("GET", "/api/state")[1]).get("cameras", [])
         if cameras and all((c["latency_max_ms"] or 0) < 1000 for c in cameras):
             return True
         time.sleep(1)

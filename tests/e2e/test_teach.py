@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.accounts import make_users, sign_in_page
 from helpers.browser import chromium, console_errors, count, wait_until
 from helpers.http import free_port, get
 from helpers.kafka import detector_config, photos_to
@@ -18,7 +19,7 @@ from facestream.dashboard.config import dashboard_command
 from facestream.detector_service.config import detector_command
 from facestream.tools.cli import cli
 
-TOKEN = "teacher:s3cret"
+TEACHER = "teacher"  # the role identity: teaches the gallery
 FPS = 2.0
 
 
@@ -41,7 +42,9 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
     log = tmp_path / "alerting.log"
     worker = alerting(names, log, rules="stranger,person_seen")
     port, page_log = free_port(), tmp_path / "dashboard.log"
-    config = dashboard_on(names, port, f"sqlite:///{tmp_path / 'alerts.db'}", token=TOKEN)
+    database = f"sqlite:///{tmp_path / 'alerts.db'}"
+    make_users(database, {TEACHER: "identity"})
+    config = dashboard_on(names, port, database)
     with open(page_log, "wb") as out:
         page_proc = subprocess.Popen(dashboard_command(config), stdout=out, stderr=subprocess.STDOUT)
 
@@ -57,7 +60,7 @@ def test_teaching_from_the_page_changes_what_the_rules_see_and_can_be_undone(
         wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 60)
         footage(0)
         with chromium() as page:
-            page.get(f"http://127.0.0.1:{port}/?token={TOKEN}")
+            sign_in_page(page, port, TEACHER)
             stranger, seen = (
                 ".alert[data-kind=stranger][data-camera=gate]",
                 ".alert[data-kind=person_seen][data-camera=door]",

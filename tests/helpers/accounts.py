@@ -35,9 +35,10 @@ class Client:
         return self
 
     def call(
-        self, method: str, path: str, body: dict | bytes | None = None, headers: dict | None = None
+        self, method: str, path: str, body: dict | bytes | None = None, headers: dict | None = None, read: bool = True
     ) -> tuple[int, bytes]:
-        """(status, body) of one request; a dict body goes as JSON."""
+        """(status, body) of one request; a dict body goes as JSON; ``read=False``: the status alone
+        (of a stream that never ends)."""
         sent = {"Origin": self.base, **(headers or {})}
         if isinstance(body, dict):
             body, sent["Content-Type"] = json.dumps(body).encode(), "application/json"
@@ -48,7 +49,7 @@ class Client:
         request = urllib.request.Request(self.base + path, data=body, method=method, headers=sent)
         try:
             with self.opener.open(request, timeout=30) as response:
-                return response.status, response.read()
+                return response.status, response.read() if read else b""
         except urllib.error.HTTPError as error:
             return error.code, error.read()
 
@@ -61,3 +62,20 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, *_args, **_kwargs):
         return None
+
+
+def api_token(database: str, name: str) -> str:
+    """A new API token of ``name`` (for requests a script makes)."""
+    return accounts.new_token(open_database(database), name)
+
+
+def sign_in_page(page, port: int, name: str, then: str = "", password: str = PASSWORD) -> None:
+    """Sign ``page`` (a Selenium driver) in through the sign-in form, and wait until it has left it
+    for ``then`` (a page of the dashboard: "", "history", ...)."""
+    from helpers.browser import wait_until
+
+    page.get(f"http://127.0.0.1:{port}/login" + (f"?next={then}" if then else ""))
+    page.find_element("name", "name").send_keys(name)
+    page.find_element("name", "password").send_keys(password)
+    page.find_element("css selector", "#signin button").click()
+    wait_until(f"{name} signed in", lambda: "/login" not in page.current_url, 20)

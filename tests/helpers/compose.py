@@ -35,6 +35,7 @@ SECURE_FILE = ROOT / "docker-compose.secure.yml"  # an overlay: -f docker-compos
 CONTAINERS_CONF = ROOT / "deploy" / "podman" / "containers.conf"
 HEALTH_TICK_S = 3.0
 HEALTHY_TICK_S = 30.0
+ADMIN_PASSWORD = "compose-admin-password"  # FACESTREAM_ADMIN_PASSWORD: the stack's accounts service makes admin
 
 
 def podman_env(**extra: str) -> dict[str, str]:
