@@ -38,6 +38,12 @@ class AlertStoreConfig:
     )
     batch: int = setting(500, "Records kept per transaction at most.", minimum=1)
     retention_days: float = setting(30.0, "Alerts last updated longer ago than this are forgotten.", minimum=0.001)
+    snapshot_days: float = setting(
+        30.0, "Evidence frames (snapshots) stored longer ago than this are dropped; the alert stays.", minimum=0.001
+    )
+    audit_days: float = setting(
+        365.0, "Audit records (who looked at which face) older than this are deleted.", minimum=0.001
+    )
     max_snapshot_mb: float = setting(
         2048.0, "The snapshots' images take at most this much; the oldest images go first.", minimum=0
     )

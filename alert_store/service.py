@@ -15,7 +15,7 @@ from prometheus_client.core import CounterMetricFamily
 
 from facestream import health, kafka_clients, kafka_topics
 from facestream.alert_store.config import AlertStoreConfig
-from facestream.alertdb import default_url, open_database
+from facestream.alertdb import audit, default_url, open_database, retention
 from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
 from facestream.alertdb.sink import Every, consume_into
 from facestream.alertdb.writer import AlertWriter, Received
@@ -25,6 +25,7 @@ from facestream.redact import redact
 from facestream.schemas import Alert, DetectionEvent, SchemaError, unpack_alert, unpack_detection
 
 log = logging.getLogger(__name__)
+DAY_S = 86400
 SNAPSHOT_BATCH = 20  # alerts whose snapshots are looked for per pass
 SNAPSHOT_IDLE_S = 1.0
 
@@ -140,11 +141,24 @@ def _consume(
         return _readable(messages, producer, config, stats)
 
     def prune() -> None:
-        forgotten, dropped = writer.prune(config.retention_days * 86400, int(config.max_snapshot_mb * 1e6))
+        """One retention pass over every kind the database keeps, each recorded for the admin page."""
+        forgotten, dropped = writer.prune(
+            config.retention_days * DAY_S, int(config.max_snapshot_mb * 1e6), config.snapshot_days * DAY_S
+        )
         stats.forgotten += forgotten
         stats.images_dropped += dropped
+        kept = [
+            ("alerts", config.retention_days, "alerts, alert_records, stranger_visits", forgotten),
+            ("evidence", config.snapshot_days, "alert_snapshots", dropped),
+        ]
+        expired = audit.expire(writer.engine, time.time_ns() - int(config.audit_days * DAY_S * 1e9))
+        kept.append(("audit", config.audit_days, "audit", expired))
         if sightings is not None:
-            stats.sightings_forgotten += len(sightings.prune(config.sightings_days * 86400, config.max_sightings))
+            gone = len(sightings.prune(config.sightings_days * DAY_S, config.max_sightings))
+            stats.sightings_forgotten += gone
+            kept.append(("sightings", config.sightings_days, "sightings", gone))
+        for kind, days, place, removed in kept:
+            retention.applied(writer.engine, kind, days, place, config.group, removed)
 
     try:
         consume_into(

@@ -11,6 +11,7 @@ from bench.settings import (
     AlertingBenchConfig,
     AlertStoreBenchConfig,
     BacklogBenchConfig,
+    ClipBenchConfig,
     DecodeBenchConfig,
     E2EConfig,
     EmbeddingBenchConfig,
@@ -181,6 +182,23 @@ def alert_store(**values) -> None:
     from bench.alert_store import run
 
     run(AlertStoreBenchConfig(**values), _command("alert-store"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  python -m bench clip                                     # a 20 s alert at 10 and 30 fps (broker running)
+  python -m bench clip --seconds 60 --fps 30
+""",
+    context_settings={"show_default": True},
+)
+@options(ClipBenchConfig)
+def clip(**values) -> None:
+    """An alert's clip, as the review page asks for it: its frames read back from Kafka, faces boxed,
+    H.264 by PyAV; the target is a 20 s alert within 2 s."""
+    from bench.clip import run
+
+    run(ClipBenchConfig(**values), _command("clip"))
 
 
 @bench.command(

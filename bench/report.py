@@ -15,6 +15,7 @@ from collections.abc import Callable
 from bench import (
     alert_store,
     alerting,
+    clip,
     decode,
     detector_backlog,
     e2e_report,
@@ -162,6 +163,7 @@ BLOCKS: dict[tuple[str, str], Callable[[dict[str, dict]], str]] = {
     ("docs/alerting.md", "threshold"): threshold.block,
     ("docs/search.md", "search"): search.block,
     ("docs/dashboard.md", "roles"): lambda _results: roles_table(),
+    ("docs/dashboard.md", "clip"): clip.block,
 }
 
 

@@ -636,3 +636,15 @@ class E2EConfig(Checked):
     def detect_args(self) -> tuple[str, ...]:
         """What each detector's command line gets beyond the benchmark's own options."""
         return (*self.extra_detect_args, *(("--allow-random-weights",) if self.allow_random_weights else ()))
+
+
+@dataclass(frozen=True)
+class ClipBenchConfig(Checked):
+    """``bench clip``: an alert's clip made from its frames in Kafka, as the review page asks for it."""
+
+    seconds: float = setting(20.0, "Length of the alert (its frames in Kafka).", minimum=1)
+    fps: tuple[float, ...] = listed(
+        "10,30", "Camera frame rates to stream the alert's frames at.", item=float, show_item=lambda f: f"{f:g}"
+    )
+    repeats: int = setting(5, "Clips made of each alert (none cached).", minimum=1)
+    out: Path = setting(RESULTS / "clip-cpu.json", "Result file.", metavar="FILE")

@@ -53,6 +53,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "GET /api/state": ("viewer", "the live state"),
     "GET /frames/{camera}/{seq:int}.jpg": ("viewer", "a camera's latest sampled frame"),
     "GET /evidence/{alert_id}.jpg": ("viewer", "an alert's evidence frame (audited)"),
+    "GET /clips/{alert_id}.mp4": ("viewer", "an alert's frames as a clip, its faces boxed (audited)"),
     "GET /history": ("viewer", "the history page"),
     "GET /api/alerts": ("viewer", "the alert store's alerts, filtered and paged"),
     "GET /snapshots/{alert_id}.jpg": ("viewer", "an alert's stored snapshot (audited)"),
@@ -76,6 +77,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "POST /api/users": ("admin", "add an account (audited)"),
     "POST /api/users/{name}": ("admin", "change an account's role, access or password (audited)"),
     "GET /api/audit": ("admin", "the audit log, as JSON or CSV (?format=csv)"),
+    "GET /api/retention": ("admin", "how long each kind of data is kept, where, and what the last pass removed"),
 }
 PAGES = ("/", "/history", "/search", "/strangers", "/admin")
 

@@ -1,8 +1,10 @@
-"""The admin page's API: the accounts (list, add, change role, disable, reset a password) and the
-audit log (read, filtered, exported as CSV or JSON; nothing here changes or deletes a record).
-Every change to an account is itself audited, and ends the account's sessions."""
+"""The admin page's API: the accounts (list, add, change role, disable, reset a password), the audit
+log (read, filtered, exported as CSV or JSON; nothing here changes or deletes a record) and the
+retention of each kind of data (the alert store's passes as it recorded them, the topics' as the
+brokers apply it). Every change to an account is itself audited, and ends the account's sessions."""
 
 import json
+import logging
 
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
@@ -10,15 +12,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from facestream.alertdb import accounts, audit
+from facestream import kafka_topics
+from facestream.alertdb import accounts, audit, retention
 from facestream.dashboard.access import audit_entry, caller_of
-from facestream.errors import ConfigError
+from facestream.errors import ConfigError, FacestreamError
 
+log = logging.getLogger(__name__)
 MS = 1_000_000
 AUDIT_MAX = 10_000
 
 
-def routes(engine: Engine, page_html: bytes) -> list[Route]:
+def routes(engine: Engine, page_html: bytes, topics: dict[str, tuple[str, ...]]) -> list[Route]:
+    """``topics``: what each kind in Kafka is kept in (frames, detection events, ...), for retention."""
+
     async def page(_request: Request) -> Response:
         return Response(page_html, media_type="text/html")
 
@@ -83,13 +89,47 @@ def routes(engine: Engine, page_html: bytes) -> list[Route]:
         )
         return JSONResponse({"entries": [audit_row(e) for e in found]}, headers=headers)
 
+    def kept() -> dict:
+        try:
+            days = kafka_topics.retention_days([t for names in topics.values() for t in names])
+        except FacestreamError as exc:
+            days = {}
+            log.warning("cannot read the topics' retention: %s", exc)
+        in_kafka = [
+            {"kind": kind, "place": topic, "days": _days(days.get(topic, "unknown")), "applied_by": "Kafka"}
+            for kind, names in topics.items()
+            for topic in names
+        ]
+        in_database = [
+            {
+                "kind": row.kind,
+                "place": row.place,
+                "days": row.days,
+                "applied_by": row.applied_by,
+                "applied_ms": row.applied_ts_ns // MS,
+                "removed": row.removed,
+                "removed_total": row.removed_total,
+            }
+            for row in retention.listed(engine)
+        ]
+        return {"kafka": in_kafka, "database": in_database}
+
+    async def retention_of(_request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(kept))
+
     return [
         Route("/admin", page),
+        Route("/api/retention", retention_of),
         Route("/api/users", users),
         Route("/api/users", answer(added), methods=["POST"]),
         Route("/api/users/{name}", answer(changed), methods=["POST"]),
         Route("/api/audit", audit_log),
     ]
+
+
+def _days(value: float | str) -> float | str | None:
+    """Days as JSON has them: None for forever, a sentence where unknown."""
+    return None if value == float("inf") else value
 
 
 def _user(user: accounts.User) -> dict:

@@ -21,6 +21,7 @@ from starlette.staticfiles import StaticFiles
 
 from facestream import health
 from facestream.alertdb import audit, queries
+from facestream.clips import alert_clip as alert_clip_of
 from facestream.dashboard import admin, history, login, search, strangers, teach
 from facestream.dashboard.access import Access, audit_entry, caller_of, guard
 from facestream.dashboard.config import DashboardConfig
@@ -32,7 +33,18 @@ from facestream.schemas import Alert, unpack_alert
 PUSH_INTERVAL_S = 0.5  # the page is told of changes at most this often
 KEEPALIVE_S = 15.0  # a comment line on a quiet stream, so proxies keep it open
 EVIDENCE_KEPT = 100  # evidence frames kept once read back
+CLIPS_KEPT = 20  # alerts' clips kept once made (a few MB)
 UNCACHED = {"Cache-Control": "private, no-store"}  # a face is shown only as asked for: each view audited
+
+
+def kept_in_kafka(config: DashboardConfig) -> dict[str, tuple[str, ...]]:
+    """Each kind of data in Kafka and its topics, for the admin page's retention."""
+    return {
+        "frames": config.frames_topics,
+        "detection events (embeddings)": (config.detections_topic,),
+        "poses": (config.poses_topic,),
+        "alerts": (config.alerts_topic,),
+    }
 
 
 def make_app(
@@ -50,6 +62,7 @@ def make_app(
     page = (static / "index.html").read_bytes()
     watchers = Gauge("facestream_dashboard_pages", "Pages open (event streams).", registry=registry)
     evidence: OrderedDict[str, bytes] = OrderedDict()
+    clips: OrderedDict[str, bytes] = OrderedDict()
 
     async def index(_request: Request) -> Response:
         return Response(page, media_type="text/html")
@@ -119,6 +132,24 @@ def make_app(
         )
         return Response(evidence[alert_id], media_type="image/jpeg", headers=UNCACHED)
 
+    async def alert_clip(request: Request) -> Response:
+        """The alert's frames as an MP4 (``clips.py``), made on first request and kept for the next."""
+        alert_id = request.path_params["alert_id"]
+        if alert_id not in clips:
+            alert = await run_in_threadpool(find_alert, alert_id)
+            if alert is None:
+                return PlainTextResponse("no such alert in the feed or the alert store", 404)
+            made = await run_in_threadpool(alert_clip_of, alert, config.frames_topics, config.detections_topic)
+            if made is None:
+                return PlainTextResponse("the frames of this alert are no longer in Kafka", 404)
+            clips[alert_id] = made
+            while len(clips) > CLIPS_KEPT:
+                clips.popitem(last=False)
+        if request.headers.get("range", "bytes=0-").startswith("bytes=0-"):  # a player's later ranges: one look
+            said = audit_entry(caller_of(request), "clip", f"alert {alert_id}")
+            await run_in_threadpool(audit.record, database, said)
+        return Response(clips[alert_id], media_type="video/mp4", headers=UNCACHED)
+
     routes = [
         Route("/", index),
         Route("/favicon.ico", no_icon),
@@ -126,8 +157,9 @@ def make_app(
         Route("/api/state", snapshot),
         Route("/frames/{camera}/{seq:int}.jpg", frame),
         Route("/evidence/{alert_id}.jpg", alert_evidence),
+        Route("/clips/{alert_id}.mp4", alert_clip),
         *login.routes(access, (static / "login.html").read_bytes(), throttle),
-        *admin.routes(database, (static / "admin.html").read_bytes()),
+        *admin.routes(database, (static / "admin.html").read_bytes(), kept_in_kafka(config)),
         *history.routes(database, (static / "history.html").read_bytes()),
         *teach.routes(config, database, gallery, find_alert, embed),
         *search.routes(config, database, gallery, find_alert, embed, (static / "search.html").read_bytes()),

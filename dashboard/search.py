@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from facestream import evidence, paths
-from facestream.alertdb import audit, sightings
+from facestream.alertdb import audit, queries, sightings
 from facestream.alertdb.schema import embedder_name
 from facestream.dashboard.access import Caller, Endpoint, audit_entry, caller_of
 from facestream.dashboard.config import DashboardConfig
@@ -122,14 +122,27 @@ def routes(
         return {"audit_id": audit_id, "sightings": len(hits), "visits": [_visit(v) for v in visits(hits)]}
 
     def forget(query: Query, caller: Caller, threshold: float) -> dict:
+        """Erase a face from every place facestream keeps it, and say what went from each."""
         forgotten = index.forget(query.embeddings, query.embedder, threshold)
+        removed = {"sightings": forgotten, "gallery_entry": 0, "alerts": 0, "snapshots": 0}
         if query.person_id is not None:
+            entry = gallery.entry(query.person_id)
             change_entry(config.gallery_topic, gallery, None, query.person_id)
+            removed["gallery_entry"] = 1
+            if entry is not None:
+                removed["alerts"], removed["snapshots"] = queries.forget_person(engine, entry.name)
+        said = ", ".join(f"{n} {place}" for place, n in removed.items())
         audit_id = audit.record(
-            engine, audit_entry(caller, "forget", query.subject, forgotten, min_similarity=threshold)
+            engine, audit_entry(caller, "forget", f"{query.subject}: {said}", forgotten, min_similarity=threshold)
         )
-        log.info("erasure %d by %s: %s: %d sightings forgotten", audit_id, caller.name, query.subject, forgotten)
-        return {"audit_id": audit_id, "forgotten": forgotten, "gallery_entry_removed": query.kind == "person"}
+        log.info("erasure %d by %s: %s: %s", audit_id, caller.name, query.subject, said)
+        return {
+            "audit_id": audit_id,
+            "forgotten": forgotten,
+            "gallery_entry_removed": bool(removed["gallery_entry"]),
+            "removed": removed,
+            "in_kafka": "frames and detection events still in Kafka go with the topics' retention (/api/retention)",
+        }
 
     async def find(request: Request) -> Response:
         try:

@@ -63,12 +63,28 @@ def _find(
 ) -> Record | None:
     """The first record of ``camera_id`` with ``frame_seq`` in ``topics``, looked for from just before
     its capture time."""
+    found = camera_records(topics, camera_id, capture_ts_ns, capture_ts_ns, unpack, lambda r: r.frame_seq == frame_seq)
+    return found[0] if found else None
+
+
+def camera_records(
+    topics: tuple[str, ...],
+    camera_id: str,
+    since_ns: int,
+    until_ns: int,
+    unpack: Callable[[bytes], Record],
+    wanted: Callable[[Record], bool] | None = None,
+) -> list[Record]:
+    """The records of ``camera_id`` in ``topics`` whose Kafka timestamps fall between ``since_ns`` and
+    ``until_ns`` (give or take LOOK_BEFORE_S and LOOK_AFTER_S: the clocks that stamp them trail
+    capture), in the order each partition holds them; with ``wanted``, only the first that it accepts."""
     from confluent_kafka import Consumer, TopicPartition
 
     settings: dict[str, Any] = {"group.id": kafka_reading.EVIDENCE_GROUP, "enable.auto.commit": False}
     consumer = kafka_clients.made(Consumer, kafka_clients.client_config(**settings))
+    found: list[Record] = []
     try:
-        since_ms = max(0, capture_ts_ns // 1_000_000 - int(LOOK_BEFORE_S * 1000))  # Kafka takes no time before 1970
+        since_ms = max(0, since_ns // 1_000_000 - int(LOOK_BEFORE_S * 1000))  # Kafka takes no time before 1970
         asked = [
             TopicPartition(topic, p, since_ms)
             for topic in topics
@@ -76,13 +92,13 @@ def _find(
         ]
         starts = [tp for tp in consumer.offsets_for_times(asked, timeout=READ_TIMEOUT_S) if tp.offset >= 0]
         if not starts:
-            return None
+            return found
         ends = {
             (tp.topic, tp.partition): consumer.get_watermark_offsets(tp, timeout=READ_TIMEOUT_S)[1] for tp in starts
         }
         consumer.assign(starts)
         open_parts = {(tp.topic, tp.partition) for tp in starts}
-        key, until_ms = camera_id.encode(), capture_ts_ns // 1_000_000 + int(LOOK_AFTER_S * 1000)
+        key, until_ms = camera_id.encode(), until_ns // 1_000_000 + int(LOOK_AFTER_S * 1000)
         deadline = time.monotonic() + READ_TIMEOUT_S
         while open_parts and time.monotonic() < deadline:
             msg = consumer.poll(0.5)
@@ -91,15 +107,18 @@ def _find(
             where = (msg.topic(), msg.partition())
             if msg.offset() >= ends[where] - 1 or msg.timestamp()[1] > until_ms:
                 open_parts.discard(where)
-            if msg.key() != key:
+            if msg.key() != key or (where not in open_parts and msg.timestamp()[1] > until_ms):
                 continue
             try:
                 record = unpack(msg.value())
             except SchemaError:
                 continue
-            if record.frame_seq == frame_seq:
-                return record
-        return None
+            if wanted is None:
+                if since_ns <= record.capture_ts_ns <= until_ns:
+                    found.append(record)
+            elif wanted(record):
+                return [record]
+        return found
     finally:
         consumer.close()
 

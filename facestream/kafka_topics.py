@@ -132,3 +132,46 @@ def _passes(error) -> bool:
 
     transient = (KafkaError.INVALID_REPLICATION_FACTOR, KafkaError.NOT_CONTROLLER, KafkaError._TIMED_OUT)
     return error.retriable() or error.code() in transient
+
+
+DAY_MS = 86_400_000
+
+
+def retention_days(topics: list[str], bootstrap: str | None = None) -> dict[str, float | str]:
+    """Each topic's ``retention.ms`` as the brokers apply it, in days (``inf``: kept forever); a
+    sentence instead where it cannot be read (no such topic, or the ACLs do not allow it)."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import ConfigResource, ResourceType
+
+    client = kafka_clients.admin(bootstrap)
+    found: dict[str, float | str] = {}
+    asked = {ConfigResource(ResourceType.TOPIC, topic): topic for topic in topics}
+    for resource, future in client.describe_configs(list(asked), request_timeout=10).items():
+        topic = asked.get(resource) or resource.name
+        try:
+            entry = future.result()["retention.ms"]
+        except (KafkaException, KeyError) as exc:
+            found[topic] = f"unknown: {exc}"
+            continue
+        ms = int(entry.value)
+        found[topic] = float("inf") if ms < 0 else ms / DAY_MS
+    return found
+
+
+def set_retention_days(topics: dict[str, float], bootstrap: str | None = None) -> None:
+    """Set each topic's ``retention.ms`` (days; ``inf`` keeps its records forever); BrokerError if refused."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    client = kafka_clients.admin(bootstrap)
+    resources = []
+    for topic, days in topics.items():
+        ms = "-1" if days == float("inf") else str(int(days * DAY_MS))
+        change = ConfigEntry("retention.ms", ms, incremental_operation=AlterConfigOpType.SET)
+        resources.append(ConfigResource(ResourceType.TOPIC, topic, incremental_configs=[change]))
+    for resource, future in client.incremental_alter_configs(resources).items():
+        try:
+            future.result()
+        except KafkaException as exc:
+            raise BrokerError(f"cannot set the retention of topic {resource.name}: {exc.args[0]}") from None
+        log.info("topic %s keeps its records %s days", resource.name, topics[resource.name])

@@ -75,11 +75,11 @@ def search(
         params["photo"] = photo.name
     if forget:
         answer = json.loads(api.call("POST", "/api/search/forget", params, body))
-        click.echo(
-            json.dumps(answer)
-            if as_json
-            else f"forgotten: {answer['forgotten']} sightings (audit {answer['audit_id']})"
+        places = ", ".join(f"{n} {place}" for place, n in answer["removed"].items())
+        said = (
+            f"forgotten: {answer['forgotten']} sightings ({places}; audit {answer['audit_id']}); {answer['in_kafka']}"
         )
+        click.echo(json.dumps(answer) if as_json else said)
         return
     answer = json.loads(api.call("POST", "/api/search", {**params, "since": since, "limit": str(limit)}, body))
     click.echo(json.dumps(answer, indent=1) if as_json else visit_lines(answer))

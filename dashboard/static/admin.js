@@ -1,5 +1,6 @@
 // The admin page: the accounts (add, change role, disable, reset a password; a made password is shown
-// once) and the audit log, filtered and exported. Text goes in as text (never as HTML).
+// once), how long each kind of data is kept, and the audit log, filtered and exported. Text goes in as
+// text (never as HTML).
 "use strict";
 
 async function change(name, body) {
@@ -56,6 +57,24 @@ async function showAudit(event) {
   }
 }
 
+async function showRetention() {
+  const response = await fetch("api/retention");
+  if (!response.ok) return;
+  const kept = await response.json();
+  const rows = document.querySelector("#retention tbody");
+  rows.replaceChildren();
+  for (const row of [...kept.database, ...kept.kafka]) {
+    const tr = element("tr");
+    tr.dataset.kind = row.kind;
+    const days = row.days === null ? "forever" : typeof row.days === "number" ? row.days.toFixed(2).replace(/\.?0+$/, "") : row.days;
+    const removed = row.removed === undefined ? "" : `${row.removed}, ${row.removed_total}`;
+    for (const text of [row.kind, row.place, days, row.applied_by, row.applied_ms ? when(row.applied_ms) : "", removed]) {
+      tr.append(element("td", "", String(text)));
+    }
+    rows.append(tr);
+  }
+}
+
 document.getElementById("add").addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = new FormData(event.target);
@@ -71,4 +90,5 @@ document.getElementById("add").addEventListener("submit", async (event) => {
 });
 document.getElementById("audit-filter").addEventListener("submit", showAudit);
 showUsers();
+showRetention();
 showAudit();

@@ -20,6 +20,26 @@ function query(before) {
   return params;
 }
 
+// The alert's frames as a clip in place of its snapshot, while Kafka still holds them; else it says so
+// and the snapshot stays.
+function clipButton(alert, li) {
+  const button = element("button", "clip", "Clip");
+  button.type = "button";
+  button.addEventListener("click", () => {
+    const picture = li.querySelector("img, .noevidence");
+    const video = element("video", "clip");
+    Object.assign(video, { controls: true, autoplay: true, muted: true, playsInline: true });
+    video.src = `clips/${encodeURIComponent(alert.alert_id)}.mp4`;
+    video.addEventListener("error", () => {
+      video.replaceWith(picture);
+      button.replaceWith(element("span", "clip-gone", "frames no longer in Kafka: the snapshot stays"));
+    });
+    picture.replaceWith(video);
+    button.disabled = true;
+  });
+  return button;
+}
+
 let traces = false;  // the role identity (or above) may follow a journey
 may("identity").then((ok) => { traces = ok; });
 may("reviewer").then((ok) => { document.querySelector(".actions .reviewing").hidden = !ok; });
@@ -65,6 +85,7 @@ function item(alert) {
       : `strangers?${alert.journey.split("?")[1]}`;
     text.append(link);
   }
+  if (alert.kind !== "camera_offline") text.append(clipButton(alert, li));
   li.append(pick, picture, text);
   return li;
 }

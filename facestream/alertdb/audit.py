@@ -1,5 +1,5 @@
-"""The audit log: every look at a face (an evidence frame, a snapshot, a search's frame, a stranger's
-face, a journey, a search), every change people made (enrol, teach, forget, review, a user's account)
+"""The audit log: every look at a face (an evidence frame, a snapshot, a clip, a search's frame, a
+journey, a search), every change people made (enrol, teach, forget, review, a user's account)
 and every sign-in: who, when, from where, what (ids, never an image), how many.
 
 Biometric data must be accounted for, so a look is written down before its face is shown, and the log
@@ -16,7 +16,7 @@ from sqlalchemy import Engine, delete, insert, select
 
 from facestream.alertdb.schema import audit
 
-LOOKS = ("evidence", "snapshot", "frame", "face", "live")  # a face shown
+LOOKS = ("evidence", "snapshot", "clip", "frame", "live")  # a face shown
 SEARCHES = ("photo", "alert", "person", "journey")  # sightings found
 CHANGES = ("forget", "name", "split", "enrol", "teach", "not-person", "undo", "review", "user", "token")
 SIGN_INS = ("login", "logout", "login-refused")

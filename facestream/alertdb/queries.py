@@ -5,7 +5,7 @@ one alert with its whole life, its snapshot; and reviews, which are the one thin
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, and_, select, tuple_, update
+from sqlalchemy import Engine, and_, delete, select, tuple_, update
 
 from facestream.alertdb.schema import alerts, records, snapshots
 from facestream.alertdb.writer import STATE_ORDER
@@ -99,3 +99,17 @@ def review(engine: Engine, alert_ids: list[str], by: str, comment: str | None = 
             .values(reviewed_ts_ns=now_ns or time.time_ns(), reviewed_by=by)
         )
         return done.rowcount
+
+
+def forget_person(engine: Engine, name: str) -> tuple[int, int]:
+    """Delete the alerts whose evidence names the enrolled person ``name`` (person_seen), with their
+    records and snapshots: part of erasing a person; return (alerts, snapshot images) removed."""
+    with engine.begin() as conn:
+        seen = conn.execute(select(alerts.c.alert_id, alerts.c.evidence).where(alerts.c.kind == "person_seen"))
+        ids = [alert_id for alert_id, evidence in seen if any(s.get("person") == name for s in evidence)]
+        if not ids:
+            return 0, 0
+        images = conn.execute(delete(snapshots).where(snapshots.c.alert_id.in_(ids), snapshots.c.bytes > 0)).rowcount
+        conn.execute(delete(snapshots).where(snapshots.c.alert_id.in_(ids)))
+        conn.execute(delete(records).where(records.c.alert_id.in_(ids)))
+        return conn.execute(delete(alerts).where(alerts.c.alert_id.in_(ids))).rowcount, images

@@ -205,3 +205,15 @@ stranger_visits = Table(
     Column("split_from", JSON, nullable=False),  # strangers people said it is not ("not this person")
     Index("ix_stranger_visits_stranger", "stranger_id", "started_ts_ns"),
 )
+
+retention = Table(
+    "retention",
+    metadata,
+    Column("kind", String(16), primary_key=True),  # retention.KINDS
+    Column("days", Float, nullable=False),
+    Column("place", String(200), nullable=False),  # the tables it is kept in
+    Column("applied_by", String(255), nullable=False),  # the service (its group) that applies it
+    Column("applied_ts_ns", BigInteger, nullable=False),  # its last pass
+    Column("removed", BigInteger, nullable=False),  # rows removed by that pass
+    Column("removed_total", BigInteger, nullable=False),  # since the kind was first applied here
+)

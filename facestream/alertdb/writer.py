@@ -95,19 +95,32 @@ class AlertWriter(SinkWriter):
         with self.engine.begin() as conn:
             upsert(conn, snapshots, row, ("alert_id",))
 
-    def prune(self, max_age_s: float, max_snapshot_bytes: int, now_ns: int | None = None) -> tuple[int, int]:
-        """Forget alerts last updated more than ``max_age_s`` ago (with their records, snapshots and visits), then
-        drop the oldest snapshots' images until they take at most ``max_snapshot_bytes``; return (alerts
-        forgotten, images dropped)."""
-        cutoff = (now_ns or time.time_ns()) - int(max_age_s * 1e9)
+    def prune(
+        self,
+        max_age_s: float,
+        max_snapshot_bytes: int,
+        max_snapshot_age_s: float | None = None,
+        now_ns: int | None = None,
+    ) -> tuple[int, int]:
+        """Forget alerts last updated more than ``max_age_s`` ago (with their records, snapshots and visits),
+        drop the images of snapshots stored more than ``max_snapshot_age_s`` ago, then the oldest
+        snapshots' images until they take at most ``max_snapshot_bytes``; return (alerts forgotten,
+        images dropped)."""
+        now = now_ns or time.time_ns()
+        cutoff = now - int(max_age_s * 1e9)
         with self.engine.begin() as conn:
             old = select(alerts.c.alert_id).where(alerts.c.updated_ts_ns < cutoff)
             strangers.forget_alerts(conn, old)
             for table in (records, snapshots):
                 conn.execute(delete(table).where(table.c.alert_id.in_(old)))
             forgotten = conn.execute(delete(alerts).where(alerts.c.updated_ts_ns < cutoff)).rowcount
-            total = conn.execute(select(func.coalesce(func.sum(snapshots.c.bytes), 0))).scalar_one()
             dropped = 0
+            if max_snapshot_age_s is not None:
+                aged = and_(snapshots.c.bytes > 0, snapshots.c.stored_ts_ns < now - int(max_snapshot_age_s * 1e9))
+                dropped = conn.execute(
+                    update(snapshots).where(aged).values(status="dropped", jpeg=None, bytes=0)
+                ).rowcount
+            total = conn.execute(select(func.coalesce(func.sum(snapshots.c.bytes), 0))).scalar_one()
             if total > max_snapshot_bytes:
                 oldest = conn.execute(
                     select(snapshots.c.alert_id, snapshots.c.bytes)

@@ -9,8 +9,8 @@ import pytest
 from helpers.store import ENDED, OPENED, UPDATED, S, received
 from sqlalchemy import select
 
-from facestream.alertdb import open_database
-from facestream.alertdb.schema import alerts, records
+from facestream.alertdb import audit, open_database, queries, retention
+from facestream.alertdb.schema import alerts, records, snapshots
 from facestream.alertdb.writer import AlertWriter
 from facestream.errors import ConfigError
 
@@ -80,3 +80,33 @@ def test_services_starting_together_on_a_new_database_all_open_it(database_url: 
     starters = [subprocess.Popen([sys.executable, "-c", opening], stderr=subprocess.PIPE, text=True) for _ in range(4)]
     outcomes = [(starter.wait(timeout=60), starter.stderr.read()) for starter in starters]
     assert [code for code, _ in outcomes] == [0] * 4, outcomes
+
+
+def test_retention_by_kind_drops_old_evidence_and_audit_and_records_each_pass(writer: AlertWriter) -> None:
+    engine = writer.engine
+    writer.write([received(OPENED, 0)])
+    writer.keep_snapshot(OPENED.alert_id, "kept", b"\xff\xd8" + b"x" * 998)
+    stored = rows(writer, snapshots)[0]["stored_ts_ns"]
+    images_10_s = dict(max_age_s=10**10, max_snapshot_bytes=10**9, max_snapshot_age_s=10)  # alerts: centuries
+    assert writer.prune(**images_10_s, now_ns=stored + 5 * S) == (0, 0)
+    assert writer.prune(**images_10_s, now_ns=stored + 11 * S) == (0, 1)  # the image goes, the alert stays
+    assert [r["status"] for r in rows(writer, snapshots)] == ["dropped"] and len(rows(writer, alerts)) == 1
+    audit.record(engine, audit.AuditEntry("ana", "evidence", "alert a1", 1, at_ts_ns=1 * S))
+    audit.record(engine, audit.AuditEntry("ana", "evidence", "alert a2", 1, at_ts_ns=3 * S))
+    assert audit.expire(engine, before_ts_ns=2 * S) == 1 and [e.subject for e in audit.entries(engine)] == ["alert a2"]
+    retention.applied(engine, "audit", 365.0, "audit", "store", 1)
+    retention.applied(engine, "audit", 365.0, "audit", "store", 2)
+    (pass_,) = retention.listed(engine)
+    assert (pass_.kind, pass_.days, pass_.removed, pass_.removed_total) == ("audit", 365.0, 2, 3)
+    with pytest.raises(ValueError, match="unknown kind"):
+        retention.applied(engine, "faces", 1.0, "x", "store", 0)
+
+
+def test_erasing_a_person_removes_the_alerts_that_name_them(writer: AlertWriter) -> None:
+    named = dataclasses.replace(OPENED.evidence[0], person="Barack Obama")
+    seen = dataclasses.replace(OPENED, alert_id="seen-1", kind="person_seen", evidence=(named,))
+    writer.write([received(OPENED, 0), received(seen, 1)])
+    writer.keep_snapshot("seen-1", "kept", b"\xff\xd8" + b"x" * 98)
+    assert queries.forget_person(writer.engine, "Barack Obama") == (1, 1)
+    assert [r["alert_id"] for r in rows(writer, alerts)] == [OPENED.alert_id]  # the stranger's stays
+    assert queries.forget_person(writer.engine, "Barack Obama") == (0, 0)

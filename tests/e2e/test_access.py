@@ -14,21 +14,25 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import pytest
+from click.testing import CliRunner
 from helpers.accounts import Client, make_users, sign_in_page
 from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
 from helpers.http import free_port, get
 from helpers.proxy import PROXY_ADDRESS, basic_auth_proxy
 from helpers.store import OPENED, S, received
-from helpers.worker import dashboard_on
+from helpers.worker import dashboard_on, store_on
 
 from facestream import kafka_clients, kafka_topics
+from facestream.alert_store.config import alert_store_command
 from facestream.alertdb import open_database
 from facestream.alertdb.accounts import ROLES
 from facestream.alertdb.writer import AlertWriter
 from facestream.dashboard.access import PAGES, PUBLIC, ROUTES
 from facestream.dashboard.config import dashboard_command
 from facestream.schemas import Alert, Face, Frame, Sighting, pack_alert, pack_frame
+from facestream.tools.cli import cli
 
 PEOPLE = {"vic": "viewer", "rita": "reviewer", "ida": "identity", "ada": "admin"}
 # a value for each path parameter of ROUTES: none of them exists, so an allowed request changes nothing
@@ -268,3 +272,63 @@ def test_a_reverse_proxy_that_signs_users_in_names_them(site: Site, tmp_path: Pa
         assert through.call("POST", "/api/alerts/review", review, headers=signed)[0] == 200
     reviews = audit_of(site, who="ida", kind="review")
     assert len(reviews) == 1 and reviews[0]["address"] == "127.0.0.1"  # the client, from X-Forwarded-For
+
+
+def test_the_admin_page_shows_how_long_each_kind_is_kept(site: Site, bootstrap: str) -> None:
+    names = {**site.names, "group": f"{site.names['alerts']}.group", "dlq": f"{site.names['alerts']}.dlq"}
+    store = store_on(names, site.database, prune_every_s=1.0, audit_days=30.0, snapshot_days=2.0, stop_after_idle_s=3.0)
+    done = subprocess.run(alert_store_command(store), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = CliRunner().invoke(cli, ["kafka", "retention", f"{site.names['detections']}=0.5"])
+    assert said.exit_code == 0 and f"{site.names['detections']:<24} 0.5 days" in said.output, said.output
+    admin = Client(site.port).sign_in("ada")
+    kept = json.loads(admin.call("GET", "/api/retention")[1])
+    in_database = {row["kind"]: (row["days"], row["applied_by"]) for row in kept["database"]}
+    assert in_database == {"alerts": (30.0, store.group), "evidence": (2.0, store.group), "audit": (30.0, store.group)}
+    in_kafka = {row["place"]: row["days"] for row in kept["kafka"]}
+    assert in_kafka[site.names["detections"]] == 0.5 and in_kafka[site.names["frames"]] == 1.0  # the broker's 24 h
+    with chromium() as page:
+        sign_in_page(page, site.port, "ada", "admin")
+        wait_until("the retention table", lambda: count(page, "#retention tbody tr") == 7, 20)
+        row = page.find_element("css selector", "#retention tr[data-kind=evidence]").text
+        assert "alert_snapshots" in row and "2" in row and store.group in row
+        assert console_errors(page) == []
+
+
+def test_an_alert_s_clip_plays_in_chromium_while_kafka_holds_its_frames(
+    site: Site, bootstrap: str, sample_dir: Path
+) -> None:
+    producer = kafka_clients.producer("access-test", bootstrap)
+    photo = cv2.resize(cv2.imread(str(sample_dir / "biden.jpg")), (640, 480))
+    jpeg = cv2.imencode(".jpg", photo)[1].tobytes()
+    start = time.time_ns() - 3 * S
+    for seq in range(30):  # 3 s at 10 fps
+        frame = Frame("gate", seq, start + seq * S // 10, 640, 480, jpeg)
+        kafka_clients.send(producer, site.names["frames"], pack_frame(frame), key=b"gate")
+    assert producer.flush(10) == 0
+    sighting = Sighting("e0", 0, start, (250.0, 90.0, 390.0, 260.0), 0.1)
+    alert = Alert("clip-1", "stranger", "end", "gate", start, start + 29 * S // 10, (sighting,), 30)
+    writer = AlertWriter(open_database(site.database), "store")
+    writer.write([received(alert, 10)])
+    writer.keep_snapshot("clip-1", "kept", jpeg)
+    with chromium() as page:
+        sign_in_page(page, site.port, "vic", "history")
+        wait_until("the alerts", lambda: count(page, "#history .alert") == 4, 20)
+        assert page.execute_script(
+            "return document.createElement('video').canPlayType('video/mp4; codecs=\"avc1.64001e\"')"
+        )
+        page.find_element("css selector", ".alert[data-alert-id=clip-1] button.clip").click()
+        playing = (
+            "const v = document.querySelector('.alert[data-alert-id=clip-1] video'); return v && v.currentTime > 0.5"
+        )
+        wait_until("the clip playing", lambda: page.execute_script(playing), 30)
+        size = page.execute_script(
+            "const v = document.querySelector('video.clip'); return [v.videoWidth, v.videoHeight]"
+        )
+        assert size == [640, 480]
+        page.find_element("css selector", ".alert[data-alert-id=kept-0] button.clip").click()  # no frames in Kafka
+        wait_until("its frames gone", lambda: count(page, ".alert[data-alert-id=kept-0] .clip-gone") == 1, 30)
+        assert count(page, ".alert[data-alert-id=kept-0] img") == 1  # the snapshot stays
+        assert [e for e in console_errors(page) if "404 (Not Found)" not in e] == []
+    clips = audit_of(site, who="vic", kind="clip")
+    assert [r["subject"] for r in clips] == ["alert clip-1"]

@@ -154,7 +154,8 @@ def test_a_face_is_found_across_cameras_audited_and_erased_on_request(
             cli,
             ["search", "--forget", "--person", "barack-obama", "--url", f"http://127.0.0.1:{port}", "--token", token],
         )
-        assert erased.exit_code == 0 and "forgotten: 5 sightings" in erased.output, erased.output
+        assert erased.exit_code == 0, erased.output
+        assert "forgotten: 5 sightings (5 sightings, 1 gallery_entry, 0 alerts, 0 snapshots" in erased.output
         with engine.connect() as conn:
             left = set(conn.execute(select(sightings.c.camera_id)).scalars())
         assert left == {"gate"}  # gone from the database ...
