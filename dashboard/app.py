@@ -24,10 +24,12 @@ from facestream.alertdb import audit, queries
 from facestream.clips import alert_clip as alert_clip_of
 from facestream.dashboard import admin, history, login, search, strangers, teach
 from facestream.dashboard.access import Access, audit_entry, caller_of, guard
+from facestream.dashboard.blur import Blur
 from facestream.dashboard.config import DashboardConfig
 from facestream.dashboard.state import DashboardState
-from facestream.evidence import evidence_jpeg
+from facestream.evidence import evidence_jpeg, find_event
 from facestream.gallery import Gallery
+from facestream.pixelate import Box, pixelated_jpeg
 from facestream.schemas import Alert, unpack_alert
 
 PUSH_INTERVAL_S = 0.5  # the page is told of changes at most this often
@@ -62,7 +64,9 @@ def make_app(
     page = (static / "index.html").read_bytes()
     watchers = Gauge("facestream_dashboard_pages", "Pages open (event streams).", registry=registry)
     evidence: OrderedDict[str, bytes] = OrderedDict()
-    clips: OrderedDict[str, bytes] = OrderedDict()
+    clips: OrderedDict[tuple[str, bool], bytes] = OrderedDict()
+    hidden_faces: OrderedDict[str, list[Box]] = OrderedDict()  # by alert: what a viewer may not see
+    blur = Blur(gallery, config.watch_threshold) if config.blur_unwatched else None
 
     async def index(_request: Request) -> Response:
         return Response(page, media_type="text/html")
@@ -109,11 +113,46 @@ def make_app(
     async def snapshot(_request: Request) -> Response:
         return Response(json.dumps(shown()), media_type="application/json")
 
+    def hides(request: Request) -> bool:
+        """Whether this caller sees only the watched people's faces (``--blur-unwatched``)."""
+        return blur is not None and caller_of(request).user.role == "viewer"
+
+    def evidence_hidden(alert: Alert) -> list[Box]:
+        """The faces of the alert's evidence frame a viewer may not see: by its detection event, else
+        (gone from Kafka) the alert's own boxes unless they are a watched person's."""
+        assert blur is not None
+        if alert.alert_id not in hidden_faces:
+            first = alert.evidence[0] if alert.evidence else None
+            event = first and find_event(config.detections_topic, alert.camera_id, first.frame_seq, first.capture_ts_ns)
+            if event:
+                hidden_faces[alert.alert_id] = blur.hidden(event.faces, event.embedder)
+            else:
+                hidden_faces[alert.alert_id] = (
+                    [] if alert.kind == "person_seen" else [s.box for s in alert.evidence if s.box]
+                )
+            while len(hidden_faces) > EVIDENCE_KEPT:
+                hidden_faces.popitem(last=False)
+        return hidden_faces[alert.alert_id]
+
+    async def as_seen(request: Request, alert_id: str, jpeg: bytes) -> bytes:
+        """An alert's evidence (or snapshot) as this caller may see it."""
+        if not hides(request):
+            return jpeg
+        alert = await run_in_threadpool(find_alert, alert_id)
+        boxes = await run_in_threadpool(evidence_hidden, alert) if alert else []
+        return await run_in_threadpool(pixelated_jpeg, jpeg, boxes)
+
     async def frame(request: Request) -> Response:
-        jpeg = state.frame_jpeg(request.path_params["camera"], request.path_params["seq"])
-        if jpeg is None:
+        kept = state.kept_frame(request.path_params["camera"], request.path_params["seq"])
+        if kept is None:
             return PlainTextResponse("that frame is no longer kept", 404)
-        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "max-age=3600"})
+        jpeg = kept.jpeg
+        if hides(request):
+            assert blur is not None
+            if "faces" not in kept.found:
+                return PlainTextResponse("that frame's faces are not known yet", 404)  # the page shows found ones
+            jpeg = await run_in_threadpool(pixelated_jpeg, jpeg, blur.hidden(kept.faces, kept.embedder))
+        return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
 
     async def alert_evidence(request: Request) -> Response:
         alert_id = request.path_params["alert_id"]
@@ -130,25 +169,27 @@ def make_app(
         await run_in_threadpool(
             audit.record, database, audit_entry(caller_of(request), "evidence", f"alert {alert_id}")
         )
-        return Response(evidence[alert_id], media_type="image/jpeg", headers=UNCACHED)
+        return Response(await as_seen(request, alert_id, evidence[alert_id]), media_type="image/jpeg", headers=UNCACHED)
 
     async def alert_clip(request: Request) -> Response:
         """The alert's frames as an MP4 (``clips.py``), made on first request and kept for the next."""
         alert_id = request.path_params["alert_id"]
-        if alert_id not in clips:
+        hide = blur.hidden if blur is not None and hides(request) else None
+        key = (alert_id, hide is not None)  # a viewer's clip is made apart
+        if key not in clips:
             alert = await run_in_threadpool(find_alert, alert_id)
             if alert is None:
                 return PlainTextResponse("no such alert in the feed or the alert store", 404)
-            made = await run_in_threadpool(alert_clip_of, alert, config.frames_topics, config.detections_topic)
+            made = await run_in_threadpool(alert_clip_of, alert, config.frames_topics, config.detections_topic, hide)
             if made is None:
                 return PlainTextResponse("the frames of this alert are no longer in Kafka", 404)
-            clips[alert_id] = made
+            clips[key] = made
             while len(clips) > CLIPS_KEPT:
                 clips.popitem(last=False)
         if request.headers.get("range", "bytes=0-").startswith("bytes=0-"):  # a player's later ranges: one look
             said = audit_entry(caller_of(request), "clip", f"alert {alert_id}")
             await run_in_threadpool(audit.record, database, said)
-        return Response(clips[alert_id], media_type="video/mp4", headers=UNCACHED)
+        return Response(clips[key], media_type="video/mp4", headers=UNCACHED)
 
     routes = [
         Route("/", index),
@@ -160,7 +201,7 @@ def make_app(
         Route("/clips/{alert_id}.mp4", alert_clip),
         *login.routes(access, (static / "login.html").read_bytes(), throttle),
         *admin.routes(database, (static / "admin.html").read_bytes(), kept_in_kafka(config)),
-        *history.routes(database, (static / "history.html").read_bytes()),
+        *history.routes(database, (static / "history.html").read_bytes(), as_seen),
         *teach.routes(config, database, gallery, find_alert, embed),
         *search.routes(config, database, gallery, find_alert, embed, (static / "search.html").read_bytes()),
         *strangers.routes(config, database, gallery, find_alert, (static / "strangers.html").read_bytes()),

@@ -41,6 +41,18 @@ class DashboardConfig:
         "Serve search by face over the sightings the alert store keeps (alert-store --sightings), to the role "
         "identity; every search is written to the audit log (docs/search.md).",
     )
+    blur_unwatched: bool = setting(
+        False,
+        "For the role viewer, pixelate every face that is not a watched person's, in frames, evidence, "
+        "snapshots and clips (the other roles see them as they are).",
+    )
+    watch_threshold: float = setting(
+        0.5,
+        "Cosine similarity to a watched person's enrolled faces at which a face stays sharp for viewers "
+        "(as the person_seen rule's match-threshold).",
+        minimum=-1,
+        maximum=1,
+    )
     frames_topic: str = setting(FRAMES_TOPIC, "Topics of the camera frames (comma-separated).", parse=parse_topics)
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic of the detection events.")
     poses_topic: str = setting(POSES_TOPIC, "Topic of the pose events.")

@@ -12,6 +12,7 @@ Times are milliseconds in JSON, where nanoseconds would lose digits.
 """
 
 import json
+from collections.abc import Awaitable, Callable
 
 from sqlalchemy import Engine
 from starlette.concurrency import run_in_threadpool
@@ -28,7 +29,10 @@ COMMENT_MAX = 2000
 MS = 1_000_000
 
 
-def routes(engine: Engine, page_html: bytes) -> list[Route]:
+AsSeen = Callable[[Request, str, bytes], Awaitable[bytes]]  # an alert's image as the caller may see it
+
+
+def routes(engine: Engine, page_html: bytes, as_seen: AsSeen) -> list[Route]:
     async def history(_request: Request) -> Response:
         return Response(page_html, media_type="text/html")
 
@@ -72,6 +76,7 @@ def routes(engine: Engine, page_html: bytes) -> list[Route]:
         if not jpeg:
             return PlainTextResponse("no snapshot of that alert is kept", 404)
         await run_in_threadpool(audit.record, engine, audit_entry(caller_of(request), "snapshot", f"alert {alert_id}"))
+        jpeg = await as_seen(request, alert_id, jpeg)
         return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private, no-store"})
 
     return [

@@ -9,7 +9,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from facestream.schemas import Alert, CameraStatus, DetectionEvent, Frame, PoseEvent
+from facestream.schemas import Alert, CameraStatus, DetectionEvent, Face, Frame, ModelRef, PoseEvent
 
 KEPT_FRAMES = 8  # sampled frames per camera waiting for their events (events lag frames by their latency)
 RATE_WINDOW_S = 10.0  # events behind a camera's rate and latency figures
@@ -23,6 +23,8 @@ class SampledFrame:
     height: int
     jpeg: bytes
     found: dict[str, list] = field(default_factory=dict)  # "faces" / "people" -> what events found in it
+    faces: tuple[Face, ...] = ()  # its detection event's, with their embeddings (kept off the page)
+    embedder: ModelRef | None = None
 
 
 @dataclass
@@ -153,6 +155,7 @@ class DashboardState:
                     ]
                 else:
                     kept.found["faces"] = [{"box": list(f.box), "score": f.score} for f in event.faces]
+                    kept.faces, kept.embedder = event.faces, event.embedder
             self.version += 1
 
     def on_alert(self, alert: Alert) -> None:
@@ -181,11 +184,10 @@ class DashboardState:
                 self.groups = groups
                 self.version += 1
 
-    def frame_jpeg(self, camera_id: str, seq: int) -> bytes | None:
+    def kept_frame(self, camera_id: str, seq: int) -> SampledFrame | None:
         with self._lock:
             camera = self.cameras.get(camera_id)
-            kept = camera.frame(seq) if camera else None
-            return kept.jpeg if kept else None
+            return camera.frame(seq) if camera else None
 
     def alert(self, alert_id: str) -> Alert | None:
         with self._lock:

@@ -6,11 +6,13 @@ still hold them (their retention); the dashboard makes one on request and keeps 
 
 import logging
 import tempfile
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
 from facestream.evidence import camera_records
-from facestream.schemas import Alert, DetectionEvent, Frame, unpack_detection, unpack_frame
+from facestream.pixelate import Box, pixelate
+from facestream.schemas import Alert, DetectionEvent, Face, Frame, ModelRef, unpack_detection, unpack_frame
 
 log = logging.getLogger(__name__)
 MARGIN_NS = 1_000_000_000  # a second before the alert and after its last update
@@ -20,8 +22,15 @@ WIDTH = 640  # frames wider than this are scaled down (even sizes: H.264's 4:2:0
 BOX = (40, 40, 230)  # BGR, as on the evidence frames
 
 
-def alert_clip(alert: Alert, frames_topics: tuple[str, ...], detections_topic: str) -> bytes | None:
-    """The alert's clip as MP4 bytes, or None when the frames topics no longer hold its frames."""
+Hide = Callable[[tuple[Face, ...], ModelRef | None], list[Box]]  # faces -> the boxes to pixelate
+
+
+def alert_clip(
+    alert: Alert, frames_topics: tuple[str, ...], detections_topic: str, hide: Hide | None = None
+) -> bytes | None:
+    """The alert's clip as MP4 bytes, or None when the frames topics no longer hold its frames; with
+    ``hide``, the faces it names are pixelated (a frame without its event, one the detector skipped,
+    hides what the frame before it did)."""
     since = alert.started_ts_ns - MARGIN_NS
     until = min(alert.updated_ts_ns + MARGIN_NS, since + int(MAX_SECONDS * 1e9))
     frames: list[Frame] = camera_records(frames_topics, alert.camera_id, since, until, unpack_frame)
@@ -29,7 +38,8 @@ def alert_clip(alert: Alert, frames_topics: tuple[str, ...], detections_topic: s
         return None
     events: list[DetectionEvent] = camera_records((detections_topic,), alert.camera_id, since, until, unpack_detection)
     boxes = {event.frame_seq: [face.box for face in event.faces] for event in events}
-    return encode(sampled(frames), boxes)
+    hidden = {event.frame_seq: hide(event.faces, event.embedder) for event in events} if hide else None
+    return encode(sampled(frames), boxes, hidden)
 
 
 def sampled(frames: list[Frame], fps: float = FPS) -> list[Frame]:
@@ -41,19 +51,25 @@ def sampled(frames: list[Frame], fps: float = FPS) -> list[Frame]:
     return kept
 
 
-def encode(frames: list[Frame], boxes: dict[int, list[tuple[float, float, float, float]]]) -> bytes | None:
+def encode(
+    frames: list[Frame], boxes: dict[int, list[Box]], hidden: dict[int, list[Box]] | None = None
+) -> bytes | None:
     """H.264 in MP4 of ``frames`` (capture order), each shown at its capture time, the boxes of its
-    frame number drawn; None if no frame decodes."""
+    frame number drawn (and those ``hidden`` gives it pixelated); None if no frame decodes."""
     import cv2
     import numpy as np
 
-    images = []
+    images: list = []
+    hiding: list[Box] = []
     for frame in frames:
         image = cv2.imdecode(np.frombuffer(frame.data, np.uint8), cv2.IMREAD_COLOR)
         if image is None:
             log.warning("frame %s/%d of a clip does not decode: left out", frame.camera_id, frame.frame_seq)
             continue
         scale = min(1.0, WIDTH / image.shape[1])
+        if hidden is not None:
+            hiding = hidden.get(frame.frame_seq, hiding)
+            pixelate(image, hiding)
         for x0, y0, x1, y1 in boxes.get(frame.frame_seq, []):
             cv2.rectangle(image, (round(x0), round(y0)), (round(x1), round(y1)), BOX, max(2, image.shape[1] // 200))
         size = (int(image.shape[1] * scale) // 2 * 2, int(image.shape[0] * scale) // 2 * 2)

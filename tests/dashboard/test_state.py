@@ -41,7 +41,7 @@ def test_frames_are_kept_at_the_page_s_rate_per_camera() -> None:
         state.on_frame(frame(seq))  # at once: only the first is kept
     state.on_frame(frame(0, camera="door"))  # another camera keeps its own
     assert [f.seq for f in state.cameras["gate"].frames] == [0]
-    assert state.frame_jpeg("door", 0) == b"\xff\xd8jpeg"
+    assert state.kept_frame("door", 0).jpeg == b"\xff\xd8jpeg"
     time.sleep(0.55)
     state.on_frame(frame(9))
     assert [f.seq for f in state.cameras["gate"].frames] == [0, 9]
@@ -57,14 +57,14 @@ def test_a_tile_shows_the_newest_frame_whose_events_arrived_with_what_they_found
     tile = state.snapshot()["cameras"][0]
     assert tile["frame_seq"] == 2 and len(tile["faces"]) == 2 and len(tile["people"]) == 1
     assert tile["events_total"] == 3 and tile["latency_ms"] == 200
-    assert state.frame_jpeg("gate", 99) is None
+    assert state.kept_frame("gate", 99) is None
 
 
 def test_a_camera_keeps_only_its_last_frames() -> None:
     state = DashboardState(frame_rate=float("inf"), alerts_kept=10)
     for seq in range(KEPT_FRAMES + 5):
         state.on_frame(frame(seq))
-    assert state.frame_jpeg("gate", 0) is None and state.frame_jpeg("gate", KEPT_FRAMES + 4) is not None
+    assert state.kept_frame("gate", 0) is None and state.kept_frame("gate", KEPT_FRAMES + 4) is not None
     assert state.snapshot()["cameras"][0]["frame_seq"] == KEPT_FRAMES + 4  # no events yet: the newest
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from helpers.accounts import Client, make_users, sign_in_page
@@ -31,7 +32,19 @@ from facestream.alertdb.accounts import ROLES
 from facestream.alertdb.writer import AlertWriter
 from facestream.dashboard.access import PAGES, PUBLIC, ROUTES
 from facestream.dashboard.config import dashboard_command
-from facestream.schemas import Alert, Face, Frame, Sighting, pack_alert, pack_frame
+from facestream.schemas import (
+    Alert,
+    DetectionEvent,
+    Face,
+    Frame,
+    GalleryEntry,
+    ModelRef,
+    Sighting,
+    pack_alert,
+    pack_detection,
+    pack_frame,
+    pack_gallery_entry,
+)
 from facestream.tools.cli import cli
 
 PEOPLE = {"vic": "viewer", "rita": "reviewer", "ida": "identity", "ada": "admin"}
@@ -46,6 +59,7 @@ PARAMETERS = {
     "*": "page.js",
 }
 MENU = {"/": "Live", "/history": "History", "/search": "Search", "/strangers": "Strangers", "/admin": "Admin"}
+MODEL, EMBEDDER = ModelRef("yunet", "2023mar", "0" * 64), ModelRef("sface", "2021dec", "1" * 64)
 HOSTILE = "Robert'); DROP TABLE alerts; -- <script>document.title='owned'</script><img src=x onerror=alert(1)>"
 
 
@@ -332,3 +346,47 @@ def test_an_alert_s_clip_plays_in_chromium_while_kafka_holds_its_frames(
         assert [e for e in console_errors(page) if "404 (Not Found)" not in e] == []
     clips = audit_of(site, who="vic", kind="clip")
     assert [r["subject"] for r in clips] == ["alert clip-1"]
+
+
+def _unit(index: int) -> bytes:
+    """A made-up face embedding: the unit vector along ``index`` (128 float16 values, as SFace's)."""
+    vector = np.zeros(128, "<f2")
+    vector[index] = 1.0
+    return vector.tobytes()
+
+
+def _pixelated(image: np.ndarray, box: tuple[float, float, float, float]) -> bool:
+    """Whether the box's inside is made of large flat blocks (few distinct rows)."""
+    x0, y0, x1, y1 = (int(v) for v in box)
+    inside = image[y0 + 4 : y1 - 4, x0 + 4 : x1 - 4]
+    return len(np.unique(inside.reshape(inside.shape[0], -1), axis=0)) <= 12
+
+
+def test_viewers_see_only_the_watched_people_s_faces(site: Site, bootstrap: str, sample_dir: Path) -> None:
+    producer = kafka_clients.producer("access-test", bootstrap)
+    watched = GalleryEntry("ana", "Ana", EMBEDDER, (_unit(0),), time.time_ns(), ("ana.jpg",), watched=True)
+    kafka_clients.send(producer, site.names["gallery"], pack_gallery_entry(watched), key=b"ana")
+    now = time.time_ns()
+    photo = cv2.resize(cv2.imread(str(sample_dir / "biden.jpg")), (640, 480))
+    known, stranger = (40.0, 60.0, 200.0, 260.0), (380.0, 120.0, 560.0, 330.0)  # two regions of the photo
+    faces = (Face(known, 0.9, embedding=_unit(0)), Face(stranger, 0.9, embedding=_unit(1)))
+    event = DetectionEvent("e1", "gate", 1, now, now, MODEL, 640, 480, faces, embedder=EMBEDDER)
+    frame = Frame("gate", 1, now, 640, 480, cv2.imencode(".jpg", photo)[1].tobytes())
+    alert = Alert("blur-1", "stranger", "new", "gate", now, now, (Sighting("e1", 1, now, stranger, 0.1),), 1)
+    time.sleep(1.0)  # the gallery first, as a deployment has it
+    kafka_clients.send(producer, site.names["frames"], pack_frame(frame), key=b"gate")
+    kafka_clients.send(producer, site.names["detections"], pack_detection(event), key=b"gate")
+    kafka_clients.send(producer, site.names["alerts"], pack_alert(alert), key=b"gate")
+    assert producer.flush(10) == 0
+    viewer, admin = Client(site.port).sign_in("vic"), Client(site.port).sign_in("ada")
+
+    def image(client: Client, path: str) -> np.ndarray | None:
+        status, body = client.call("GET", path)
+        return cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR) if status == 200 else None
+
+    wait_until("the frame with its faces", lambda: image(viewer, "/frames/gate/1.jpg") is not None, 30)
+    for path in ("/frames/gate/1.jpg", "/evidence/blur-1.jpg"):
+        seen, shown = image(viewer, path), image(admin, path)
+        assert seen is not None and shown is not None, path
+        assert _pixelated(seen, stranger) and not _pixelated(seen, known), path  # the watched face stays
+        assert not _pixelated(shown, stranger) and not _pixelated(shown, known), path  # the admin sees all
