@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Engine, delete, insert, or_, select, update
 
 from facestream.alertdb.schema import sessions, users
 from facestream.errors import ConfigError
@@ -164,10 +164,13 @@ def by_token(engine: Engine, token: str) -> User | None:
 
 
 def start_session(engine: Engine, user: User, address: str | None) -> tuple[str, str]:
-    """A new session of ``user``: (the cookie's value, its CSRF token)."""
+    """A new session of ``user``: (the cookie's value, its CSRF token); expired sessions of anyone are
+    deleted on the way (a cookie nobody brings back would otherwise stay)."""
     cookie, csrf, now = secrets.token_urlsafe(32), secrets.token_urlsafe(32), time.time_ns()
     row = {"session_sha256": _digest(cookie), "name": user.name, "csrf": csrf, "address": address}
+    expired = or_(sessions.c.seen_ts_ns < now - IDLE_S * 10**9, sessions.c.started_ts_ns < now - LIFETIME_S * 10**9)
     with engine.begin() as conn:
+        conn.execute(delete(sessions).where(expired))
         conn.execute(insert(sessions), {**row, "started_ts_ns": now, "seen_ts_ns": now})
     return cookie, csrf
 
