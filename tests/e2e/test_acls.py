@@ -3,6 +3,7 @@ user (SCRAM over TLS) only its own topics and groups. The pipeline runs with tho
 own; a camera's credentials cannot read detections nor forge alerts, a dashboard's cannot write but
 the gallery, and every refusal is a clear error from the command that met it."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,7 +13,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers.http import free_port, get
+from helpers.accounts import Client, api_token, make_users
+from helpers.http import free_port
 from helpers.kafka import run_service
 from helpers.secure import certificate, free_ports
 
@@ -83,13 +85,16 @@ def test_the_pipeline_runs_with_each_role_only_its_own(
     run_service(camera, env=as_user(cluster, "camera"))
     detector = DetectorConfig(embedder="sface", provider="cpu", stop_after_idle_s=4.0, start_at="earliest")
     run_service(detector_command(detector), env=as_user(cluster, "detector"))
-    port = free_port()
+    port, database = free_port(), f"sqlite:///{tmp_path / 'alerts.db'}"
+    page_user = Client(port, token=_operator(database))
     logs = {name: tmp_path / f"{name}.log" for name in ("alerting", "dashboard")}
     alerting = AlertingConfig(stranger={"sightings": 2}, stats_interval_s=1.0)
     workers = [
         background(alerting_command(alerting), as_user(cluster, "alerting"), logs["alerting"]),
         background(
-            dashboard_command(DashboardConfig(http_port=port)), as_user(cluster, "dashboard"), logs["dashboard"]
+            dashboard_command(DashboardConfig(http_port=port, database=database)),
+            as_user(cluster, "dashboard"),
+            logs["dashboard"],
         ),
     ]
     try:
@@ -100,7 +105,7 @@ def test_the_pipeline_runs_with_each_role_only_its_own(
         while not any(a.kind == "stranger" for a in alerts) and time.monotonic() < deadline:
             alerts = [unpack_alert(r.value()) for r in read_all("alerts")]
         assert any(a.kind == "stranger" and a.camera_id == "door" for a in alerts), alerts
-        page = groups_on_page(port)
+        page = groups_on_page(page_user)
         assert "facestream-alerting" in page, page  # the page may describe every group, and their lag
     finally:
         for worker in workers:
@@ -120,11 +125,18 @@ def read_all(topic: str) -> list:
     return records
 
 
-def groups_on_page(port: int) -> list[str]:
+def _operator(database: str) -> str:
+    """The API token of a viewer of the dashboard's database."""
+    make_users(database, {"operator": "viewer"})
+    return api_token(database, "operator")
+
+
+def groups_on_page(page: Client) -> list[str]:
     """The consumer groups the dashboard shows, once it shows any (it reads them every 2 s)."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        shown = [group["group"] for group in get(port, "/api/state")[1].get("groups", [])]
+        status, body = page.call("GET", "/api/state")
+        shown = [group["group"] for group in json.loads(body).get("groups", [])] if status == 200 else []
         if shown:
             return shown
         time.sleep(1.0)
