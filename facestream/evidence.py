@@ -107,7 +107,7 @@ def camera_records(
             where = (msg.topic(), msg.partition())
             if msg.offset() >= ends[where] - 1 or msg.timestamp()[1] > until_ms:
                 open_parts.discard(where)
-            if msg.key() != key or (where not in open_parts and msg.timestamp()[1] > until_ms):
+            if msg.key() != key:
                 continue
             try:
                 record = unpack(msg.value())
