@@ -103,6 +103,10 @@ def block(results: dict[str, dict]) -> str:
     result = newest(results, "clip")
     if result is None:
         return "Not measured yet: run `python -m bench clip` (with the broker running)."
+    return "\n".join([*render(result), "", source(result)])
+
+
+def render(result: dict) -> list[str]:
     m, s = result["machine"], result["settings"]
     lines = [
         f"**An alert's clip, {m['cores']} cores of an {m['cpu']}** (`{result['command']}`): "
@@ -118,4 +122,4 @@ def block(results: dict[str, dict]) -> str:
             f"{r['clip_bytes'] // 1000} | {r['median_s']} | {r['slowest_s']} | "
             f"{'yes' if r['slowest_s'] <= result['target_s'] else 'no'} |"
         )
-    return "\n".join([*lines, "", source(result)])
+    return lines

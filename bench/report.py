@@ -40,6 +40,7 @@ from facestream.dashboard.access import roles_table
 # benchmark (the ``benchmark`` of a result file) -> how one of its files reads in docs/performance.md
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "alert_store": alert_store.render,
+    "clip": clip.render,
     "alerting": alerting.render,
     "decode": decode.render,
     "detector_backlog": detector_backlog.render,
