@@ -36,16 +36,17 @@ demo: $(VENV)/.base
 ## test: set up (with the Debian packages of the tests' servers), start Kafka, run the whole suite
 test: $(VENV)/.test
 	tests/system-packages.sh
+	deploy/helm/install-helm.sh $(BIN)
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
-## test-fast: the quick unit tests: no broker, browser, containers, database server, camera, GPU or PyTorch
+## test-fast: the quick unit tests: no broker, browser, containers, database server, camera, GPU, PyTorch or Helm
 test-fast: $(VENV)/.test
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
-	$(BIN)/python -m pytest -m "not (kafka or e2e or browser or compose or postgres or rtsp or gpu or torch or slow)"
+	$(BIN)/python -m pytest -m "not (kafka or e2e or browser or compose or postgres or rtsp or gpu or torch or helm or slow)"
 
 ## lint: the formatter, the linter (ruff) and the type checker (mypy), configured in pyproject.toml, as CI runs them
 lint: $(VENV)/.test

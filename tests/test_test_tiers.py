@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
         ([sys.executable, "-m", "facestream", "kafka", "start"], "kafka"),
         ([sys.executable, "-u", "-m", "facestream", "detect", "--model", "yunet"], "kafka"),
         (["mosquitto", "-p", "1883"], "e2e"),
+        (["/usr/sbin/nginx", "-p", "/tmp/x"], "e2e"),
+        ([".venv/bin/helm", "template", "fs", "deploy/helm/facestream"], "helm"),
         ([sys.executable, "-m", "facestream", "detect", "--help"], "kafka"),
         ([sys.executable, "-m", "facestream", "models", "fetch"], None),
         ([sys.executable, "-c", "print(1)"], None),

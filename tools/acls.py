@@ -9,6 +9,7 @@ kafka start``'s services would), so that no role needs to create them; run it as
 user of the cluster).
 """
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -112,9 +113,10 @@ def grants(settings: Mapping[str, Any]) -> dict[str, list[Grant]]:
             # The gallery, shown and taught from the page ("this is NAME", "not this person", undo, a photo)
             Grant("topic", page.gallery_topic, ("READ", "WRITE", "DESCRIBE")),
             Grant("group", VIEWERS, ("READ", "DESCRIBE"), prefix=True),
-            # the page's table of consumer groups: every group's members, and its lag on any topic
+            # the page's table of consumer groups: every group's members, and its lag on any topic; the
+            # admin page's retention of each topic (read only)
             Grant("group", "*", ("DESCRIBE",)),
-            Grant("topic", "*", ("DESCRIBE",)),
+            Grant("topic", "*", ("DESCRIBE", "DESCRIBE_CONFIGS")),
         ],
     }
 
@@ -130,6 +132,34 @@ def pipeline_topics(settings: Mapping[str, Any]) -> dict[str, int]:
     single.add(_value(settings, "alert-store", "dead_letter_topic", AlertStoreConfig))
     partitions = kafka_topics.pipeline_partitions()
     return {name: 1 if name in single else partitions for name in sorted(named - {"*"})}
+
+
+STRIMZI_TYPES = {"topic": "topic", "group": "group", "transactional_id": "transactionalId"}
+
+
+def strimzi_resources(settings: Mapping[str, Any], every: dict[str, list[Grant]], topics: dict[str, int]) -> dict:
+    """The topics (a count of 0: the pipeline's partitions, set by the chart) and each role's ACLs in
+    the shape of Strimzi's KafkaTopic and KafkaUser (simple authorization)."""
+    pipeline = kafka_topics.pipeline_partitions()
+    gallery = _value(settings, "alerting", "gallery_topic", AlertingConfig)
+    return {
+        "topics": {name: 0 if n == pipeline else n for name, n in topics.items()},
+        "compacted": [gallery],
+        "users": {
+            role: [
+                {
+                    "resource": {
+                        "type": STRIMZI_TYPES[grant.kind],
+                        "name": grant.name,
+                        "patternType": "prefix" if grant.prefix else "literal",
+                    },
+                    "operations": [op.title().replace("_", "") for op in grant.operations],
+                }
+                for grant in role_grants
+            ]
+            for role, role_grants in every.items()
+        },
+    }
 
 
 def bindings(principals: dict[str, str], every: dict[str, list[Grant]]) -> list:
@@ -171,6 +201,7 @@ Examples (as an admin: FACESTREAM_KAFKA_CONFIG=admin.properties, or --kafka sasl
   facestream kafka acls                                   # users named after their roles
   facestream kafka acls --user camera=edge --user dashboard=viewer
   facestream kafka acls --dry-run                         # print them, change nothing
+  facestream kafka acls --strimzi > deploy/helm/facestream/files/kafka.json
   facestream --config facestream.toml kafka acls          # topics and groups as the file sets them
 """
 )
@@ -182,8 +213,14 @@ Examples (as an admin: FACESTREAM_KAFKA_CONFIG=admin.properties, or --kafka sasl
     help=f"ROLE=USER: the SASL user of a role (repeatable; default: the role's name). Roles: {', '.join(ROLES)}.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the topics and ACLs, change nothing.")
+@click.option(
+    "--strimzi",
+    is_flag=True,
+    help="Print the topics and each role's ACLs as Strimzi's KafkaTopic and KafkaUser take them (JSON), "
+    "change nothing: the Helm chart's files/kafka.json.",
+)
 @click.pass_context
-def acls(ctx: click.Context, principals: dict[str, str], dry_run: bool) -> None:
+def acls(ctx: click.Context, principals: dict[str, str], dry_run: bool, strimzi: bool) -> None:
     """Make the pipeline's topics and give each role's user only its own topics and groups.
 
     The cluster needs an authorizer (StandardAuthorizer) and this command an admin's credentials.
@@ -192,6 +229,9 @@ def acls(ctx: click.Context, principals: dict[str, str], dry_run: bool) -> None:
     settings = (ctx.find_root().default_map or {}) if ctx.find_root() is not ctx else {}
     every = grants(settings)
     topics = pipeline_topics(settings)
+    if strimzi:
+        click.echo(json.dumps(strimzi_resources(settings, every, topics), indent=2))
+        return
     wanted = bindings(principals, every)
     for role, role_grants in every.items():
         for grant in role_grants:

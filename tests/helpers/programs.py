@@ -24,6 +24,8 @@ DECLARED_BY = {
     "gst-launch-1.0": "rtsp",
     "java": "kafka",
     "mosquitto": "e2e",
+    "nginx": "e2e",
+    "helm": "helm",
 }
 # `facestream COMMAND` run in a process of its own: the commands that need a broker.
 BROKER_COMMANDS = {"kafka", "demo", "produce", "detect", "pose", "alerting", "alert-store", "notify", "dashboard"}

@@ -1,0 +1,117 @@
+"""The Helm chart (deploy/helm/facestream), linted and rendered by Helm v4 itself (built by
+deploy/helm/install-helm.sh): every service a Deployment with its probes and only settings its
+command knows, GPUs requested one a replica, the detector scaled by KEDA up to the partitions, and
+Strimzi's topics and users with the ACLs `facestream kafka acls` gives each role."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from facestream.tools.cli import SUBCOMMANDS, cli
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "deploy" / "helm" / "facestream"
+HELM = Path(sys.executable).parent / "helm"
+pytestmark = pytest.mark.helm
+NEEDED = ["--set", "kafka.bootstrap=kafka:9092", "--set", "database.url=postgresql://fs:secret@postgres/fs"]
+
+
+def helm(*args: str) -> str:
+    assert HELM.exists() or shutil.which("helm"), "helm missing: deploy/helm/install-helm.sh (make test runs it)"
+    done = subprocess.run([str(HELM if HELM.exists() else "helm"), *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def rendered(*values: str) -> list[dict]:
+    return [doc for doc in yaml.safe_load_all(helm("template", "fs", str(CHART), *NEEDED, *values)) if doc]
+
+
+def of_kind(docs: list[dict], kind: str) -> dict[str, dict]:
+    return {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == kind}
+
+
+def test_the_chart_lints_and_renders_every_service_with_its_probes() -> None:
+    assert "0 chart(s) failed" in helm("lint", "--strict", str(CHART), *NEEDED)
+    docs = rendered()
+    deployments = of_kind(docs, "Deployment")
+    assert set(deployments) == {
+        f"fs-{s}" for s in ("detector", "pose", "alerting", "alert-store", "notifier", "dashboard")
+    }
+    for name, deployment in deployments.items():
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        assert container["livenessProbe"]["httpGet"]["path"] == "/healthz", name
+        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz", name
+        assert container["resources"]["requests"], name
+    assert set(of_kind(docs, "PodDisruptionBudget")) == {"fs-alerting"}  # the one service with two replicas
+    assert of_kind(docs, "Service")["fs-dashboard"]["spec"]["ports"][0]["targetPort"] == "http"
+    job = of_kind(docs, "Job")["fs-accounts"]["spec"]["template"]["spec"]["containers"][0]
+    assert job["args"][:5] == ["users", "add", "admin", "--role", "admin"] and "--if-missing" in job["args"]
+
+
+def test_settings_become_only_environment_variables_their_command_knows() -> None:
+    docs = rendered("--set", "services.detector.settings.max_fps_per_camera=5")
+    deployments, maps = of_kind(docs, "Deployment"), of_kind(docs, "ConfigMap")
+    for name, deployment in deployments.items():
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        command = cli.get_command(None, container["args"][0])  # type: ignore[arg-type]
+        assert command is not None and container["args"][0] in SUBCOMMANDS
+        prefix = "FACESTREAM_" + container["args"][0].upper().replace("-", "_")
+        known = {f"{prefix}_{p.name.upper()}" for p in command.params if p.name}
+        given = set(maps[name]["data"]) | {e["name"] for e in container.get("env", [])}
+        assert {k for k in given if k.startswith(prefix)} <= known, name
+    assert maps["fs-detector"]["data"]["FACESTREAM_DETECT_MAX_FPS_PER_CAMERA"] == "5"
+    assert maps["fs-detector"]["data"]["KAFKA_BOOTSTRAP"] == "kafka:9092"
+
+
+def test_a_gpu_detector_asks_one_gpu_a_replica_and_keda_scales_it_to_the_partitions() -> None:
+    docs = rendered(
+        "--set", "services.detector.gpu=true", "--set", "services.detector.autoscale.enabled=true",
+        "--set", "kafka.partitions=8",
+    )  # fmt: skip
+    (container,) = of_kind(docs, "Deployment")["fs-detector"]["spec"]["template"]["spec"]["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 1 and container["image"].endswith("-gpu")
+    assert container["args"] == ["detect", "--fronts", "4"]
+    scaled = of_kind(docs, "ScaledObject")["fs-detector"]["spec"]
+    assert scaled["maxReplicaCount"] == 8 and scaled["scaleTargetRef"]["name"] == "fs-detector"
+    (trigger,) = scaled["triggers"]
+    assert trigger["metadata"]["consumerGroup"] == "facestream-detector" and trigger["metadata"]["topic"] == "frames"
+
+
+def test_strimzi_gets_the_topics_and_each_role_s_acls_from_the_code() -> None:
+    said = CliRunner().invoke(cli, ["kafka", "acls", "--strimzi"])
+    assert said.exit_code == 0, said.output
+    assert json.loads(said.output) == json.loads((CHART / "files" / "kafka.json").read_text()), (
+        "regenerate: facestream kafka acls --strimzi > deploy/helm/facestream/files/kafka.json"
+    )
+    docs = rendered("--set", "kafka.strimzi.enabled=true", "--set", "kafka.partitions=12")
+    topics = {doc["spec"]["topicName"]: doc["spec"] for doc in of_kind(docs, "KafkaTopic").values()}
+    assert topics["frames"]["partitions"] == 12 and topics["faces.gallery"]["partitions"] == 1
+    assert topics["faces.gallery"]["config"] == {"cleanup.policy": "compact"}
+    users = of_kind(docs, "KafkaUser")
+    camera = users["fs-camera"]["spec"]["authorization"]["acls"]
+    assert {(a["resource"]["name"], tuple(a["operations"])) for a in camera} == {
+        ("frames", ("Write", "Describe")),
+        ("camera-status", ("Write", "Describe")),
+    }
+    kafka = of_kind(docs, "Kafka")["fs"]
+    assert kafka["metadata"]["annotations"]["strimzi.io/kraft"] == "enabled"
+    assert of_kind(docs, "ConfigMap")["fs-detector"]["data"]["KAFKA_BOOTSTRAP"] == "fs-kafka-bootstrap:9093"
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--set", "database.url=postgresql://fs@postgres/fs"], "kafka.bootstrap"),
+        (["--set", "kafka.bootstrap=kafka:9092"], "database.url"),
+    ],
+)
+def test_the_chart_says_what_it_needs(given: list[str], said: str) -> None:
+    done = subprocess.run([str(HELM), "template", "fs", str(CHART), *given], capture_output=True, text=True)
+    assert done.returncode != 0 and said in done.stderr
