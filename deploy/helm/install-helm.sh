@@ -6,7 +6,8 @@
 set -euo pipefail
 VERSION=v4.3.2
 bin="${1:-.venv/bin}"
-if [ -x "$bin/helm" ] && "$bin/helm" version --template '{{.Version}}' 2>/dev/null | grep -qx "$VERSION"; then
+# (a Helm built by go install says only its minor version: v4.3)
+if [ -x "$bin/helm" ] && "$bin/helm" version --template '{{.Version}}' 2>/dev/null | grep -q "^${VERSION%.*}"; then
   exit 0
 fi
 command -v go >/dev/null || { echo "go missing: Helm is built from its Go module (install Go 1.24+)" >&2; exit 1; }
