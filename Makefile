@@ -36,7 +36,7 @@ demo: $(VENV)/.base
 ## test: set up (with the Debian packages of the tests' servers), start Kafka, run the whole suite
 test: $(VENV)/.test
 	tests/system-packages.sh
-	deploy/helm/install-helm.sh $(BIN)
+	deploy/helm/tools.sh $(abspath $(BIN))
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start

@@ -1,10 +1,10 @@
-"""The Helm chart (deploy/helm/facestream), linted and rendered by Helm v4 itself (built by
-deploy/helm/install-helm.sh): every service a Deployment with its probes and only settings its
-command knows, GPUs requested one a replica, the detector scaled by KEDA up to the partitions, and
-Strimzi's topics and users with the ACLs `facestream kafka acls` gives each role."""
+"""The Helm chart (deploy/helm/facestream), linted and rendered by Helm v4 itself and its manifests
+decoded strictly into the Kubernetes API's types (both built by deploy/helm/tools.sh): every service a
+Deployment with its probes and only settings its command knows, GPUs requested one a replica, the
+detector scaled by KEDA up to the partitions, and Strimzi's topics and users with the ACLs
+`facestream kafka acls` gives each role."""
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,20 +17,47 @@ from facestream.tools.cli import SUBCOMMANDS, cli
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "deploy" / "helm" / "facestream"
-HELM = Path(sys.executable).parent / "helm"
+HELM, VALIDATE = Path(sys.executable).parent / "helm", Path(sys.executable).parent / "k8s-validate"
 pytestmark = pytest.mark.helm
 NEEDED = ["--set", "kafka.bootstrap=kafka:9092", "--set", "database.url=postgresql://fs:secret@postgres/fs"]
 
 
 def helm(*args: str) -> str:
-    assert HELM.exists() or shutil.which("helm"), "helm missing: deploy/helm/install-helm.sh (make test runs it)"
-    done = subprocess.run([str(HELM if HELM.exists() else "helm"), *args], capture_output=True, text=True, timeout=120)
+    assert HELM.exists(), "helm missing: deploy/helm/tools.sh (make test runs it)"
+    done = subprocess.run([str(HELM), *args], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 def rendered(*values: str) -> list[dict]:
     return [doc for doc in yaml.safe_load_all(helm("template", "fs", str(CHART), *NEEDED, *values)) if doc]
+
+
+EVERY_CHOICE = [
+    [],
+    ["--set", "services.detector.gpu=true", "--set", "services.detector.autoscale.enabled=true"],
+    ["--set", "kafka.strimzi.enabled=true", "--set", "kafka.clientPropertiesSecret=fs-kafka"],
+    [
+        "--set",
+        "database.existingSecret=fs-db",
+        "--set",
+        "admin.existingSecret=fs-admin",
+        "--set",
+        "services.cameras.enabled=true",
+    ],
+]
+
+
+@pytest.mark.parametrize("choice", EVERY_CHOICE, ids=["defaults", "gpu-keda", "strimzi-tls", "secrets-cameras"])
+def test_every_rendered_manifest_decodes_strictly_into_its_kubernetes_type(choice: list[str]) -> None:
+    assert VALIDATE.exists(), "k8s-validate missing: deploy/helm/tools.sh (make test runs it)"
+    manifests = helm("template", "fs", str(CHART), *NEEDED, *choice)
+    done = subprocess.run([str(VALIDATE)], input=manifests, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and " 0 invalid" in done.stdout, done.stdout
+    unchecked = {
+        line.split(": ", 1)[1].split(" ")[0] for line in done.stdout.splitlines() if line.startswith("unchecked")
+    }
+    assert unchecked <= {"Kafka", "KafkaNodePool", "KafkaTopic", "KafkaUser", "ScaledObject"}  # CRDs: their tests above
 
 
 def of_kind(docs: list[dict], kind: str) -> dict[str, dict]:
