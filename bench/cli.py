@@ -11,6 +11,7 @@ from bench.settings import (
     AlertingBenchConfig,
     AlertStoreBenchConfig,
     BacklogBenchConfig,
+    CapacityBenchConfig,
     ClipBenchConfig,
     DecodeBenchConfig,
     E2EConfig,
@@ -182,6 +183,22 @@ def alert_store(**values) -> None:
     from bench.alert_store import run
 
     run(AlertStoreBenchConfig(**values), _command("alert-store"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  python -m bench capacity                                 # the broker running: frame sizes, a check run
+""",
+    context_settings={"show_default": True},
+)
+@options(CapacityBenchConfig)
+def capacity(**values) -> None:
+    """What one camera costs Kafka (frame and event bytes at three sizes), checked by a small run on the
+    local broker; docs/capacity.md's plan is worked out from it."""
+    from bench.capacity import run
+
+    run(CapacityBenchConfig(**values), _command("capacity"))
 
 
 @bench.command(

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from bench import (
     alert_store,
     alerting,
+    capacity,
     clip,
     decode,
     detector_backlog,
@@ -41,6 +42,7 @@ from facestream.dashboard.access import roles_table
 RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "alert_store": alert_store.render,
     "clip": clip.render,
+    "capacity": capacity.render,
     "alerting": alerting.render,
     "decode": decode.render,
     "detector_backlog": detector_backlog.render,
@@ -165,6 +167,7 @@ BLOCKS: dict[tuple[str, str], Callable[[dict[str, dict]], str]] = {
     ("docs/search.md", "search"): search.block,
     ("docs/dashboard.md", "roles"): lambda _results: roles_table(),
     ("docs/dashboard.md", "clip"): clip.block,
+    ("docs/capacity.md", "capacity"): capacity.block,
 }
 
 

@@ -648,3 +648,14 @@ class ClipBenchConfig(Checked):
     )
     repeats: int = setting(5, "Clips made of each alert (none cached).", minimum=1)
     out: Path = setting(RESULTS / "clip-cpu.json", "Result file.", metavar="FILE")
+
+
+@dataclass(frozen=True)
+class CapacityBenchConfig(Checked):
+    """``bench capacity``: what one camera costs Kafka, measured, and a small run that checks the sums."""
+
+    frames: int = setting(200, "Frames of the sample footage (vtest.avi) encoded at each size.", minimum=10)
+    check_cameras: int = setting(10, "Cameras of the small-scale run on the local broker.", minimum=1)
+    check_fps: float = setting(10.0, "Their frame rate.", minimum=0.1)
+    check_seconds: float = setting(10.0, "How long they stream.", minimum=1)
+    out: Path = setting(RESULTS / "capacity-cpu.json", "Result file.", metavar="FILE")

@@ -158,9 +158,11 @@ function evidenceImage(alertId) {
 // a name being typed survives the stream's updates.
 let searchOn = false;  // the dashboard runs with --search
 let teaches = false;  // the user's role is identity or above: the only ones the API lets teach
+let shown = null;  // the last state drawn, drawn again once the role is known
 may("identity").then((ok) => {
   teaches = ok;
   document.getElementById("enrol").hidden = !ok;
+  if (shown) render(shown);
 });
 
 function renderTeach(item, alert, lesson) {
@@ -264,6 +266,7 @@ function renderGroups(groups) {
 }
 
 function render(state) {
+  shown = state;
   const open = new Map();  // camera id -> the zones its open alerts name
   for (const alert of state.alerts.filter((a) => a.state !== "end")) {
     if (!open.has(alert.camera_id)) open.set(alert.camera_id, new Set());

@@ -41,7 +41,10 @@ function clipButton(alert, li) {
 }
 
 let traces = false;  // the role identity (or above) may follow a journey
-may("identity").then((ok) => { traces = ok; });
+may("identity").then((ok) => {
+  traces = ok;
+  if (ok) show(cursors[cursors.length - 1]);  // the page again, with its journey links
+});
 may("reviewer").then((ok) => { document.querySelector(".actions .reviewing").hidden = !ok; });
 
 function item(alert) {
