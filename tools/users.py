@@ -36,6 +36,13 @@ def _audit(engine, subject: str) -> None:
     audit.record(engine, audit.AuditEntry(f"cli:{getpass.getuser()}", "user", subject, 1))
 
 
+def _change(database: str, name: str, said: str, **values) -> None:
+    """Change an account (``accounts.change``: its sessions end) and audit it as ``said``."""
+    engine = _database(database)
+    accounts.change(engine, name, **values)
+    _audit(engine, said)
+
+
 database_option = click.option("--database", default="", envvar="FACESTREAM_USERS_DATABASE", help=DATABASE_HELP)
 password_options = [
     click.option("--password-stdin", is_flag=True, help="Read the password from the first line of stdin."),
@@ -98,9 +105,7 @@ def add(
 @database_option
 def role(name: str, role: str, database: str) -> None:
     """Give an account another role (its sessions end)."""
-    engine = _database(database)
-    accounts.change(engine, name, role=role)
-    _audit(engine, f"role of {name}: {role}")
+    _change(database, name, f"role of {name}: {role}", role=role)
     click.echo(f"{name} is now {role}")
 
 
@@ -109,9 +114,7 @@ def role(name: str, role: str, database: str) -> None:
 @database_option
 def disable(name: str, database: str) -> None:
     """Stop an account from signing in (its sessions and API token stop at once)."""
-    engine = _database(database)
-    accounts.change(engine, name, disabled=True)
-    _audit(engine, f"disable {name}")
+    _change(database, name, f"disable {name}", disabled=True)
     click.echo(f"{name} is disabled")
 
 
@@ -120,9 +123,7 @@ def disable(name: str, database: str) -> None:
 @database_option
 def enable(name: str, database: str) -> None:
     """Let a disabled account sign in again."""
-    engine = _database(database)
-    accounts.change(engine, name, disabled=False)
-    _audit(engine, f"enable {name}")
+    _change(database, name, f"enable {name}", disabled=False)
     click.echo(f"{name} is enabled")
 
 
@@ -132,10 +133,8 @@ def enable(name: str, database: str) -> None:
 @database_option
 def reset(name: str, password_stdin: bool, password_env: str, generate: bool, database: str) -> None:
     """Set a new password (its sessions end)."""
-    engine = _database(database)
     password, made = _password(password_stdin, generate, password_env)
-    accounts.change(engine, name, password=password)
-    _audit(engine, f"reset password of {name}")
+    _change(database, name, f"reset password of {name}", password=password)
     click.echo(f"new password for {name}" + (f": {password}" if made else " set"))
 
 
