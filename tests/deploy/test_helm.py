@@ -13,6 +13,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from facestream import kafka_settings
 from facestream.tools.cli import SUBCOMMANDS, cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,6 +130,16 @@ def test_strimzi_gets_the_topics_and_each_role_s_acls_from_the_code() -> None:
     }
     kafka = of_kind(docs, "Kafka")["fs"]
     assert kafka["metadata"]["annotations"]["strimzi.io/kraft"] == "enabled"
+    for name, deployment in of_kind(docs, "Deployment").items():  # each service signs in as its role's user
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        env = {e["name"]: e for e in container["env"]}
+        settings = json.loads(env["FACESTREAM_KAFKA_SETTINGS"]["value"])
+        kafka_settings.check(settings, name)
+        assert settings["sasl.username"] in users and settings["sasl.password"] == "$(KAFKA_PASSWORD)"
+        assert env["KAFKA_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+            "name": settings["sasl.username"],
+            "key": "password",
+        }
     assert of_kind(docs, "ConfigMap")["fs-detector"]["data"]["KAFKA_BOOTSTRAP"] == "fs-kafka-bootstrap:9093"
 
 
