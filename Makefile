@@ -36,6 +36,7 @@ demo: $(VENV)/.base
 ## test: set up (with the Debian packages of the tests' servers), start Kafka, run the whole suite
 test: $(VENV)/.test
 	tests/system-packages.sh
+	$(PIP) -q -e '.[faults]'
 	deploy/helm/tools.sh $(abspath $(BIN))
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers import browser, compose, programs, turns
+from helpers import browser, compose, kube, programs, turns
 from helpers.kafka import make_topics
 
 from facestream import kafka_clients, samples
@@ -21,7 +21,7 @@ TESTS = Path(__file__).parent
 # The real parts a test needs, known from its fixtures: the markers `make test-fast` leaves out.
 NEEDS_BY_FIXTURE = {"bootstrap": "kafka", "postgres": "postgres", "rtsp_cameras": "rtsp"}
 # ... or from what its module uses: a browser, containers.
-NEEDS_BY_HELPER = {"browser": browser.chromium, "compose": compose.Stack}
+NEEDS_BY_HELPER = {"browser": (browser.chromium,), "compose": (compose.Stack, kube.Play)}
 
 
 # The markers of the real parts: a test with none of them is in `make test-fast`'s tier (or its slow
@@ -44,7 +44,9 @@ def pytest_collection_modifyitems(config, items: list) -> None:
         parts = item.path.relative_to(TESTS).parts
         needs = {mark for fixture, mark in NEEDS_BY_FIXTURE.items() if fixture in item.fixturenames}
         module = vars(item.module) if item.module is not None else {}
-        needs |= {mark for mark, helper in NEEDS_BY_HELPER.items() if any(v is helper for v in module.values())}
+        needs |= {
+            mark for mark, helpers in NEEDS_BY_HELPER.items() if any(v is h for v in module.values() for h in helpers)
+        }
         if parts[0] == "e2e":
             needs.add("e2e")
         if getattr(item, "callspec", None) and item.callspec.params.get("database_url") == "postgresql":

@@ -30,6 +30,13 @@ done
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need "PostgreSQL's server (pg_ctl)" postgresql
 # The reverse proxy that signs users in before the dashboard (tests/e2e/test_access.py).
 [ -x /usr/sbin/nginx ] || need "nginx" nginx
+# The network faults between containers (tests/deploy/test_network_faults.py): nftables and
+# iptables in a container's namespace, and NetfilterQueue (the `faults` extra, built against
+# libnetfilter_queue's headers) for the slow, lossy link.
+for pair in nft:nftables iptables:iptables nsenter:util-linux gcc:gcc; do
+  command -v "${pair%%:*}" >/dev/null || need "${pair%%:*}" "${pair#*:}"
+done
+[ -f /usr/include/libnetfilter_queue/libnetfilter_queue.h ] || need "libnetfilter_queue's headers" libnetfilter-queue-dev
 
 # The RTSP cameras (bench/rtsp_camera.py) run on Debian's Python with GStreamer's RTSP server bindings.
 /usr/bin/python3 -c 'import gi' 2>/dev/null || need "python3-gi" python3-gi

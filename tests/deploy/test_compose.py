@@ -5,16 +5,13 @@ name (a Debian root file system from debootstrap, with Python; Kafka from Maven 
 their official names; see helpers/compose.py for what podman 4.3 cannot do and what stands in for it."""
 
 import json
-import os
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 from helpers.accounts import Client
-from helpers.compose import ADMIN_PASSWORD, ROOT, Stack, needed_tools, podman_env, values, wait_for_records
+from helpers.compose import ADMIN_PASSWORD, ROOT, Stack, build_images, values, wait_for_records
 from helpers.http import free_port
 from helpers.kafka import committed_total
 from helpers.producer import wait_until
@@ -32,15 +29,7 @@ STACK_TIMEOUT_S = 1800
 
 @pytest.mark.timeout(STACK_TIMEOUT_S)
 def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path) -> None:
-    missing = needed_tools()
-    assert not missing, f"{missing} missing: apt-get install podman runc debootstrap (.ci/run does)"
-    bin_dir = str(Path(sys.executable).parent)  # the images script asks facestream for Kafka's jars
-    subprocess.run(
-        ["bash", str(ROOT / "deploy" / "local-images.sh")],
-        check=True,
-        timeout=1200,
-        env=podman_env(PATH=f"{bin_dir}:{os.environ['PATH']}"),
-    )
+    build_images(tmp_path / "images.log")
     kafka_port, page_port, mqtt_port = free_port(), free_port(), free_port()
     stack = Stack(
         f"fstest{uuid.uuid4().hex[:6]}",
@@ -55,7 +44,6 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
         },
         tmp_path / "compose.log",
     )
-    stack.compose("build", timeout_s=1800)
     bootstrap = f"127.0.0.1:{kafka_port}"
     page = Client(page_port)
     with stack.running():
@@ -102,8 +90,7 @@ def test_the_compose_file_runs_the_stack_and_scales_the_detector(tmp_path: Path)
 
 @pytest.mark.timeout(STACK_TIMEOUT_S)
 def test_the_cluster_profile_runs_on_three_nodes_and_rides_out_one_stopping(tmp_path: Path) -> None:
-    missing = needed_tools()
-    assert not missing, f"{missing} missing: apt-get install podman runc debootstrap (.ci/run does)"
+    build_images(tmp_path / "images.log")  # cached when the first test built them
     ports = {name: free_port() for name in ("", "_2", "_3")}
     stack = Stack(
         f"fscluster{uuid.uuid4().hex[:6]}",
@@ -117,7 +104,6 @@ def test_the_cluster_profile_runs_on_three_nodes_and_rides_out_one_stopping(tmp_
         tmp_path / "compose.log",
         env_file=ROOT / "deploy" / "cluster.env",
     )
-    stack.compose("build", timeout_s=1800)  # the images the first test built: cached
     bootstrap = ",".join(f"127.0.0.1:{port}" for port in ports.values())
     with stack.running("cameras", "detector", "alerting"):  # what the nodes carry: the first test has the rest
         stack.wait_healthy("detector", timeout_s=300)

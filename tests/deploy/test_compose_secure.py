@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import KafkaException
 from helpers.accounts import Client
-from helpers.compose import ADMIN_PASSWORD, COMPOSE_FILE, SECURE_FILE, Stack, needed_tools, wait_for_records
+from helpers.compose import ADMIN_PASSWORD, COMPOSE_FILE, SECURE_FILE, Stack, build_images, wait_for_records
 from helpers.http import free_port
 
 from facestream import kafka_clients
@@ -24,8 +24,7 @@ REFUSED = "Kafka's ACLs do not let user"
 def test_the_secure_stack_runs_each_role_on_its_own_password_and_topics(
     tmp_path: Path, sample_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    missing = needed_tools()
-    assert not missing, f"{missing} missing: apt-get install podman runc debootstrap (.ci/run does)"
+    build_images(tmp_path / "images.log")  # cached when another test built them
     port, page_port = free_port(), free_port()
     stack = Stack(
         f"fssecure{uuid.uuid4().hex[:6]}",
@@ -40,7 +39,6 @@ def test_the_secure_stack_runs_each_role_on_its_own_password_and_topics(
         tmp_path / "compose.log",
         files=(COMPOSE_FILE, SECURE_FILE),
     )
-    stack.compose("build", timeout_s=1800)  # the images test_compose.py built: cached
     bootstrap = f"127.0.0.1:{port}"
     with stack.running():
         for service in ("detector", "pose", "alerting", "alert-store", "notifier", "dashboard"):

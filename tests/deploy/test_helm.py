@@ -37,7 +37,8 @@ def rendered(*values: str) -> list[dict]:
 EVERY_CHOICE = [
     [],
     ["--set", "services.detector.gpu=true", "--set", "services.detector.autoscale.enabled=true"],
-    ["--set", "kafka.strimzi.enabled=true", "--set", "kafka.clientPropertiesSecret=fs-kafka"],
+    ["--set", "kafka.strimzi.enabled=true", "--set", "kafka.clientPropertiesSecret=fs-kafka"]
+    + ["--set", "services.detector.autoscale.enabled=true"],
     [
         "--set",
         "database.existingSecret=fs-db",
@@ -58,7 +59,14 @@ def test_every_rendered_manifest_decodes_strictly_into_its_kubernetes_type(choic
     unchecked = {
         line.split(": ", 1)[1].split(" ")[0] for line in done.stdout.splitlines() if line.startswith("unchecked")
     }
-    assert unchecked <= {"Kafka", "KafkaNodePool", "KafkaTopic", "KafkaUser", "ScaledObject"}  # CRDs: their tests above
+    assert unchecked <= {
+        "Kafka",
+        "KafkaNodePool",
+        "KafkaTopic",
+        "KafkaUser",
+        "ScaledObject",
+        "TriggerAuthentication",
+    }  # CRDs
 
 
 def of_kind(docs: list[dict], kind: str) -> dict[str, dict]:
@@ -69,9 +77,7 @@ def test_the_chart_lints_and_renders_every_service_with_its_probes() -> None:
     assert "0 chart(s) failed" in helm("lint", "--strict", str(CHART), *NEEDED)
     docs = rendered()
     deployments = of_kind(docs, "Deployment")
-    assert set(deployments) == {
-        f"fs-{s}" for s in ("detector", "pose", "alerting", "alert-store", "notifier", "dashboard")
-    }
+    assert set(deployments) == {f"fs-{s}" for s in ("detector", "pose", "alerting", "alert-store", "dashboard")}
     for name, deployment in deployments.items():
         (container,) = deployment["spec"]["template"]["spec"]["containers"]
         assert container["livenessProbe"]["httpGet"]["path"] == "/healthz", name
@@ -84,7 +90,11 @@ def test_the_chart_lints_and_renders_every_service_with_its_probes() -> None:
 
 
 def test_settings_become_only_environment_variables_their_command_knows() -> None:
-    docs = rendered("--set", "services.detector.settings.max_fps_per_camera=5")
+    docs = rendered(
+        "--set", "services.detector.settings.max_fps_per_camera=5", "--set", "services.notifier.enabled=true",
+        "--set", "services.cameras.enabled=true",
+    )  # fmt: skip
+    assert {"fs-notifier", "fs-cameras"} <= set(of_kind(docs, "Deployment"))
     deployments, maps = of_kind(docs, "Deployment"), of_kind(docs, "ConfigMap")
     for name, deployment in deployments.items():
         (container,) = deployment["spec"]["template"]["spec"]["containers"]
@@ -135,12 +145,24 @@ def test_strimzi_gets_the_topics_and_each_role_s_acls_from_the_code() -> None:
         env = {e["name"]: e for e in container["env"]}
         settings = json.loads(env["FACESTREAM_KAFKA_SETTINGS"]["value"])
         kafka_settings.check(settings, name)
-        assert settings["sasl.username"] in users and settings["sasl.password"] == "$(KAFKA_PASSWORD)"
-        assert env["KAFKA_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
-            "name": settings["sasl.username"],
-            "key": "password",
-        }
+        assert settings["sasl.username"] == "$(KAFKA_USERNAME)" and settings["sasl.password"] == "$(KAFKA_PASSWORD)"
+        user = env["KAFKA_USERNAME"]["value"]
+        assert user in users and env["KAFKA_PASSWORD"]["valueFrom"]["secretKeyRef"] == {"name": user, "key": "password"}
     assert of_kind(docs, "ConfigMap")["fs-detector"]["data"]["KAFKA_BOOTSTRAP"] == "fs-kafka-bootstrap:9093"
+
+
+def test_with_strimzi_keda_reads_the_lag_as_the_detector_s_user() -> None:
+    docs = rendered("--set", "kafka.strimzi.enabled=true", "--set", "services.detector.autoscale.enabled=true")
+    (trigger,) = of_kind(docs, "ScaledObject")["fs-detector"]["spec"]["triggers"]
+    assert trigger["metadata"]["sasl"] == "scram_sha512" and trigger["metadata"]["tls"] == "enable"
+    auth = of_kind(docs, "TriggerAuthentication")[trigger["authenticationRef"]["name"]]["spec"]
+    assert auth["env"] == [{"parameter": "username", "name": "KAFKA_USERNAME", "containerName": "detector"}]
+    assert {(r["parameter"], r["name"], r["key"]) for r in auth["secretTargetRef"]} == {
+        ("password", "fs-detector", "password"),
+        ("ca", "fs-cluster-ca-cert", "ca.crt"),
+    }
+    (container,) = of_kind(docs, "Deployment")["fs-detector"]["spec"]["template"]["spec"]["containers"]
+    assert {e["name"]: e.get("value") for e in container["env"]}["KAFKA_USERNAME"] == "fs-detector"
 
 
 @pytest.mark.parametrize(

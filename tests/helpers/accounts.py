@@ -19,10 +19,11 @@ def make_users(database: str, roles: dict[str, str]) -> None:
 
 
 class Client:
-    """One user's requests to the dashboard on ``port``: cookies kept, the CSRF token sent on changes."""
+    """One user's requests to the dashboard on ``port`` (of ``host``): cookies kept, the CSRF token sent
+    on changes."""
 
-    def __init__(self, port: int, token: str = "") -> None:
-        self.base = f"http://127.0.0.1:{port}"
+    def __init__(self, port: int, token: str = "", host: str = "127.0.0.1") -> None:
+        self.base = f"http://{host}:{port}"
         self.jar = CookieJar()
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect)
         self.csrf = ""

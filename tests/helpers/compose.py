@@ -47,6 +47,21 @@ def needed_tools() -> list[str]:
     return [tool for tool in ("podman", "runc", "debootstrap") if not shutil.which(tool)]
 
 
+def build_images(log: Path) -> None:
+    """The registry images the compose file names (deploy/local-images.sh) and the project's own, as
+    the compose file builds it: the first test to ask takes minutes, the others find them cached."""
+    missing = needed_tools()
+    assert not missing, f"{missing} missing: apt-get install podman runc debootstrap (.ci/run does)"
+    bin_dir = str(Path(sys.executable).parent)  # the images script asks facestream for Kafka's jars
+    subprocess.run(
+        ["bash", str(ROOT / "deploy" / "local-images.sh")],
+        check=True,
+        timeout=1200,
+        env=podman_env(PATH=f"{bin_dir}:{os.environ['PATH']}"),
+    )
+    Stack("fsimages", (), {}, log).compose("build", timeout_s=1800)
+
+
 def merged(base: dict, over: dict) -> dict:
     """``over`` laid on ``base`` as compose merges files: maps key by key, anything else replaced."""
     out = dict(base)

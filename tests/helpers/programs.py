@@ -26,6 +26,7 @@ DECLARED_BY = {
     "mosquitto": "e2e",
     "nginx": "e2e",
     "helm": "helm",
+    "nsenter": "compose",  # into a container's network namespace (helpers/network.py)
 }
 # `facestream COMMAND` run in a process of its own: the commands that need a broker.
 BROKER_COMMANDS = {"kafka", "demo", "produce", "detect", "pose", "alerting", "alert-store", "notify", "dashboard"}
