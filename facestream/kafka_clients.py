@@ -46,10 +46,13 @@ SESSION_TIMEOUT_S = 6.0  # the least Kafka's brokers accept by default (librdkaf
 def membership(session_timeout_s: float) -> dict:
     """A consumer group member's liveness settings: it loses its partitions ``session_timeout_s`` after
     it stops answering (killed, hung, cut off). Heartbeats run on librdkafka's own thread, whatever a
-    batch costs in Python."""
+    batch costs in Python. A leader cut off from the other brokers goes on answering fetches, with
+    nothing new, and no error tells the member that another node leads now: only a metadata refresh
+    does, every 5 minutes by librdkafka's default, every 10 s here."""
     return {
         "session.timeout.ms": int(session_timeout_s * 1000),
         "heartbeat.interval.ms": max(100, int(session_timeout_s * 1000 / 6)),
+        "topic.metadata.refresh.interval.ms": 10_000,
     }
 
 
@@ -87,6 +90,11 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
                 "client.id": client_id,
                 "enable.idempotence": True,
                 "linger.ms": 5,
+                # How long a leader may hold a write for its copies. A leader cut off from the other
+                # brokers holds it all that time before the producer tries the new one: with Kafka's
+                # 30 s, frames waited up to 37 s (tests/deploy/test_network_faults.py); a healthy
+                # write takes milliseconds.
+                "request.timeout.ms": 10000,
                 "message.max.bytes": MAX_MESSAGE_BYTES,
                 "partitioner": "murmur2_random",
                 **config,

@@ -241,8 +241,14 @@ class Stack:
         threading.Thread(target=tick, name="health-ticks", daemon=True).start()
 
     def down(self) -> None:
+        """Everything of the project gone, replicas a test scaled up included (podman-compose's down
+        removes only the file's own)."""
         self._ticking.set()
         self.compose("down", "-v", "-t", "10", timeout_s=300)
+        left = self.containers(running=False)
+        if left:
+            self.podman("rm", "-f", "-t", "10", *left, check=False)
+            self.compose("down", "-v", "-t", "10", timeout_s=300)  # the network and volumes they held
 
 
 def values(bootstrap: str, topic: str) -> list[bytes]:
