@@ -138,8 +138,9 @@ def _notes(result: dict) -> list[str]:
             "pause the process at each sample): its latencies are not the service's; the profile is in the file."
         )
     if "stages" in (result["rows"] or [{}])[0]:
+        decoder = "OpenCV" if s.get("provider") == "cpu" else "nvImageCodec"
         notes.append(
-            "Decoding busy: seconds a replica's decoding thread spent in nvImageCodec and the letterbox per second "
+            f"Decoding busy: seconds a replica's decoding thread spent in {decoder} and the letterbox per second "
             "of the step (1.0: never idle); the file has every stage and each replica's first seconds."
         )
     return [" ".join(notes), ""] if notes else []
