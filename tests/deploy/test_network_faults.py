@@ -12,7 +12,7 @@ on their topic, events on theirs), and what the fault did to the time from captu
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,6 +171,24 @@ def account(
     return result
 
 
+def cut_and_healed(
+    container: str, peers: list[str] | None, shows_cut: tuple[Callable[[], bool], str], shows_healed: tuple
+) -> tuple[float, float]:
+    """``container`` cut off from ``peers`` (None: from everything) for CUT_S: the seconds until
+    ``shows_cut`` held, and from the end of the cut until ``shows_healed`` did; then 10 s more, so the
+    frames after the recovery are counted too."""
+    with cut_off(container, peers):
+        cut = time.monotonic()
+        wait_until(shows_cut[0], 60, shows_cut[1])
+        during_s = time.monotonic() - cut
+        time.sleep(max(0.0, CUT_S - during_s))
+    healed = time.monotonic()
+    wait_until(shows_healed[0], 180, shows_healed[1])
+    after_s = time.monotonic() - healed
+    time.sleep(10)
+    return during_s, after_s
+
+
 def percentile(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q / 100))] if ordered else 0.0
 
@@ -180,15 +198,12 @@ def test_a_detector_host_cut_off_for_30_s_hands_its_partitions_over_and_rejoins_
     settled(cluster)
     replica = cluster.stack.containers("detector")[0]
     since_ns = time.time_ns()
-    with cut_off(replica):
-        cut = time.monotonic()
-        wait_until(lambda: group_members(cluster.bootstrap) == [PARTITIONS], 60, "the other replica taking all")
-        moved_s = time.monotonic() - cut
-        time.sleep(max(0.0, CUT_S - (time.monotonic() - cut)))
-    healed = time.monotonic()
-    wait_until(lambda: group_members(cluster.bootstrap) == [PARTITIONS // 2] * 2, 180, "the replica rejoining")
-    rejoined_s = time.monotonic() - healed
-    time.sleep(10)  # frames after the rejoin: answered by both again
+    moved_s, rejoined_s = cut_and_healed(
+        replica,
+        None,
+        (lambda: group_members(cluster.bootstrap) == [PARTITIONS], "the other replica taking all"),
+        (lambda: group_members(cluster.bootstrap) == [PARTITIONS // 2] * 2, "the replica rejoining"),
+    )
     report = account(
         cluster,
         "detector host cut off 30 s",
@@ -216,15 +231,12 @@ def test_a_broker_cut_off_from_the_other_two_is_fenced_and_nothing_is_lost_or_wr
         return all(lead != leader and leader not in isr for lead, isr in now.values())
 
     since_ns = time.time_ns()
-    with cut_off(cluster.container(isolated), [address(cluster.container(s)) for s in others]):
-        cut = time.monotonic()
-        wait_until(fenced, 60, f"node {leader} fenced by the other two")
-        fenced_s = time.monotonic() - cut
-        time.sleep(max(0.0, CUT_S - (time.monotonic() - cut)))
-    healed = time.monotonic()
-    wait_until(lambda: in_sync(majority), 180, "every copy in sync again")
-    in_sync_s = time.monotonic() - healed
-    time.sleep(10)
+    fenced_s, in_sync_s = cut_and_healed(
+        cluster.container(isolated),
+        [address(cluster.container(s)) for s in others],
+        (fenced, f"node {leader} fenced by the other two"),
+        (lambda: in_sync(majority), "every copy in sync again"),
+    )
     report = account(
         cluster,
         f"node {leader} (leading frames/0) cut off from the other two 30 s",

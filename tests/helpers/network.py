@@ -21,27 +21,24 @@ SLOW_LINK = Path(__file__).with_name("slow_link.py")
 QUEUE = 7  # the NFQUEUE number; each namespace has its own
 
 
-def pid(container: str) -> int:
-    out = subprocess.run(
-        ["podman", "inspect", "--format", "{{.State.Pid}}", container],
+def inspected(container: str, template: str) -> str:
+    done = subprocess.run(
+        ["podman", "inspect", "--format", template, container],
         capture_output=True,
         text=True,
         env=podman_env(),
         check=True,
     )
-    return int(out.stdout.strip())
+    return done.stdout.strip()
+
+
+def pid(container: str) -> int:
+    return int(inspected(container, "{{.State.Pid}}"))
 
 
 def address(container: str) -> str:
     """The container's address on its (one) network."""
-    out = subprocess.run(
-        ["podman", "inspect", "--format", "{{json .NetworkSettings.Networks}}", container],
-        capture_output=True,
-        text=True,
-        env=podman_env(),
-        check=True,
-    )
-    (network,) = json.loads(out.stdout).values()
+    (network,) = json.loads(inspected(container, "{{json .NetworkSettings.Networks}}")).values()
     return network["IPAddress"]
 
 
