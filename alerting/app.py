@@ -22,7 +22,7 @@ from typing import Any
 from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules import offline as offline_rule
-from facestream.alerting.rules.camera import on_event, on_pose
+from facestream.alerting.rules.camera import lend, on_event, on_pose
 from facestream.alerting.rules.recognition import Recognition
 from facestream.alerting.rules.state import written
 from facestream.alerting.table import Table, check_written
@@ -73,6 +73,7 @@ class AlertingStats:
     duplicates: int = 0  # skipped: at or before the last frame seen on their camera
     unreadable: int = 0
     without_embeddings: int = 0  # events of cameras running the stranger rule that carry no embeddings
+    faces_lent: int = 0  # faces without an embedding given their detector track's last (schemas.tracks)
     alerts: dict[str, int] = field(default_factory=dict)  # by kind and state, e.g. "stranger new"
     started: float = field(default_factory=time.monotonic)
 
@@ -83,7 +84,8 @@ class AlertingStats:
             f"events {self.events} ({rate:.1f}/s) poses {self.poses} statuses {self.statuses} "
             f"duplicates {self.duplicates} "
             f"unreadable {self.unreadable} "
-            f"without embeddings {self.without_embeddings} | alerts {alerts}"
+            f"without embeddings {self.without_embeddings} "
+            f"faces lent their track's embedding {self.faces_lent} | alerts {alerts}"
         )
 
 
@@ -105,6 +107,7 @@ class Worker:
         self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
         self.warned: set[str] = set()  # cameras already warned about for lacking embeddings
         self.recognition = Recognition(gallery, [])  # who the faces of the batch at hand are
+        self.lent: dict[int, tuple[int, ...]] = {}  # id of a detection event of the batch -> its faces lent one
         self.producer = kafka_clients.producer(f"{config.group}-alerts", bootstrap, **{"linger.ms": 2})
         # What each input topic's records are, and which table and rule they go to.
         self.routes: dict[str, Route] = {
@@ -183,6 +186,13 @@ class Worker:
         written once each, and waited for. The faces of the batch's detection events are matched
         against the gallery together first."""
         records = [(msg, event) for msg in messages if (event := self._read(msg)) is not None]
+        self.lent = {}
+        for index, (msg, event) in enumerate(records):
+            if isinstance(event, DetectionEvent):  # faces lent their track's embedding, then matched with the rest
+                event, lent = lend(self.cameras.state(event.camera_id, msg.partition()), event)
+                records[index] = (msg, event)
+                self.lent[id(event)] = lent
+                self.stats.faces_lent += len(lent)
         self.recognition = Recognition(self.gallery, (e for _, e in records if isinstance(e, DetectionEvent)))
         found = []
         for msg, event in records:
@@ -211,7 +221,7 @@ class Worker:
     def _detection(self, camera: dict, event: DetectionEvent) -> list | None:
         settings = self.config.for_camera(event.camera_id)
         _check_embeddings(event, settings, self.warned, self.stats)
-        return on_event(camera, event, self.gallery, settings, self.recognition)
+        return on_event(camera, event, self.gallery, settings, self.recognition, self.lent.get(id(event), ()))
 
     def _pose(self, camera: dict, event: PoseEvent) -> list | None:
         return on_pose(camera, event, self.config.for_camera(event.camera_id), self.gallery)

@@ -19,6 +19,11 @@ class AlertingCollector:
             ),
             ("facestream_alerting_duplicates", "Records at or before the last one seen for their camera", s.duplicates),
             ("facestream_alerting_unreadable", "Events that failed their schema", s.unreadable),
+            (
+                "facestream_alerting_faces_lent",
+                "Faces without an embedding given their detector track's last one",
+                s.faces_lent,
+            ),
         ):
             yield CounterMetricFamily(name, help_text, value=value)
         alerts = CounterMetricFamily(

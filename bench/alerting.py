@@ -107,7 +107,9 @@ def _detected_embeddings() -> tuple[bytes, list[bytes], ModelRef]:
     from facestream.tools.gallery import photo_frame
 
     photos = sorted(samples.portraits_dir().iterdir())
-    processor = build_processor(DetectorConfig(provider="cpu", decode="cpu", embedder="sface", batch=len(photos)))
+    processor = build_processor(
+        DetectorConfig(provider="cpu", decode="cpu", embedder="sface", embed_every_frame=True, batch=len(photos))
+    )
     try:
         outcomes = processor.finish(processor.begin([photo_frame(i, p) for i, p in enumerate(photos)], photos))
     finally:

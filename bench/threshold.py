@@ -123,7 +123,9 @@ def embed(provider: str) -> tuple[list[dict], list[dict]]:
             data = cv2.imencode(".jpg", picture, [cv2.IMWRITE_JPEG_QUALITY, quality])[1].tobytes()
             frames.append(Frame("threshold", len(frames), time.time_ns(), picture.shape[1], picture.shape[0], data))
             tags.append({"person": PEOPLE[name], "photo": name, "variant": variant})
-    config = DetectorConfig(model="yunet", embedder="sface", decode="cpu", provider=provider, batch=16)
+    config = DetectorConfig(
+        model="yunet", embedder="sface", embed_every_frame=True, decode="cpu", provider=provider, batch=16
+    )
     processor = build_processor(config)
     faces: list[dict] = []
     missed: list[dict] = []
@@ -212,7 +214,9 @@ def blur(provider: str) -> list[dict]:
     from facestream.detector_service.config import DetectorConfig
     from facestream.detector_service.service import build_processor
 
-    processor = build_processor(DetectorConfig(model="yunet", embedder="sface", decode="cpu", provider=provider))
+    processor = build_processor(
+        DetectorConfig(model="yunet", embedder="sface", embed_every_frame=True, decode="cpu", provider=provider)
+    )
     rows = []
     try:
         for name, path in photos().items():

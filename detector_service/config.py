@@ -17,6 +17,7 @@ from facestream.config import (
 )
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.inference.runtime import parse_chain
+from facestream.detector_service.tracks import Policy
 from facestream.kafka_clients import MAX_MESSAGE_BYTES
 from facestream.schemas import DEAD_LETTER_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC, POSES_TOPIC
 
@@ -89,6 +90,25 @@ class DetectorConfig:
         "Identity embeddings for every face: sface aligns each face by its landmarks and adds a 128-d vector "
         "to it in the event (a detector without landmarks gets box crops, less reliable: it says so).",
         choices=EMBEDDER_CHOICES,
+    )
+    embed_refresh_s: float = setting(
+        2.0,
+        "With --embedder: a face is embedded in the frame its track starts in (the detector follows faces per "
+        "camera), then again after this many seconds of capture time; the track's other faces carry no embedding "
+        "and take the track's last (schemas/README.md).",
+        minimum=0,
+    )
+    embed_better_by: float = setting(
+        0.15,
+        "With --embedder: a track's face is also embedded as soon as its quality (size, score, sharpness and pose, "
+        "0 to 1: face_quality) is this much over that of the face last embedded for the track.",
+        minimum=0,
+        maximum=1,
+    )
+    embed_every_frame: bool = setting(
+        False,
+        "With --embedder: embed every face of every frame, as before the detector followed faces (events still "
+        "name each face's track): what it costs a GPU is in docs/performance.md.",
     )
     decode: str = setting(
         "auto",
@@ -179,6 +199,10 @@ class DetectorConfig:
     def start_back_s(self) -> float | None:
         """For ``--start-at`` DURATION, its seconds; None for earliest and latest."""
         return start_back_s(self.start_at)
+
+    @property
+    def embed_policy(self) -> Policy:
+        return Policy(self.embed_refresh_s, self.embed_better_by, self.embed_every_frame)
 
     @property
     def gpu_decode_settings(self) -> GpuDecodeSettings:

@@ -4,6 +4,7 @@ itself), never on the GPU side."""
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -11,33 +12,52 @@ from facestream.detector_service.models.base import Detections
 from facestream.schemas import DetectionEvent, Face, Frame, ModelRef, Person, PoseEvent, event_id_for
 
 
+@dataclass(frozen=True)
+class Identity:
+    """What an embedder adds to a batch's faces, in face order: the embeddings of the faces ``embedded``
+    says (one row each; None: every face), each face's track and its crop's sharpness."""
+
+    embeddings: np.ndarray | None = None
+    embedded: np.ndarray | None = None
+    tracks: np.ndarray | None = None
+    sharpness: np.ndarray | None = None
+
+
 def build_events(
     frames: Sequence[Frame],
     faces: Detections,
     counts: np.ndarray,
     model: ModelRef,
-    embeddings: np.ndarray | None = None,
     embedder: ModelRef | None = None,
-    sharpness: np.ndarray | None = None,
+    identity: Identity = Identity(),
 ) -> list[DetectionEvent]:
     """One event per frame, a batch at once: ``faces`` are every frame's faces in frame pixels, in
-    frame order, ``counts`` how many each frame has (``postprocess.to_frames``); ``embeddings`` one
-    unit vector per face, made by ``embedder`` from crops as sharp as ``sharpness`` says."""
+    frame order, ``counts`` how many each frame has (``postprocess.to_frames``); with ``embedder``, the
+    faces' ``identity``: unit vectors it made for some, each face's track and sharpness."""
     # Rounded as arrays, then turned into Python floats in one call each: per-number float() and
     # round() were most of the detector's host time per frame at GPU rates.
     boxes = np.round(faces.boxes.astype(np.float64), 2).tolist()
     scores = np.round(faces.scores.astype(np.float64), 4).tolist()
+    count = len(scores)
     points = (
-        [None] * len(scores)
+        [None] * count
         if faces.landmarks is None
         else [tuple(map(tuple, marks)) for marks in np.round(faces.landmarks.astype(np.float64), 2).tolist()]
     )
-    vectors = [None] * len(scores) if embeddings is None else [v.tobytes() for v in embeddings.astype("<f2")]
-    sharp = [None] * len(scores) if sharpness is None else np.round(sharpness.astype(np.float64), 1).tolist()
+    vectors: list[bytes | None] = [None] * count
+    if identity.embeddings is not None:
+        packed = [v.tobytes() for v in identity.embeddings.astype("<f2")]
+        places = range(count) if identity.embedded is None else np.flatnonzero(identity.embedded).tolist()
+        for place, vector in zip(places, packed, strict=True):
+            vectors[place] = vector
+    sharp = (
+        [None] * count if identity.sharpness is None else np.round(identity.sharpness.astype(np.float64), 1).tolist()
+    )
+    tracks = [None] * count if identity.tracks is None else identity.tracks.tolist()
     return [
         DetectionEvent(
             **_frame_fields(frame, model),
-            faces=tuple(Face(tuple(boxes[i]), scores[i], points[i], vectors[i], sharp[i]) for i in found),
+            faces=tuple(Face(tuple(boxes[i]), scores[i], points[i], vectors[i], sharp[i], tracks[i]) for i in found),
             embedder=embedder,
         )
         for frame, found in _per_frame(frames, counts)

@@ -40,6 +40,16 @@ class StatsCollector:
                 s.new_consumers,
             ),
             (
+                "facestream_faces_embedded",
+                "Faces embedded (with --embedder): a track's first face, a markedly better one, or one due again",
+                s.faces_embedded,
+            ),
+            (
+                "facestream_faces_carried",
+                "Faces sent without an embedding, to take their track's last (with --embedder)",
+                s.faces_carried,
+            ),
+            (
                 "facestream_dropped_revoked",
                 "Outcomes dropped because their partition was revoked while in flight (the new owner answers them)",
                 s.dropped_revoked,

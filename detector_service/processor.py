@@ -29,14 +29,16 @@ from facestream.detector_service.decoding.align_gpu import GpuWarper
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_FALLBACKS, GpuDecodeSettings
 from facestream.detector_service.decoding.placements import DecodeError, Placements
 from facestream.detector_service.decoding.preprocess import Preprocessor
-from facestream.detector_service.decoding.sharpness import sharpness
-from facestream.detector_service.events import build_events, build_pose_events
+from facestream.detector_service.decoding.sharpness import array_module, sharpness
+from facestream.detector_service.events import Identity, build_events, build_pose_events
 from facestream.detector_service.inference.embedder import Embedder, Warp
 from facestream.detector_service.inference.engine import InferenceEngine
 from facestream.detector_service.models.base import Detections, FaceModel, Thresholds
 from facestream.detector_service.models.postprocess import to_frames
 from facestream.detector_service.stats import Stats
+from facestream.detector_service.tracks import CameraKeys, Policy, Sources, Tracks
 from facestream.errors import ConfigError
+from facestream.face_quality import qualities
 from facestream.schemas import DetectionEvent, Frame, ModelRef, PoseEvent
 
 log = logging.getLogger(__name__)
@@ -68,10 +70,12 @@ class _Found:
     inferred: _Inferred
     faces: Detections | None  # None when no frame of the batch decoded
     counts: np.ndarray  # faces per decoded frame
-    embeddings: np.ndarray | None
+    embeddings: np.ndarray | None  # one row per embedded face
     boxes_s: float
     embed_s: float
     sharpness: np.ndarray | None = None
+    tracks: np.ndarray | None = None  # with an embedder: each face's track id
+    embedded: np.ndarray | None = None  # with an embedder: which faces have a row of ``embeddings``
 
 
 @dataclass(frozen=True)
@@ -99,10 +103,12 @@ class Answer:
     good: list[int]  # frames that decoded, in batch order
     faces: Detections | None  # every good frame's faces (or people) in frame pixels; None if none decoded
     counts: np.ndarray  # faces per good frame
-    embeddings: np.ndarray | None
+    embeddings: np.ndarray | None  # one row per embedded face (``embedded``), in face order
     seconds: dict[str, float]  # stage -> time this batch spent there (Stats' *_s names)
     candidates: Candidates | None = None  # set instead of faces and counts until ``Boxes.resolve``
-    sharpness: np.ndarray | None = None  # with embeddings: each face's crop's (``decoding.sharpness``)
+    sharpness: np.ndarray | None = None  # with an embedder: each face's crop's (``decoding.sharpness``)
+    tracks: np.ndarray | None = None  # with an embedder: each face's track id (``tracks``)
+    embedded: np.ndarray | None = None  # with an embedder: whether each face has its row in ``embeddings``
 
 
 @dataclass(frozen=True)
@@ -150,7 +156,12 @@ def outcomes(answer: Answer, frames: Sequence[Frame], tags: list, describes: Des
         build_pose_events(good, answer.faces, answer.counts, describes.model)
         if describes.finds == "people"
         else build_events(
-            good, answer.faces, answer.counts, describes.model, answer.embeddings, describes.embedder, answer.sharpness
+            good,
+            answer.faces,
+            answer.counts,
+            describes.model,
+            describes.embedder,
+            Identity(answer.embeddings, answer.embedded, answer.tracks, answer.sharpness),
         )
     )
     return found + [Outcome(tags[i], event=event) for i, event in zip(answer.good, events)]
@@ -167,12 +178,16 @@ class FrameProcessor:
         decode: str = "auto",
         gpu_decoder: GpuDecodeSettings | None = None,
         embedder: Embedder | None = None,
+        policy: Policy | None = None,
     ) -> None:
         self.engine = engine
         self.model = model
         self.thresholds = thresholds
         self.stats = stats
         self.embedder = embedder
+        # With an embedder, faces are followed per camera and embedded when their track needs it.
+        self.tracks = None if embedder is None else Tracks(policy or Policy())
+        self._camera_keys = CameraKeys()
         # One batch per stage: decoding, inference and, with an embedder, embedding (a GPU owner keeps
         # this many under way; the service two, the next begun while the last is turned into events).
         self.batches_under_way = 2 if embedder is None else 3
@@ -231,13 +246,18 @@ class FrameProcessor:
         embeds = f"; embeddings {self.embedder.describe()}" if self.embedder is not None else ""
         return f"{ref.name} v{ref.version} on {self.engine.provider}, input {width}x{height}{embeds}"
 
-    def begin(self, frames: Sequence[Frame], tags: list) -> Pending:
+    def begin(self, frames: Sequence[Frame], tags: list, sources: Sources | None = None) -> Pending:
+        """Start a batch; ``sources`` says which camera each frame is from, its number and capture time
+        where ``frames`` do not (a GPU owner's), for following faces."""
         decoding = self._decoding.submit(self._decode, frames)
         inferring = self.engine.thread.submit(self._infer, decoding)
         if self.embedder is None:
             return Pending(frames, tags, inferring)
-        # Boxes and embeddings of batch N on the embedder's thread, while the caller builds batch N-1's events.
-        return Pending(frames, tags, self.embedder.engine.thread.submit(self._find, inferring))
+        if sources is None:
+            sources = self._camera_keys.sources(list(frames))
+        # Boxes and embeddings of batch N on the embedder's thread, while the caller builds batch N-1's
+        # events; one thread, so the tracks follow the batches in order.
+        return Pending(frames, tags, self.embedder.engine.thread.submit(self._find, inferring, sources))
 
     def _decode(self, frames: Sequence[Frame]):
         t0 = time.perf_counter()
@@ -253,8 +273,9 @@ class FrameProcessor:
         outputs = self.engine.run(images, floor=self.thresholds.score_threshold) if good else None
         return _Inferred(placed, good, outputs, decode_s, t1 - t0, time.perf_counter() - t1)
 
-    def _find(self, inferring: Future) -> _Found:
-        """Boxes back in frame pixels, then each face cut from its full-size frame and embedded."""
+    def _find(self, inferring: Future, sources: Sources | None = None) -> _Found:
+        """Boxes back in frame pixels, then each face cut from its full-size frame, followed on its camera,
+        and embedded where its track needs it."""
         inferred: _Inferred = inferring.result()
         if inferred.outputs is None:
             return _Found(inferred, None, np.zeros(0, np.int64), None, 0.0, 0.0)
@@ -262,13 +283,17 @@ class FrameProcessor:
         decoded = inferred.placed.decoded()
         faces, counts = self.boxes.find(inferred.outputs, decoded)
         t1 = time.perf_counter()
-        embeddings = sharp = None
-        if self.embedder is not None:
-            image_of = np.repeat(np.arange(len(decoded)), counts)
-            assert decoded.images is not None, "an embedder's decoder keeps the frames"
-            crops = self.embedder.crops(decoded.images, faces, image_of, self.warp)
-            embeddings, sharp = self.embedder.embed(crops), sharpness(crops)
-        return _Found(inferred, faces, counts, embeddings, t1 - t0, time.perf_counter() - t1, sharp)
+        if self.embedder is None or self.tracks is None or sources is None:
+            return _Found(inferred, faces, counts, None, t1 - t0, 0.0)
+        image_of = np.repeat(np.arange(len(decoded)), counts)
+        assert decoded.images is not None, "an embedder's decoder keeps the frames"
+        crops = self.embedder.crops(decoded.images, faces, image_of, self.warp)
+        sharp = sharpness(crops)
+        quality = qualities(faces.boxes, faces.scores, faces.landmarks, sharp)
+        tracks, embedded = self.tracks.follow(sources.take(inferred.good), faces.boxes, quality, image_of)
+        chosen = crops if embedded.all() else crops[array_module(crops).asarray(np.flatnonzero(embedded))]
+        embeddings = self.embedder.embed(chosen)
+        return _Found(inferred, faces, counts, embeddings, t1 - t0, time.perf_counter() - t1, sharp, tracks, embedded)
 
     def describes(self) -> Describes:
         embedder = None if self.embedder is None else self.embedder.ref
@@ -296,14 +321,23 @@ class FrameProcessor:
             "postprocess_s": found.boxes_s,
         }
         return Answer(
-            errors, inferred.good, found.faces, found.counts, found.embeddings, seconds, candidates, found.sharpness
+            errors,
+            inferred.good,
+            found.faces,
+            found.counts,
+            found.embeddings,
+            seconds,
+            candidates,
+            found.sharpness,
+            found.tracks,
+            found.embedded,
         )
 
     def finish(self, pending: Pending) -> list[Outcome]:
         answer = self.answer(pending)
         t0 = time.perf_counter()
         done = outcomes(answer, pending.frames, pending.tags, self._describes)
-        self.stats.add_batch(answer.seconds, events_s=time.perf_counter() - t0)
+        self.stats.add_batch(answer.seconds, events_s=time.perf_counter() - t0, embedded=answer.embedded)
         return done
 
     def warm_up(self) -> float:

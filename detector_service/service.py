@@ -74,6 +74,7 @@ def build_processor(config: DetectorConfig, warm_up: bool = True) -> FrameProces
         config.decode,
         config.gpu_decode_settings,
         embedder,
+        config.embed_policy,
     )
     if warm_up:
         took_ms = processor.warm_up() * 1000

@@ -5,6 +5,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 log = logging.getLogger(__name__)
 
 # The measured stages, by the one name the stats line, the metrics (stage label) and the result files
@@ -35,6 +37,8 @@ class Stats:
     new_consumers: int = (
         0  # consumers made anew after the group did not take this member back (facestream.consumer_group)
     )
+    faces_embedded: int = 0  # with an embedder: faces whose event carries their embedding
+    faces_carried: int = 0  # with an embedder: faces left to their track's last embedding (schemas/README.md)
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
     embed_s: float = 0.0
@@ -47,10 +51,14 @@ class Stats:
     def count_event(self) -> None:
         self.events += 1
 
-    def add_batch(self, seconds: dict[str, float], events_s: float) -> None:
+    def add_batch(self, seconds: dict[str, float], events_s: float, embedded: np.ndarray | None = None) -> None:
         """One batch done: its time in each stage (``<stage>_s`` names), building its events counted as
-        postprocessing."""
+        postprocessing; with an embedder, which of its faces were ``embedded``."""
         self.batches += 1
+        if embedded is not None:
+            made = int(embedded.sum())
+            self.faces_embedded += made
+            self.faces_carried += len(embedded) - made
         for name, spent in seconds.items():
             setattr(self, name, getattr(self, name) + spent)
         self.postprocess_s += events_s
@@ -82,6 +90,11 @@ class Stats:
             + (f" skipped-rate {sum(self.skipped_rate.values())}" if self.skipped_rate else "")
             + (f" dropped-revoked {self.dropped_revoked}" if self.dropped_revoked else "")
             + (f" slow-batches {self.slow_batches}" if self.slow_batches else "")
+            + (
+                f" faces embedded {self.faces_embedded} carried {self.faces_carried}"
+                if self.faces_embedded or self.faces_carried
+                else ""
+            )
             + " "
             f"batch avg {self.frames / max(self.batches, 1):.1f} | ms/frame {stages} | provider {provider} "
             f"decoder {decoder}" + (f" | {self.warning}" if self.warning else "")
@@ -100,6 +113,8 @@ class Stats:
             "dropped_revoked": self.dropped_revoked,
             "batches": self.batches,
             "slow_batches": self.slow_batches,
+            "faces_embedded": self.faces_embedded,
+            "faces_carried": self.faces_carried,
             "elapsed_s": round(elapsed, 3),
             "frames_per_s": round(self.frames / max(elapsed, 1e-9), 2),
             "ms_per_frame": self.ms_per_frame(),

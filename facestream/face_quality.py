@@ -15,6 +15,8 @@ pose, one without a sharpness (no embedder, or an older detector) without its sh
 
 from collections.abc import Sequence
 
+import numpy as np
+
 SMALL_PX, LARGE_PX = 24.0, 80.0  # a face this small is useless; this large, as good as size makes it
 LOW_SCORE = 0.5
 # bench threshold blurs the sample photos more and more: crops under 5 kept a median 0.16 of the sharp
@@ -95,6 +97,39 @@ def pose_factor(landmarks: Sequence[Sequence[float]] | None) -> float:
     yaw = abs(offset[0] * unit[0] + offset[1] * unit[1]) / width
     pitch = abs(-offset[0] * unit[1] + offset[1] * unit[0]) / width
     return min(_ramp(MAX_YAW - yaw, 0.0, MAX_YAW / 2), _ramp(MAX_PITCH - pitch, 0.0, MAX_PITCH / 2))
+
+
+def qualities(
+    boxes: np.ndarray, scores: np.ndarray, landmarks: np.ndarray | None = None, sharpness: np.ndarray | None = None
+) -> np.ndarray:
+    """``quality`` of many faces at once, as arrays: (F, 4) boxes, (F,) scores, (F, 5+, 2) landmarks and
+    (F,) sharpness, the last two optional as for one face. Where the detector decides which faces to
+    embed, a Python call per face would cost more than the decision saves."""
+    boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
+    shorter = np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    found = np.minimum(_ramps(shorter, SMALL_PX, LARGE_PX), _ramps(np.asarray(scores, np.float64), LOW_SCORE, 1.0))
+    if sharpness is not None:
+        found = np.minimum(found, _ramps(np.asarray(sharpness, np.float64), BLURRED, SHARP))
+    if landmarks is not None and len(landmarks) and np.shape(landmarks)[1] >= 5:
+        found = np.minimum(found, _poses(np.asarray(landmarks, np.float64)))
+    return found
+
+
+def _poses(landmarks: np.ndarray) -> np.ndarray:
+    """``pose_factor`` of (F, 5+, 2) landmarks."""
+    right_eye, left_eye, nose, mouth_right, mouth_left = (landmarks[:, i] for i in range(5))
+    across = left_eye - right_eye
+    width = np.hypot(across[:, 0], across[:, 1])
+    unit = across / np.maximum(width, 1e-6)[:, None]
+    offset = nose - (right_eye + left_eye + mouth_right + mouth_left) / 4
+    yaw = np.abs((offset * unit).sum(axis=1)) / np.maximum(width, 1e-6)
+    pitch = np.abs(-offset[:, 0] * unit[:, 1] + offset[:, 1] * unit[:, 0]) / np.maximum(width, 1e-6)
+    found = np.minimum(_ramps(MAX_YAW - yaw, 0.0, MAX_YAW / 2), _ramps(MAX_PITCH - pitch, 0.0, MAX_PITCH / 2))
+    return np.where(width < 1e-6, 0.0, found)
+
+
+def _ramps(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    return np.clip((values - low) / (high - low), 0.0, 1.0)
 
 
 def _ramp(value: float, low: float, high: float) -> float:

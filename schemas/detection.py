@@ -30,6 +30,7 @@ class Face:
     landmarks: tuple[tuple[float, float], ...] | None = None  # (x, y) pairs, model-specific order
     embedding: bytes | None = None  # unit vector as little-endian float16 (the event's embedder made it)
     sharpness: float | None = None  # variance of the Laplacian of the embedder's aligned crop (with embeddings)
+    track: int | None = None  # the detector's track on this camera: faces of one track are one person (README)
 
     def fields(self) -> dict[str, Any]:
         out: dict[str, Any] = {"box": list(self.box), "score": self.score}
@@ -39,6 +40,8 @@ class Face:
             out["embedding"] = self.embedding
         if self.sharpness is not None:
             out["sharpness"] = self.sharpness
+        if self.track is not None:
+            out["track"] = self.track
         return out
 
 
@@ -69,6 +72,7 @@ def event_id_for(camera_id: str, frame_seq: int, model: ModelRef) -> str:
     return str(uuid.uuid5(_EVENT_NAMESPACE, name))
 
 
+MAX_TRACK = 2**63 - 1  # a track id is a signed 64-bit integer's positive range
 REFS_KEPT = 64  # model refs remembered as checked: an event carries one or two, nearly always the same
 _checked_refs: dict[tuple, ModelRef] = {}
 
@@ -117,7 +121,12 @@ def _face(value: Any) -> Face:
         sharpness = f.number(_TYPE, "sharpness", sharpness)
         if sharpness < 0:
             raise f.SchemaError(_TYPE, "sharpness", f"must be 0 or more, got {sharpness}")
-    return Face(box=box, score=score, landmarks=landmarks, embedding=embedding, sharpness=sharpness)
+    track = value.get("track")
+    if track is not None:
+        track = f.integer(_TYPE, value, "track")
+        if track > MAX_TRACK:
+            raise f.SchemaError(_TYPE, "track", f"must be at most 2^63 - 1, got {track}")
+    return Face(box=box, score=score, landmarks=landmarks, embedding=embedding, sharpness=sharpness, track=track)
 
 
 def event_from_fields(fields: dict[str, Any]) -> DetectionEvent:

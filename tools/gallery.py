@@ -80,7 +80,9 @@ def photo_faces(photos: list[tuple[str, bytes]], detector: DetectorConfig, large
     from facestream.detector_service.service import build_processor
 
     frames = [photo_bytes_frame(i, name, data) for i, (name, data) in enumerate(photos)]
-    processor = build_processor(replace(detector, embedder="sface", decode="cpu", batch=len(photos)), warm_up=False)
+    processor = build_processor(
+        replace(detector, embedder="sface", embed_every_frame=True, decode="cpu", batch=len(photos)), warm_up=False
+    )
     try:
         outcomes = processor.finish(processor.begin(frames, [name for name, _ in photos]))
     finally:

@@ -18,7 +18,15 @@ from facestream.alerting.rules.rule import Context, Rule
 from facestream.alerting.rules.state import FrameEvent, Where, is_new, nowhere
 from facestream.gallery import Gallery
 from facestream.schemas import Alert, DetectionEvent, PoseEvent
+from facestream.schemas.tracks import carry
 from facestream.zones import Zones
+
+
+def lend(camera: dict, event: DetectionEvent) -> tuple[DetectionEvent, tuple[int, ...]]:
+    """``event`` with its faces that carry no embedding given their detector track's last (the camera's
+    state ``carried``: ``schemas.tracks.carry``), and which faces were. Done for every event, a
+    duplicate too: another replica's first events, replayed, hold the embeddings of its tracks."""
+    return carry(camera.setdefault("carried", {}), event)
 
 
 def on_event(
@@ -27,25 +35,33 @@ def on_event(
     gallery: Gallery,
     settings: CameraSettings,
     match: Match | None = None,
+    lent: tuple[int, ...] | None = None,
 ) -> list[Alert] | None:
     """Update ``camera`` (its state, changed in place) with ``event``; return the alerts, or
-    None for a duplicate or replayed event, which changes nothing. ``match`` says who the event's faces
-    are (the worker's ``Recognition`` of the whole batch); by default the gallery is asked about this event."""
+    None for a duplicate or replayed event, which changes nothing but what its tracks' embeddings are.
+    ``match`` says who the event's faces are (the worker's ``Recognition`` of the whole batch); by
+    default the gallery is asked about this event. ``lent``: the event has been through ``lend``
+    already (the worker lends a batch's faces before it matches them), these faces were given one."""
+    if lent is None:
+        event, lent = lend(camera, event)
     if not is_new(camera, event):
         return None
     match = match or Recognition(gallery, [event])
-    tracks = _tracks(camera, event, match, settings)
+    tracks = _tracks(camera, event, match, settings, lent)
     return _rules(camera, event, Context(settings, match, gallery, tracks or {}, tracks is not None), "faces")
 
 
-def _tracks(camera: dict, event: DetectionEvent, match: Match, settings: CameraSettings) -> dict[int, str] | None:
+def _tracks(
+    camera: dict, event: DetectionEvent, match: Match, settings: CameraSettings, lent: tuple[int, ...]
+) -> dict[int, str] | None:
     """Each face's track (by the face's id), when the camera runs a rule that names them: the camera's
-    face tracks (state ``face_tracks``) follow the event first, over the whole frame. None where the
+    face tracks (state ``face_tracks``) follow the event first, over the whole frame, faces ``lent``
+    their detector track's embedding keeping the track the detector's track had. None where the
     camera does not follow its faces; none of them has a track in a frame between those followed."""
     if not settings.names_tracks:
         camera.pop("face_tracks", None)  # no rule names tracks now: a later one starts afresh
         return None
-    found = follow_faces(camera.setdefault("face_tracks", {}), event, match, settings.of(FaceTrackSettings))
+    found = follow_faces(camera.setdefault("face_tracks", {}), event, match, settings.of(FaceTrackSettings), lent)
     if found is None:  # a frame between those followed: its faces count for no rule that names tracks
         return {}
     return {id(face): name for face, name in zip(event.faces, found[0]) if name is not None}

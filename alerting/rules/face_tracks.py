@@ -54,11 +54,13 @@ class FaceTrackSettings:
 
 
 def follow_faces(
-    state: dict, event: DetectionEvent, match: Match, settings: FaceTrackSettings
+    state: dict, event: DetectionEvent, match: Match, settings: FaceTrackSettings, lent: tuple[int, ...] = ()
 ) -> tuple[list[str | None], list[dict]] | None:
     """Update ``state`` (a camera's face tracks, changed in place) with ``event``; return each face's
     track name (None for a faint face that continues no track) and the tracks that ended; or None for a
-    frame that comes sooner than ``rate_hz`` allows after the last one followed (it changes nothing)."""
+    frame that comes sooner than ``rate_hz`` allows after the last one followed (it changes nothing).
+    A face in ``lent`` (its detector track's embedding lent to it: the detector was sure it continues
+    its track) continues the track its detector track's last face was given here, when that track lives."""
     now = seconds(event)
     if now - state.get("at", -math.inf) < 1 / settings.rate_hz - 1e-6:
         return None
@@ -68,17 +70,26 @@ def follow_faces(
         None if face.embedding is None or embedder is None else match(face.embedding, embedder).vector
         for face in event.faces
     ]
+    # detector track -> the id of the track its last face continued here
+    detector: dict[str, int] = state.setdefault("detector", {})
+    faces = event.faces
     found, gone = tracking.follow(
         state.setdefault("tracks", []),
-        [face.box for face in event.faces],
+        [face.box for face in faces],
         now,
         settings.how(),
-        [face.score for face in event.faces],
+        [face.score for face in faces],
         vectors,
+        {i: detector[str(faces[i].track)] for i in lent if str(faces[i].track) in detector},
     )
     names: list[str | None] = []
     for index, track in enumerate(found):
         if track is not None:
             track.setdefault("first", f"{event.event_id}#{index}")
+            if faces[index].track is not None:
+                detector[str(faces[index].track)] = track["id"]
         names.append(None if track is None else track["first"])
+    living = {track["id"] for track in state["tracks"]}
+    for name in [name for name, kept in detector.items() if kept not in living]:
+        del detector[name]
     return names, gone

@@ -71,21 +71,27 @@ def follow(
     how: Follow,
     scores: Sequence[float] | None = None,
     vectors: Sequence[np.ndarray | None] | None = None,
+    known: dict[int, int] | None = None,
 ) -> tuple[list[dict | None], list[dict]]:
     """Match ``boxes`` (with their ``scores`` and unit ``vectors``, where given) to ``tracks`` (changed
     in place) at capture time ``now``; return (the track of each box, or None for a low-scoring box that
-    continues none; the tracks that ended)."""
+    continues none; the tracks that ended). ``known``: box -> the id of the track it continues, where
+    that is known already (the detector followed it); the others are matched to the tracks left."""
     gone = [t for t in tracks if now - t["seen"] >= how.lost_after_s]  # ended before this frame: never continued
     tracks[:] = [t for t in tracks if now - t["seen"] < how.lost_after_s]
     count = len(boxes)
     scores = [1.0] * count if scores is None else scores
     vectors = [None] * count if vectors is None else vectors
     predicted = [_predicted(track, now) for track in tracks]
-    matched = _obvious(boxes, predicted, vectors, tracks, how.min_similarity)
+    place = {track["id"]: j for j, track in enumerate(tracks)}
+    given = {i: place[known_id] for i, known_id in (known or {}).items() if known_id in place}
+    claimed = list(given.values())
+    given = {i: j for i, j in given.items() if claimed.count(j) == 1}  # two boxes on one track: the passes decide
+    matched = None if given else _obvious(boxes, predicted, vectors, tracks, how.min_similarity)
     if matched is None:  # someone new, someone gone, or boxes near more than one track: the full passes
-        matched = {}  # box -> track
-        strong = [i for i in range(count) if scores[i] >= how.high_score]
-        weak = [i for i in range(count) if scores[i] < how.high_score]
+        matched = given  # box -> track
+        strong = [i for i in range(count) if scores[i] >= how.high_score and i not in given]
+        weak = [i for i in range(count) if scores[i] < how.high_score and i not in given]
         _match(matched, _nearby(strong, boxes, vectors, tracks, predicted, how, faint=False))
         _match(matched, _nearby(weak, boxes, vectors, tracks, predicted, how, faint=True))
         _match(matched, _alike([i for i in strong if i not in matched], vectors, tracks, matched, how.reidentify))

@@ -15,7 +15,7 @@ GREY = (0.114, 0.587, 0.299)
 
 def sharpness(crops) -> np.ndarray:
     """(F,) float32 for (F, H, W, 3) uint8 BGR crops, host (NumPy) or device (CuPy)."""
-    xp = _module_of(crops)
+    xp = array_module(crops)
     if len(crops) == 0:
         return np.zeros(0, np.float32)
     grey = crops.astype(xp.float32) @ xp.asarray(GREY, dtype=xp.float32)
@@ -26,7 +26,7 @@ def sharpness(crops) -> np.ndarray:
     return found.get().astype(np.float32) if xp is not np else found.astype(np.float32)
 
 
-def _module_of(array):
+def array_module(array):
     """NumPy for a host array, CuPy for a device one (imported only when one is given)."""
     if isinstance(array, np.ndarray):
         return np

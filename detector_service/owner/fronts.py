@@ -32,7 +32,17 @@ from facestream.signals import StopOnSignals
 log = logging.getLogger(__name__)
 
 STOP_S = 60.0  # how long a front may take to finish its batch and commit once asked to stop
-COUNTED = ("frames", "events", "dead_letters", "skipped_old", "skipped_nth", "skipped_rate", "dropped_revoked")
+COUNTED = (
+    "frames",
+    "events",
+    "dead_letters",
+    "skipped_old",
+    "skipped_nth",
+    "skipped_rate",
+    "dropped_revoked",
+    "faces_embedded",
+    "faces_carried",
+)
 
 
 def run_fronts(config: DetectorConfig) -> dict:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from facestream.detector_service.decoding.packed import PackedFrames
+from facestream.detector_service.tracks import Sources
 from facestream.schemas import Frame
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class Batch:
     segment: str  # the shared memory block's name
     ends: np.ndarray  # int64: the end of each frame's bytes in the block (each starts where the last ended)
     sizes: np.ndarray  # int32 (N, 2): each frame's width and height, as its message says
+    sources: Sources | None = None  # with an embedder: each frame's camera, number and capture time
 
     def __len__(self) -> int:
         return len(self.ends)
@@ -48,8 +50,8 @@ class Writer:
     def _new(size: int) -> shared_memory.SharedMemory:
         return shared_memory.SharedMemory(create=True, size=size)
 
-    def write(self, frames: list[Frame]) -> Batch:
-        """Copy ``frames``' bytes into the next slot; the descriptor to send."""
+    def write(self, frames: list[Frame], sources: Sources | None = None) -> Batch:
+        """Copy ``frames``' bytes into the next slot; the descriptor to send (with ``sources``, if given)."""
         index = self._number % 2
         lengths = np.fromiter((len(f.data) for f in frames), dtype=np.int64, count=len(frames))
         ends = np.cumsum(lengths)
@@ -72,7 +74,7 @@ class Writer:
             view[start:end] = frame.data
             start = end
         sizes = np.array([(f.width, f.height) for f in frames], dtype=np.int32).reshape(-1, 2)
-        batch = Batch(self._number, slot.name, ends, sizes)
+        batch = Batch(self._number, slot.name, ends, sizes, sources)
         self._number += 1
         return batch
 

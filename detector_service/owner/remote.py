@@ -18,6 +18,7 @@ from facestream.detector_service.owner.payloads import SLOT_BYTES, Writer
 from facestream.detector_service.owner.server import Answered, Failed, Started
 from facestream.detector_service.processor import Outcome, Pending, outcomes
 from facestream.detector_service.stats import Stats
+from facestream.detector_service.tracks import CameraKeys
 from facestream.errors import ModelError
 from facestream.schemas import Frame
 
@@ -45,6 +46,8 @@ class RemoteProcessor:
         self.stats = Stats(provider=started.provider, fallback=started.fallback, warning=started.warning)
         self.stats.decoder, self.stats.decode_fallback = started.decoder, started.decode_fallback
         self._writer = Writer(slot_bytes)
+        # With an embedder the owner follows faces per camera: it is told each frame's camera by number.
+        self._camera_keys = CameraKeys() if self.describes.embedder is not None else None
         self._waiting: deque[Future] = deque()
         self._lock = threading.Lock()
         self._stopped: OwnerStopped | None = None
@@ -71,7 +74,8 @@ class RemoteProcessor:
             if len(self._waiting) >= 2:
                 raise RuntimeError("a front has at most two batches under way (its slots are reused)")
             self._waiting.append(future)
-        self.connection.send(self._writer.write(frames))
+        sources = None if self._camera_keys is None else self._camera_keys.sources(frames)
+        self.connection.send(self._writer.write(frames, sources))
         return Pending(frames, tags, future)
 
     def _receive(self) -> None:
@@ -102,7 +106,7 @@ class RemoteProcessor:
         answer = self.boxes.resolve(pending.future.result())  # candidates -> boxes, timed as post-processing
         t0 = time.perf_counter()
         done = outcomes(answer, pending.frames, pending.tags, self.describes)
-        self.stats.add_batch(answer.seconds, events_s=time.perf_counter() - t0)
+        self.stats.add_batch(answer.seconds, events_s=time.perf_counter() - t0, embedded=answer.embedded)
         return done
 
     def close(self) -> None:

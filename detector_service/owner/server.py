@@ -34,6 +34,7 @@ from facestream.detector_service.decoding.packed import PackedFrames
 from facestream.detector_service.owner.merging import split
 from facestream.detector_service.owner.payloads import Batch, Reader
 from facestream.detector_service.processor import Answer, Boxes, Describes, FrameProcessor, Pending
+from facestream.detector_service.tracks import Sources
 from facestream.errors import FacestreamError
 
 log = logging.getLogger(__name__)
@@ -188,7 +189,12 @@ class _Owner:
             self._slots[slot] = batch.segment
             packed.append(self.reader.frames(batch))
         frames = packed[0] if len(packed) == 1 else PackedFrames.joined(packed)
-        return self.processor.begin(frames, [None] * len(frames))
+        # Each front numbers its own cameras: the owner tells them apart by front.
+        sourced = [(front, batch.sources) for front, batch in parts if batch.sources is not None]
+        sources = None
+        if len(sourced) == len(parts):
+            sources = Sources.joined([s for _, s in sourced], [front for front, _ in sourced])
+        return self.processor.begin(frames, [None] * len(frames), sources)
 
     def _send(self, front: int, message: Answered | None) -> None:
         try:

@@ -3,7 +3,7 @@ builders are checked here, with the schema's own reader."""
 
 import numpy as np
 
-from facestream.detector_service.events import build_events, build_pose_events
+from facestream.detector_service.events import Identity, build_events, build_pose_events
 from facestream.detector_service.models.base import Detections
 from facestream.schemas import Frame, ModelRef, pack_detection, pack_pose, unpack_detection, unpack_pose
 
@@ -27,7 +27,7 @@ def test_face_events_from_arrays_read_back_as_built() -> None:
     )
     vectors = rng.normal(size=(5, 128)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    events = build_events(frames(3), faces, counts, YUNET, vectors, SFACE)
+    events = build_events(frames(3), faces, counts, YUNET, SFACE, Identity(vectors))
     assert [len(e.faces) for e in events] == [2, 0, 3]
     for event in events:
         packed = pack_detection(event, check=False)
