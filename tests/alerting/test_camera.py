@@ -1,5 +1,7 @@
 """A camera's rules together: duplicates and replays change nothing, per-camera settings apply."""
 
+import dataclasses
+
 import orjson
 import pytest
 from helpers.alert import SFACE, enrolled, event, face, person
@@ -169,3 +171,43 @@ def test_a_crowd_alert_s_evidence_names_no_track() -> None:
     crowd = [a for a in alerts if a.kind == "crowd"]
     assert crowd and all(s.track is None for a in crowd for s in a.evidence)
     assert [pack_alert(a) for a in crowd]  # what the worker does with them: they pack
+
+
+def _tracked(events, every: int) -> list:
+    """``events`` as a detector following its faces sends them: each face named by a track (its index),
+    its embedding only in the first frame and every ``every``-th after."""
+    return [
+        dataclasses.replace(
+            e,
+            faces=tuple(
+                dataclasses.replace(f, track=i, embedding=f.embedding if n % every == 0 else None)
+                for i, f in enumerate(e.faces)
+            ),
+        )
+        for n, e in enumerate(events)
+    ]
+
+
+@pytest.mark.parametrize("rules", ["stranger", "person_seen"])
+def test_faces_lent_their_tracks_embedding_make_the_alerts_every_embedded_face_makes(rules: str) -> None:
+    gallery = enrolled(watched=True)
+    settings = AlertingConfig(rules=rules).for_camera("gate")
+    visit = [event(i, i * 0.2, face(person(2), track=None), face(person(1))) for i in range(40)]
+    every: dict = {}
+    expected = [a for e in visit for a in on_event(every, e, gallery, settings)]
+    assert {a.kind for a in expected} == {rules} and len({a.alert_id for a in expected}) == 1
+    lent: dict = {}
+    found = [a for e in _tracked(visit, every=10) for a in on_event(lent, e, gallery, settings)]
+    assert [(a.alert_id, a.state, a.count) for a in found] == [(a.alert_id, a.state, a.count) for a in expected]
+    assert {s.track for a in found for s in a.evidence} == {s.track for a in expected for s in a.evidence}
+
+
+def test_a_face_whose_track_was_never_seen_embedded_counts_for_nothing() -> None:
+    """A reader that starts mid-track (or lost the event with the embedding) has nothing to lend: the
+    faces count as faces without embeddings until the track's next embedding."""
+    gallery, settings = enrolled(), AlertingConfig(rules="stranger").for_camera("gate")
+    visit = _tracked([event(i, i * 0.2, face(person(2))) for i in range(40)], every=10)
+    state: dict = {}
+    alerts = [a for e in visit[3:] for a in on_event(state, e, gallery, settings)]
+    first_embedded = 10  # frames 3-9 carry none and have none to take
+    assert alerts and alerts[0].started_ts_ns == visit[first_embedded].capture_ts_ns

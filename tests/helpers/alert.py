@@ -29,13 +29,14 @@ def person(seed: int) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
 
-def face(vector: np.ndarray | None = None, side: float = 100.0, score: float = 0.95) -> Face:
+def face(vector: np.ndarray | None = None, side: float = 100.0, score: float = 0.95, track: int | None = None) -> Face:
     embedding = None if vector is None else vector.astype("<f2").tobytes()
-    return Face(box=(10.0, 10.0, 10.0 + side, 10.0 + side), score=score, embedding=embedding)
+    return Face(box=(10.0, 10.0, 10.0 + side, 10.0 + side), score=score, embedding=embedding, track=track)
 
 
 def event(seq: int, t: float, *faces: Face, camera: str = "gate") -> DetectionEvent:
-    """The event of frame ``seq`` of ``camera``, captured at ``t`` seconds."""
+    """The event of frame ``seq`` of ``camera``, captured at ``t`` seconds (naming SFace when a face
+    carries an embedding or a detector track, as a detector with an embedder does)."""
     return DetectionEvent(
         event_id=event_id_for(camera, seq, DETECTOR),
         camera_id=camera,
@@ -46,7 +47,7 @@ def event(seq: int, t: float, *faces: Face, camera: str = "gate") -> DetectionEv
         width=640,
         height=480,
         faces=tuple(faces),
-        embedder=SFACE if any(f.embedding is not None for f in faces) else None,
+        embedder=SFACE if any(f.embedding is not None or f.track is not None for f in faces) else None,
     )
 
 
