@@ -143,6 +143,8 @@ def test_with_sightings_it_keeps_every_embedded_face_once_beside_the_alerts(
         faces = [face(person(seq % 40 + k)) for k in range(seq % 3)]  # 0, 1 or 2 embedded faces
         if seq % 10 == 0:
             faces.append(face())  # a face too small to embed: no embedding, no sighting
+        if seq % 4 == 0:
+            faces.append(face(track=seq % 7))  # carried by its detector track: no embedding, no sighting
         sent = event(seq, start + seq * 0.1, *faces, camera=camera)
         expected |= {(sent.event_id, i) for i, f in enumerate(faces) if f.embedding is not None}
         repeats = 2 if seq % 50 == 0 else 1  # a detector's repeat after a rebalance

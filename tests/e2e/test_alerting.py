@@ -81,6 +81,30 @@ def test_one_stranger_alert_for_the_stranger_only(
     assert gate[0].alert_id in documented_ids(gate[0], events)  # the contract's id, recomputed
 
 
+def test_faces_the_detector_carries_by_track_alert_as_embedded_ones(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
+) -> None:
+    """At 10 fps a face is embedded when its track starts (and when due again) and carried between: every
+    track's first face in the events has its embedding, most faces have none, and the worker, lending
+    them their track's, counts them as sightings of the stranger (it follows faces 5 times a second)."""
+    stranger = scene(tmp_path / "stranger", [(sample_dir / "biden.jpg", 12)], 70)  # then 7 s without him: the end
+    photos_to(names["frames"], {"gate": stranger}, fps=10.0, max_width=0)
+    detect(names)
+    events = [unpack_detection(r.value()) for r in kafka_reading.read_to_end(names["detections"], bootstrap)]
+    faces = [f for e in sorted(events, key=lambda e: e.frame_seq) for f in e.faces]
+    assert len(faces) == 12 and all(f.track is not None and f.sharpness is not None for f in faces)
+    firsts = {f.track: f for f in reversed(faces)}  # each track's first face
+    assert all(f.embedding is not None for f in firsts.values())
+    carried = sum(f.embedding is None for f in faces)
+    assert carried >= 6, f"only {carried} of 12 faces carried by their track (a loaded machine's gaps end tracks)"
+    worker = alerting(names, tmp_path / "alerting.log", rules="stranger")
+    alerts = alerts_until(bootstrap, names, worker, tmp_path / "alerting.log", ended("gate", "stranger"))
+    gate = [a for a in alerts if a.camera_id == "gate"]
+    assert len({a.alert_id for a in gate}) == 1 and gate[-1].state == "end" and gate[-1].count >= 3
+    by_id = {e.event_id: e for e in events}
+    assert any(by_id[s.event_id].faces[0].embedding is None for s in gate[-1].evidence)  # a carried face counted
+
+
 def test_a_watched_person_on_a_camera_raises_one_person_seen_that_names_him(
     names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path
 ) -> None:
