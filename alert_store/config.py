@@ -3,7 +3,7 @@
 import sys
 from dataclasses import dataclass
 
-from facestream.alertdb import strangers
+from facestream.alertdb import SAME_STRANGER
 from facestream.config import check, command_line, names, session_timeout, setting
 from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
@@ -30,7 +30,7 @@ class AlertStoreConfig:
         10_000_000, "Sightings kept at most; beyond it the oldest are forgotten first.", minimum=1
     )
     same_stranger: float = setting(
-        strangers.SAME_STRANGER,
+        SAME_STRANGER,
         "Cosine similarity of two stranger alerts' faces from which they are visits of one recurring stranger "
         "(unknown-N).",
         minimum=-1,

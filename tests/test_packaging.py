@@ -34,3 +34,28 @@ def test_the_wheel_installs_one_name_and_no_benchmarks(tmp_path: Path) -> None:
     assert not [n for n in names if "bench" in n.split("/")]
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "facestream = facestream.tools.cli:main" in entry_points
+
+
+# A machine with the broker's and the detector's packages only (the GPU host of bench/README.md): the
+# database layer's packages are absent there, and these commands must not need them.
+WITHOUT_DATABASE = """
+import sys
+
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("sqlalchemy", "alembic", "psycopg"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+
+sys.meta_path.insert(0, Absent())
+from click.testing import CliRunner
+from facestream.tools.cli import cli
+
+for args in (["kafka", "--help"], ["kafka", "acls", "--help"], ["detect", "--help"]):
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, (args, result.output, result.exception)
+"""
+
+
+def test_the_kafka_and_detect_commands_run_without_the_database_packages() -> None:
+    done = subprocess.run([sys.executable, "-c", WITHOUT_DATABASE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 
+from facestream.alertdb import SAME_STRANGER
 from facestream.alertdb.schema import embedder_name, stranger_visits, strangers
 from facestream.schemas import Alert
 
-SAME_STRANGER = 0.5  # the alert store's --same-stranger: two visits' faces this alike are one stranger
 LABEL = "unknown-"
 
 
