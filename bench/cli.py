@@ -122,8 +122,8 @@ def decode(**values) -> None:
 @bench.command(
     epilog="""\b
 Examples (on the GPU machine):
-  python -m bench embedding --model yunet --batch 256 --frames 4096 --faces 1,2,4,6
-  python -m bench embedding --provider cpu --precision fp32 --batch 8 --frames 32 --faces 1,4 --repeats 1  # dry run
+  python -m bench embedding --model yunet --batch 256 --faces 1,2,4,6
+  python -m bench embedding --provider cpu --precision fp32 --batch 8 --fps 5 --faces 1,4 --repeats 1  # dry run
 """,
     context_settings={"show_default": True},
 )

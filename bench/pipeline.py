@@ -33,6 +33,7 @@ from facestream.detector_service.owner.launch import start_owner
 from facestream.detector_service.owner.remote import RemoteProcessor
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import STAGES, Stats
+from facestream.detector_service.tracks import Policy
 from facestream.producers.encoder import cover_crop
 from facestream.schemas import Frame, PoseEvent, pack_detection, pack_pose
 
@@ -94,9 +95,12 @@ def run(cfg: PipelineBenchConfig, command: str) -> dict:
     return result
 
 
-def _processor(cfg: PipelineBenchConfig, path: Path, largest: int | None = None) -> FrameProcessor:
+def _processor(
+    cfg: PipelineBenchConfig, path: Path, largest: int | None = None, policy: Policy | None = None
+) -> FrameProcessor:
     """The detector's own engine and processor for ``path``, warmed up: buckets of the batch and, for an
-    owner merging the fronts' batches, of its ``largest`` run."""
+    owner merging the fronts' batches, of its ``largest`` run; with an embedder, faces embedded as
+    ``policy`` says (the detector's default)."""
     if cfg.switch_interval_ms is not None:
         sys.setswitchinterval(cfg.switch_interval_ms / 1000)
     plugin = models.plugin_for(models.read_metadata(path), str(path))
@@ -114,6 +118,7 @@ def _processor(cfg: PipelineBenchConfig, path: Path, largest: int | None = None)
         cfg.decode,
         GpuDecodeSettings.parse(cfg.gpu_decoder),
         embedder,
+        policy,
     )
     processor.warm_up()
     return processor

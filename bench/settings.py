@@ -16,6 +16,7 @@ from facestream.config import check, parse_size, repeated, setting, show_size
 from facestream.detector_service.config import DECODE_CHOICES, EMBEDDER_CHOICES
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER
 from facestream.detector_service.inference.runtime import PROVIDER_CHOICES, parse_chain
+from facestream.detector_service.tracks import Policy
 from facestream.errors import ConfigError
 
 LIVE_MODES = ("pyav-all", "pyav-keyframes", "opencv-grab", "opencv-read")  # bench.live's decoding modes
@@ -529,13 +530,16 @@ class DecodeBenchConfig(TimedInBatches):
 
 
 @dataclass(frozen=True)
-class EmbeddingBenchConfig(TimedInBatches):
+class EmbeddingBenchConfig(Checked):
     """``bench embedding``: the embedder alone, and the pipeline's frames/s with and without it."""
 
     model: str = setting("yunet", "The detector: yunet, mogface (random weights, exported here) or a path.")
     embedder: str = setting("sface", "The embedder.", choices=tuple(e for e in EMBEDDER_CHOICES if e != "none"))
     batch: int = setting(256, "Frames per detector batch.", minimum=1)
-    frames: int = setting(4096, "Frames per pipeline repeat.", minimum=1)
+    cameras: int = setting(0, "Cameras whose frames take turns in the batches (0: --batch).", minimum=0)
+    fps: float = setting(30.0, "Each camera's frames per second (capture time: how soon a track is due).", minimum=0.1)
+    embed_refresh_s: float = setting(2.0, "As for detect; a repeat is this much of the cameras' time.", minimum=0.01)
+    embed_better_by: float = setting(0.15, "As for detect.", minimum=0, maximum=1)
     faces: tuple[int, ...] = listed("1,2,4,6", "Faces per frame, one comparison each.")
     precision: str = setting("fp16", "Precision of the exported models.", choices=PRECISIONS)
     provider: str = setting("cuda", "Where the models run.", choices=PROVIDER_CHOICES)
@@ -548,6 +552,10 @@ class EmbeddingBenchConfig(TimedInBatches):
     out: Path | None = setting(
         None, "Result file (default: bench/results/embedding-EMBEDDER-MODEL-PRECISION-PROVIDER.json).", metavar="FILE"
     )
+
+    @property
+    def policy(self) -> Policy:
+        return Policy(self.embed_refresh_s, self.embed_better_by)
 
     @property
     def result_file(self) -> Path:

@@ -18,10 +18,12 @@ from facestream.detector_service.inference.engine import Engine
 from facestream.detector_service.models import sface
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import Stats
+from facestream.detector_service.tracks import CameraKeys, Policy
 from facestream.schemas import Frame
 
 pytestmark = pytest.mark.skipif(preprocess_gpu.available() is not None, reason="needs CuPy and nvImageCodec (GPU)")
 # The Python binding hands the embedder a list of Images, the native call a table of device addresses.
+EVERY_FRAME = Policy(every_frame=True)
 DECODERS = pytest.mark.parametrize("gpu_decoder", ["hw/keep", "hw/native"])
 
 
@@ -60,7 +62,11 @@ def test_the_gpu_warp_matches_the_host_warp_on_the_same_frames(corpus: list[Fram
     decoder.close()
 
 
-def gpu_processor(yunet_path: Path, batch: int, gpu_decoder: str) -> FrameProcessor:
+def gpu_processor(
+    yunet_path: Path, batch: int, gpu_decoder: str, policy: Policy = EVERY_FRAME
+) -> FrameProcessor:
+    """YuNet and SFace on the GPU; by default every face embedded (the tiled corpus turns its portraits
+    from frame to frame in the same places: one track each, as far as the detector can tell)."""
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
     engine = Engine(yunet_path, (480, 640), batch=batch, plugin=plugin, provider="cuda", buckets=(batch,))
     embedder = Embedder("sface", engine.provider)
@@ -73,6 +79,7 @@ def gpu_processor(yunet_path: Path, batch: int, gpu_decoder: str) -> FrameProces
         "auto",
         GpuDecodeSettings.parse(gpu_decoder),
         embedder=embedder,
+        policy=policy,
     )
     processor.warm_up()
     return processor
@@ -93,7 +100,14 @@ def test_faces_are_embedded_on_the_gpu_as_on_the_host(yunet_path: Path, corpus: 
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
     engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cpu", threads=4)
     host = FrameProcessor(
-        engine, plugin, plugin.default_thresholds, 4, Stats("cpu", False), "cpu", embedder=Embedder("sface", "cpu")
+        engine,
+        plugin,
+        plugin.default_thresholds,
+        4,
+        Stats("cpu", False),
+        "cpu",
+        embedder=Embedder("sface", "cpu"),
+        policy=Policy(every_frame=True),
     )
     try:
         expected = [o.event for o in host.finish(host.begin(corpus, list(range(len(corpus)))))]
@@ -127,3 +141,40 @@ def test_frames_kept_for_faces_survive_the_next_batch_decoding(
         processor.close()
     for got, expected in zip(pipelined, alone):
         np.testing.assert_allclose(got, expected, atol=2e-3)
+
+
+def test_the_gpu_follows_and_embeds_the_faces_the_host_does(yunet_path: Path) -> None:
+    """Faces drifting across four cameras' frames, followed per camera: on the GPU (with the owner's
+    sources, as its fronts send them) the same faces are embedded and carried as on the host, in tracks
+    of the same faces, and the embeddings made agree."""
+    from bench.embedding import camera_frames, moving_corpus
+
+    frames = camera_frames(moving_corpus(2, 640, 480), cameras=4, steps=12, first_step=0, fps=10.0, size=(640, 480))
+    batches = [frames[i : i + 8] for i in range(0, len(frames), 8)]
+    plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
+    engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cpu", threads=4)
+    policy = Policy(refresh_s=0.5, better_by=1.0)  # by time alone: two devices' sharpness differ a little
+    host = FrameProcessor(
+        engine, plugin, plugin.default_thresholds, 4, Stats("cpu", False), "cpu", Embedder("sface", "cpu"), policy
+    )
+    keys = CameraKeys()
+    gpu = gpu_processor(yunet_path, batch=8, gpu_decoder="hw/native", policy=policy)
+    try:
+        found = {
+            "cpu": [o.event for b in batches for o in host.finish(host.begin(b, list(range(len(b)))))],
+            "gpu": [o.event for b in batches for o in gpu.finish(gpu.begin(b, list(range(len(b))), keys.sources(b)))],
+        }
+    finally:
+        host.close()
+        gpu.close()
+    faces = {where: [f for e in events for f in e.faces] for where, events in found.items()}
+    assert len(faces["cpu"]) == len(faces["gpu"]) == 2 * len(frames)
+    assert [f.embedding is None for f in faces["cpu"]] == [f.embedding is None for f in faces["gpu"]]
+    assert 0 < sum(f.embedding is None for f in faces["gpu"]) < len(faces["gpu"])  # some carried, some not
+    same_track = {where: [[a.track == b.track for b in fs] for a in fs] for where, fs in faces.items()}
+    assert same_track["cpu"] == same_track["gpu"]
+    made = [(a, b) for a, b in zip(faces["gpu"], faces["cpu"]) if a.embedding is not None]
+    cosines = [
+        np.frombuffer(a.embedding, "<f2").astype(np.float32) @ np.frombuffer(b.embedding, "<f2") for a, b in made
+    ]
+    assert min(cosines) > 0.99, cosines
