@@ -147,7 +147,9 @@ def _one(
 ) -> dict:
     """Stream ``count`` cameras (ids ``PREFIX-cam-N``) for ``duration_s``; what the reader saw of them."""
     per_camera = int(cfg.fps * duration_s)
-    sources = [cfg.source] if cfg.source else [str(samples.portraits_dir()), str(samples.annotated_dir())]
+    folders = [samples.portraits_dir(), samples.annotated_dir()]
+    stills = [str(photo) for folder in folders for photo in sorted(folder.iterdir())]
+    sources = [cfg.source] if cfg.source else stills if cfg.footage == "stills" else [str(f) for f in folders]
     ids = _camera_ids(prefix, count)
     cameras = [(camera, sources[cam % len(sources)]) for cam, camera in enumerate(ids)]
     placed = None

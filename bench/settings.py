@@ -608,7 +608,13 @@ class E2EConfig(Checked):
         metavar="CORES",
     )
     source: str | None = setting(
-        None, "Every camera streams this source (e.g. a video file; as for produce); default: the photo folders."
+        None, "Every camera streams this source (e.g. a video file; as for produce); default: --footage."
+    )
+    footage: str = setting(
+        "photos",
+        "Without --source: photos, each camera a folder of the sample photos, a different one each frame; or "
+        "stills, each camera one of them in every frame (people standing in view: faces that keep their tracks).",
+        choices=("photos", "stills"),
     )
     extra_produce_args: tuple[str, ...] = repeated(
         "More options for produce, e.g. --produce-arg=--motion-gate.", option="--produce-arg"
