@@ -398,6 +398,10 @@ class _Stages:
                     "frames_per_s": round(frames / (t1 - t0), 1),
                     "batch_avg": round(frames / batches, 1) if batches else None,
                     "busy": {k: round((b[k] - a[k]) / (t1 - t0), 3) for k in STAGES},
+                    # with an embedder: the share of faces embedded (the others carried by their track)
+                    "faces_embedded_share": _share(
+                        b["faces_embedded"] - a["faces_embedded"], b["faces_carried"] - a["faces_carried"]
+                    ),
                     "first_s_frames": [round(y["frames"] - x["frames"]) for (_, x), (_, y) in steps],
                     "first_s_decode_busy": [
                         round((y["decode"] - x["decode"]) / (u - t), 2) for (t, x), (u, y) in steps
@@ -407,9 +411,13 @@ class _Stages:
         return out
 
 
+def _share(embedded: float, carried: float) -> float | None:
+    return round(embedded / (embedded + carried), 4) if embedded + carried else None
+
+
 def _scrape(port: int) -> dict[str, float]:
     """Frames, batches and stage seconds from one replica's /metrics."""
-    found = dict.fromkeys(("frames", "batches", *STAGES), 0.0)
+    found = dict.fromkeys(("frames", "batches", "faces_embedded", "faces_carried", *STAGES), 0.0)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
         for line in response.read().decode().splitlines():
             name, _, value = line.rpartition(" ")
@@ -417,6 +425,8 @@ def _scrape(port: int) -> dict[str, float]:
                 found["frames"] = float(value)
             elif name == "facestream_batches_total":
                 found["batches"] = float(value)
+            elif name in ("facestream_faces_embedded_total", "facestream_faces_carried_total"):
+                found[name[len("facestream_") : -len("_total")]] = float(value)
             elif name.startswith('facestream_stage_seconds_total{stage="'):
                 found[name.split('"')[1]] = float(value)
     return found
