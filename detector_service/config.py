@@ -98,6 +98,13 @@ class DetectorConfig:
         "and take the track's last (schemas/README.md).",
         minimum=0,
     )
+    embed_first: int = setting(
+        3,
+        "With --embedder: the first N faces of a track are all embedded: who it is gets voted on by its first "
+        "faces downstream, and one poor first face must not decide it alone.",
+        minimum=1,
+        metavar="N",
+    )
     embed_better_by: float = setting(
         0.15,
         "With --embedder: a track's face is also embedded as soon as its quality (size, score, sharpness and pose, "
@@ -202,7 +209,7 @@ class DetectorConfig:
 
     @property
     def embed_policy(self) -> Policy:
-        return Policy(self.embed_refresh_s, self.embed_better_by, self.embed_every_frame)
+        return Policy(self.embed_refresh_s, self.embed_better_by, self.embed_every_frame, self.embed_first)
 
     @property
     def gpu_decode_settings(self) -> GpuDecodeSettings:

@@ -5,7 +5,9 @@ person in view is the same person from one frame to the next.
 Each face of a frame continues the track of its camera whose last box it overlaps most (IoU at least
 ``MATCH_IOU``, each track and face once, best pairs first), or starts a new one. A face is embedded:
 
-- when its track starts (a new face has its embedding in the very frame it is first found);
+- when its track starts (a new face has its embedding in the very frame it is first found), and for
+  the track's first ``first`` faces: who a track is gets decided by a vote of its first faces
+  downstream (``alerting.rules.votes``), and one poor first face must not decide it alone;
 - when the match is in doubt: the face overlaps another track, or the track another face, by more
   than ``NEAR_IOU`` (two people crossing), so a swap never carries one person's identity to another;
 - when its quality (``face_quality``: size, score, sharpness, pose) is ``better_by`` over the face
@@ -48,6 +50,7 @@ class Policy:
     refresh_s: float = 2.0
     better_by: float = 0.15
     every_frame: bool = False
+    first: int = 3
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ class Tracks:
         self.seen = np.zeros(0, np.int64)
         self.embedded = np.zeros(0, np.int64)
         self.quality = np.zeros(0, np.float32)
+        self.faces = np.zeros(0, np.int64)
         self.touched = np.zeros(0, np.float64)
         # One row per camera, sorted: its last frame's number, and when this process last saw it (wall).
         self.cameras = np.zeros(0, np.int64)
@@ -142,7 +146,9 @@ class Tracks:
             | doubt[continued]
             | (at[continued] - self.embedded[rows] >= round(self.policy.refresh_s * NS))
             | (quality[face_rows] >= self.quality[rows] + self.policy.better_by)
+            | (self.faces[rows] < self.policy.first)
         )
+        self.faces[rows] += 1
         self.box[rows] = boxes[face_rows]
         self.seen[rows] = at[continued]
         self.touched[rows] = now
@@ -191,6 +197,7 @@ class Tracks:
         self.seen = np.concatenate([self.seen, seen])
         self.embedded = np.concatenate([self.embedded, seen])
         self.quality = np.concatenate([self.quality, quality.astype(np.float32)])
+        self.faces = np.concatenate([self.faces, np.ones(len(ids), np.int64)])
         self.touched = np.concatenate([self.touched, np.full(len(ids), now)])
         self._keep(np.argsort(self.camera, kind="stable"))
 
@@ -198,7 +205,7 @@ class Tracks:
         """Only the tracks ``rows`` (a mask or indices, in the order to keep)."""
         self.camera, self.box, self.id = self.camera[rows], self.box[rows], self.id[rows]
         self.seen, self.embedded = self.seen[rows], self.embedded[rows]
-        self.quality, self.touched = self.quality[rows], self.touched[rows]
+        self.quality, self.faces, self.touched = self.quality[rows], self.faces[rows], self.touched[rows]
 
     def _forget(self, now: float) -> None:
         """Cameras (and their tracks) this process has not seen for ``IDLE_S``: their partitions moved."""

@@ -48,7 +48,8 @@ def on_event(
         return None
     match = match or Recognition(gallery, [event])
     tracks = _tracks(camera, event, match, settings, lent)
-    return _rules(camera, event, Context(settings, match, gallery, tracks or {}, tracks is not None), "faces")
+    borrowed = frozenset(id(event.faces[i]) for i in lent)
+    return _rules(camera, event, Context(settings, match, gallery, tracks or {}, tracks is not None, borrowed), "faces")
 
 
 def _tracks(

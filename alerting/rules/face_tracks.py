@@ -66,9 +66,10 @@ def follow_faces(
         return None
     state["at"] = now
     embedder = event.embedder
+    # A lent embedding is its track's, not this face's look: it adds nothing to the track's vector.
     vectors: list[np.ndarray | None] = [
-        None if face.embedding is None or embedder is None else match(face.embedding, embedder).vector
-        for face in event.faces
+        None if face.embedding is None or embedder is None or index in lent else match(face.embedding, embedder).vector
+        for index, face in enumerate(event.faces)
     ]
     # detector track -> the id of the track its last face continued here
     detector: dict[str, int] = state.setdefault("detector", {})

@@ -19,6 +19,7 @@ from facestream.alerting.rules import votes
 from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import (
+    Lent,
     TrackOf,
     Where,
     alert,
@@ -26,6 +27,7 @@ from facestream.alerting.rules.state import (
     face_counts,
     nowhere,
     opened_or_updated,
+    own,
     seconds,
     sighted,
     sighting,
@@ -71,6 +73,7 @@ def step(
     track_of: TrackOf = untracked,
     followed: bool = False,
     gallery: int = 0,
+    lent: Lent = own,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, JSON-able, changed in place) with one
     new event; return the alerts it causes. ``where`` names the zone of a face (its alert's),
@@ -98,7 +101,9 @@ def step(
             if followed:
                 if track is None:
                     continue  # a faint face that continues no track
-                person_id = votes.track_name(state, track, face, person_id, similarity, settings, now, gallery)
+                person_id = votes.track_name(
+                    state, track, face, person_id, similarity, settings, now, gallery, lent(face)
+                )
             elif person_id is None or similarity < settings.match_threshold:
                 continue
             if not person_id:
@@ -144,6 +149,7 @@ RULE = Rule(
         context.track_of,
         context.followed,
         context.gallery.changes,
+        context.borrowed,
     ),
     close=close,
     follows_faces=True,

@@ -12,6 +12,9 @@ NS = 1_000_000_000
 FrameEvent = DetectionEvent | PoseEvent  # what the rules read: one event per processed frame
 Where = Callable[[tuple | list], str | None]  # a box in frame pixels -> the zone it is in (zones.zone_of)
 TrackOf = Callable[[object], str | None]  # a face of the event -> the name of its track (face_tracks), if any
+# A face of the event -> whether its embedding is its detector track's, lent (schemas.tracks): such a
+# face is a sighting under its track's name but no new evidence of who the track is.
+Lent = Callable[[object], bool]
 
 
 def nowhere(_box: tuple | list) -> str | None:
@@ -22,6 +25,11 @@ def nowhere(_box: tuple | list) -> str | None:
 def untracked(_face: object) -> str | None:
     """The TrackOf of a camera whose faces are not followed: no track to name."""
     return None
+
+
+def own(_face: object) -> bool:
+    """The Lent of an event whose faces carry their own embeddings."""
+    return False
 
 
 def zoned(tracked: dict, zone: str | None) -> dict:

@@ -25,6 +25,7 @@ from facestream.alerting.rules import votes
 from facestream.alerting.rules.recognition import Match
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import (
+    Lent,
     TrackOf,
     Where,
     alert,
@@ -32,6 +33,7 @@ from facestream.alerting.rules.state import (
     face_counts,
     nowhere,
     opened_or_updated,
+    own,
     seconds,
     sighted,
     sighting,
@@ -75,12 +77,14 @@ def step(
     track_of: TrackOf = untracked,
     followed: bool = False,
     gallery: int = 0,
+    lent: Lent = own,
 ) -> list[Alert]:
     """Update ``state`` (this rule's part of a camera's state, changed in place; JSON-able but for the
     face vectors, which the table packs: ``state.written``) with one new event; return the alerts it
     causes. ``where`` names the zone of a face (its alert's), ``track_of`` its track (its sighting's);
     ``followed``: the camera follows its faces, so strangers are tracks (a face with none counts not),
-    named against the gallery as of its change number ``gallery``."""
+    named against the gallery as of its change number ``gallery``; a face ``lent`` its detector track's
+    embedding counts as a sighting but casts no vote."""
     now = seconds(event)
     state.pop("cooldown", None)  # kept by versions that silenced a return
     alerts = []
@@ -105,7 +109,8 @@ def step(
             if followed:
                 if track is None:
                     continue  # a faint face that continues no track
-                if votes.track_name(state, track, face, person, similarity, settings, now, gallery) != votes.UNKNOWN:
+                named = votes.track_name(state, track, face, person, similarity, settings, now, gallery, lent(face))
+                if named != votes.UNKNOWN:
                     continue  # no good face yet, or the track is someone known
                 stranger = next((s for s in strangers if s.get("track") == track), None)
             elif similarity >= settings.match_threshold:
@@ -175,6 +180,7 @@ RULE = Rule(
         context.track_of,
         context.followed,
         context.gallery.changes,
+        context.borrowed,
     ),
     close=close,
     follows_faces=True,

@@ -32,12 +32,23 @@ class Naming(Protocol):
 
 
 def track_name(
-    state: dict, track: str, face, person: str | None, similarity: float, settings: Naming, now: float, gallery: int
+    state: dict,
+    track: str,
+    face,
+    person: str | None,
+    similarity: float,
+    settings: Naming,
+    now: float,
+    gallery: int,
+    lent: bool = False,
 ) -> str | None:
     """``name_of`` for one face of ``track`` whose best match is ``person`` at ``similarity``: a vote
-    for them at or above the rule's threshold, else for UNKNOWN; tallies kept ``end_after_s``."""
+    for them at or above the rule's threshold, else for UNKNOWN; tallies kept ``end_after_s``. A face
+    whose embedding was ``lent`` by its detector track (``schemas.tracks``) does not vote: the face
+    that embedding was made from voted already, and a poor one must not gain the weight of every
+    better face that carries it."""
     who = person if person and similarity >= settings.match_threshold else UNKNOWN
-    vote = weight(face, similarity, settings.match_threshold)
+    vote = 0.0 if lent else weight(face, similarity, settings.match_threshold)
     return name_of(state, track, who, vote, now, settings.end_after_s, gallery)
 
 

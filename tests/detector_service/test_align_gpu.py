@@ -62,9 +62,7 @@ def test_the_gpu_warp_matches_the_host_warp_on_the_same_frames(corpus: list[Fram
     decoder.close()
 
 
-def gpu_processor(
-    yunet_path: Path, batch: int, gpu_decoder: str, policy: Policy = EVERY_FRAME
-) -> FrameProcessor:
+def gpu_processor(yunet_path: Path, batch: int, gpu_decoder: str, policy: Policy = EVERY_FRAME) -> FrameProcessor:
     """YuNet and SFace on the GPU; by default every face embedded (the tiled corpus turns its portraits
     from frame to frame in the same places: one track each, as far as the detector can tell)."""
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
@@ -153,7 +151,7 @@ def test_the_gpu_follows_and_embeds_the_faces_the_host_does(yunet_path: Path) ->
     batches = [frames[i : i + 8] for i in range(0, len(frames), 8)]
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
     engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cpu", threads=4)
-    policy = Policy(refresh_s=0.5, better_by=1.0)  # by time alone: two devices' sharpness differ a little
+    policy = Policy(refresh_s=0.5, better_by=1.0, first=2)  # by time: two devices' sharpness differ a little
     host = FrameProcessor(
         engine, plugin, plugin.default_thresholds, 4, Stats("cpu", False), "cpu", Embedder("sface", "cpu"), policy
     )

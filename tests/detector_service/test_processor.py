@@ -66,9 +66,10 @@ def test_faces_carry_embeddings_cut_from_their_full_size_frames(yunet_path: Path
 
 
 def test_a_face_is_embedded_when_its_track_starts_and_again_when_due(yunet_path: Path, sample_dir: Path) -> None:
-    """One camera showing one face at 10 fps for 2.5 s: embedded in the first frame, carried by its track
-    (same id, no embedding, its own sharpness) until 2 s of capture time have passed; frames sent again
-    (a replay) start a new track. With every_frame, every face is embedded and still names its track."""
+    """One camera showing one face at 10 fps for 2.5 s: embedded in its track's first two frames, carried
+    by its track (same id, no embedding, its own sharpness) until 2 s of capture time have passed since;
+    frames sent again (a replay) start a new track. With every_frame, every face is embedded and still
+    names its track."""
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
     data = (sample_dir / "obama.jpg").read_bytes()
     height, width = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR).shape[:2]
@@ -85,7 +86,7 @@ def test_a_face_is_embedded_when_its_track_starts_and_again_when_due(yunet_path:
             stats,
             "auto",
             embedder=Embedder("sface", "cpu", threads=2),
-            policy=Policy(refresh_s=2.0, better_by=1.0, every_frame=every_frame),
+            policy=Policy(refresh_s=2.0, better_by=1.0, every_frame=every_frame, first=2),
         )
         try:
             batches = [frames[i : i + 5] for i in range(0, 25, 5)] + [frames[:5]]
@@ -94,10 +95,10 @@ def test_a_face_is_embedded_when_its_track_starts_and_again_when_due(yunet_path:
             ]
         finally:
             proc.close()
-        assert (stats.faces_embedded, stats.faces_carried) == ((30, 0) if every_frame else (3, 27))
+        assert (stats.faces_embedded, stats.faces_carried) == ((30, 0) if every_frame else (5, 25))
     faces = found[False]
     embedded = [i for i, face in enumerate(faces) if face.embedding is not None]
-    assert embedded == [0, 20, 25]  # the first face, 2 s later, and the replay's first
+    assert embedded == [0, 1, 21, 25, 26]  # the first two faces, 2 s later, and the replay's first two
     assert len({face.track for face in faces[:25]}) == 1 and faces[25].track != faces[0].track
     assert all(face.sharpness is not None and face.sharpness > 50 for face in faces)
     every = found[True]

@@ -21,15 +21,16 @@ def step(tracks: Tracks, cameras, seqs, seconds, boxes, quality=None, frame_of=N
 
 
 def test_a_face_moving_a_little_keeps_its_track_and_is_embedded_once_until_due() -> None:
-    tracks = Tracks(Policy(refresh_s=1.0, better_by=0.2))
+    tracks = Tracks(Policy(refresh_s=1.0, better_by=0.2, first=2))
     made = [step(tracks, [0], [n], [n / 10], [FACE + 3 * n]) for n in range(15)]
     ids = {int(found[0][0]) for found in made}
     assert len(ids) == 1
-    assert [n for n, (_, embed) in enumerate(made) if embed[0]] == [0, 10]  # started, then 1 s later
+    # started, its second face (the first two vote on who it is), then 1 s after the last
+    assert [n for n, (_, embed) in enumerate(made) if embed[0]] == [0, 1, 11]
 
 
 def test_a_markedly_better_face_is_embedded_a_slightly_better_one_not() -> None:
-    tracks = Tracks(Policy(refresh_s=60, better_by=0.2))
+    tracks = Tracks(Policy(refresh_s=60, better_by=0.2, first=1))
     qualities = [0.3, 0.45, 0.55, 0.6, 0.76]
     embedded = [bool(step(tracks, [0], [n], [n / 10], [FACE], [q])[1][0]) for n, q in enumerate(qualities)]
     assert embedded == [True, False, True, False, True]  # 0.3, then 0.55 (>= 0.5), then 0.76 (>= 0.75)
@@ -42,7 +43,7 @@ def test_every_frame_embeds_every_face_and_still_names_tracks() -> None:
 
 
 def test_a_gap_a_replay_and_a_jump_each_start_a_new_embedded_track() -> None:
-    tracks = Tracks(Policy(refresh_s=60))
+    tracks = Tracks(Policy(refresh_s=60, first=1))
     first, _ = step(tracks, [0], [1], [0.0], [FACE])
     after_gap, embed = step(tracks, [0], [2], [GAP_S + 0.1], [FACE])
     assert after_gap[0] != first[0] and embed[0]
@@ -53,7 +54,7 @@ def test_a_gap_a_replay_and_a_jump_each_start_a_new_embedded_track() -> None:
 
 
 def test_cameras_never_share_tracks_even_with_the_same_box() -> None:
-    tracks = Tracks(Policy(refresh_s=60))
+    tracks = Tracks(Policy(refresh_s=60, first=1))
     ids, embed = step(tracks, [0, 1], [1, 1], [0, 0], [FACE, FACE], frame_of=[0, 1])
     assert ids[0] != ids[1] and embed.all()
     again, embed = step(tracks, [0, 1], [2, 2], [0.1, 0.1], [FACE, FACE], frame_of=[0, 1])
@@ -63,7 +64,7 @@ def test_cameras_never_share_tracks_even_with_the_same_box() -> None:
 def test_faces_crossing_are_embedded_while_in_doubt() -> None:
     """Two faces walking towards each other: carried while apart, embedded while their boxes overlap
     more than one track (a swap there must not carry one person's identity to the other)."""
-    tracks = Tracks(Policy(refresh_s=60))
+    tracks = Tracks(Policy(refresh_s=60, first=1))
     doubted = []
     for n in range(12):
         left, right = FACE + [8 * n, 0, 8 * n, 0], FACE + [200 - 8 * n, 0, 200 - 8 * n, 0]
@@ -73,7 +74,7 @@ def test_faces_crossing_are_embedded_while_in_doubt() -> None:
 
 
 def test_several_frames_of_one_camera_in_a_batch_are_followed_in_order() -> None:
-    tracks = Tracks(Policy(refresh_s=60))
+    tracks = Tracks(Policy(refresh_s=60, first=1))
     boxes = [FACE + 4 * n for n in range(4)]
     # Frames given out of order in the batch: followed by frame_seq, one round per frame of the camera.
     ids, embed = step(
