@@ -108,7 +108,8 @@ class DetectorConfig:
     embed_better_by: float = setting(
         0.15,
         "With --embedder: a track's face is also embedded as soon as its quality (size, score, sharpness and pose, "
-        "0 to 1: face_quality) is this much over that of the face last embedded for the track.",
+        "0 to 1: face_quality) is this much over that of the face last embedded for the track, or as much under "
+        "it (half hidden behind someone, turned away: its own embedding says whether it is still the same face).",
         minimum=0,
         maximum=1,
     )

@@ -11,7 +11,12 @@ Each face of a frame continues the track of its camera whose last box it overlap
 - when the match is in doubt: the face overlaps another track, or the track another face, by more
   than ``NEAR_IOU`` (two people crossing), so a swap never carries one person's identity to another;
 - when its quality (``face_quality``: size, score, sharpness, pose) is ``better_by`` over the face
-  last embedded for the track, or ``refresh_s`` of capture time have passed since;
+  last embedded for the track, or as much under it (a face half hidden behind another, turned away:
+  its own embedding says whether it is still the one the track was), or ``refresh_s`` of capture
+  time have passed since;
+- when it passes the quality gate (``face_quality.GOOD``) while no face of the track embedded so far
+  was ``better_by`` over the gate: downstream only faces over the gate vote on who a track is, and a
+  track of faces near it must get as many votes as when every face was embedded;
 - always, with ``every_frame``.
 
 A track ends after ``GAP_S`` of its camera's capture time without a face; a camera whose frames go
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facestream.face_quality import GOOD
 from facestream.schemas import Frame
 
 NS = 1_000_000_000
@@ -106,6 +112,7 @@ class Tracks:
         self.seen = np.zeros(0, np.int64)
         self.embedded = np.zeros(0, np.int64)
         self.quality = np.zeros(0, np.float32)
+        self.best = np.zeros(0, np.float32)
         self.faces = np.zeros(0, np.int64)
         self.touched = np.zeros(0, np.float64)
         # One row per camera, sorted: its last frame's number, and when this process last saw it (wall).
@@ -145,8 +152,9 @@ class Tracks:
             self.policy.every_frame
             | doubt[continued]
             | (at[continued] - self.embedded[rows] >= round(self.policy.refresh_s * NS))
-            | (quality[face_rows] >= self.quality[rows] + self.policy.better_by)
+            | (np.abs(quality[face_rows] - self.quality[rows]) >= self.policy.better_by)
             | (self.faces[rows] < self.policy.first)
+            | ((quality[face_rows] >= GOOD) & (self.best[rows] < GOOD + self.policy.better_by))
         )
         self.faces[rows] += 1
         self.box[rows] = boxes[face_rows]
@@ -154,6 +162,7 @@ class Tracks:
         self.touched[rows] = now
         self.embedded[rows] = np.where(due, at[continued], self.embedded[rows])
         self.quality[rows] = np.where(due, quality[face_rows], self.quality[rows])
+        self.best[rows] = np.where(due, np.maximum(quality[face_rows], self.best[rows]), self.best[rows])
         ids[face_rows], embed[face_rows] = self.id[rows], due
         born = faces[~continued]
         new_ids = self._next_id + np.arange(len(born), dtype=np.int64)
@@ -197,6 +206,7 @@ class Tracks:
         self.seen = np.concatenate([self.seen, seen])
         self.embedded = np.concatenate([self.embedded, seen])
         self.quality = np.concatenate([self.quality, quality.astype(np.float32)])
+        self.best = np.concatenate([self.best, quality.astype(np.float32)])
         self.faces = np.concatenate([self.faces, np.ones(len(ids), np.int64)])
         self.touched = np.concatenate([self.touched, np.full(len(ids), now)])
         self._keep(np.argsort(self.camera, kind="stable"))
@@ -205,7 +215,8 @@ class Tracks:
         """Only the tracks ``rows`` (a mask or indices, in the order to keep)."""
         self.camera, self.box, self.id = self.camera[rows], self.box[rows], self.id[rows]
         self.seen, self.embedded = self.seen[rows], self.embedded[rows]
-        self.quality, self.faces, self.touched = self.quality[rows], self.faces[rows], self.touched[rows]
+        self.quality, self.best, self.faces = self.quality[rows], self.best[rows], self.faces[rows]
+        self.touched = self.touched[rows]
 
     def _forget(self, now: float) -> None:
         """Cameras (and their tracks) this process has not seen for ``IDLE_S``: their partitions moved."""

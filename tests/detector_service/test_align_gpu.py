@@ -151,7 +151,8 @@ def test_the_gpu_follows_and_embeds_the_faces_the_host_does(yunet_path: Path) ->
     batches = [frames[i : i + 8] for i in range(0, len(frames), 8)]
     plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
     engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cpu", threads=4)
-    policy = Policy(refresh_s=0.5, better_by=1.0, first=2)  # by time: two devices' sharpness differ a little
+    # Sharp portraits, well over the gate, by time alone: two devices' sharpness differ a little.
+    policy = Policy(refresh_s=0.5, better_by=0.3, first=2)
     host = FrameProcessor(
         engine, plugin, plugin.default_thresholds, 4, Stats("cpu", False), "cpu", Embedder("sface", "cpu"), policy
     )

@@ -86,7 +86,7 @@ def test_a_face_is_embedded_when_its_track_starts_and_again_when_due(yunet_path:
             stats,
             "auto",
             embedder=Embedder("sface", "cpu", threads=2),
-            policy=Policy(refresh_s=2.0, better_by=1.0, every_frame=every_frame, first=2),
+            policy=Policy(refresh_s=2.0, better_by=0.05, every_frame=every_frame, first=2),
         )
         try:
             batches = [frames[i : i + 5] for i in range(0, 25, 5)] + [frames[:5]]
