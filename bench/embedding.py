@@ -301,7 +301,7 @@ def targets(results: dict[str, dict]) -> list[Target]:
     ratios = [r["ratio"]["per_track"] if "ratio" in r else 1 - r["drop_fraction"] for r in rows]
     return [
         Target(
-            "YuNet + SFace pipeline: frames/s with identity >= 0.85x without, at 1, 2 and 4 faces a frame",
+            "YuNet + SFace: identity at >= 0.85x the frames/s, 1-4 faces a frame",
             ", ".join(f"{ratio:.2f}x at {r['faces_per_frame']}" for ratio, r in zip(ratios, rows))
             + " face(s) per frame (one detector process"
             + (", faces embedded per track)" if "ratio" in rows[0] else ", every face embedded)"),

@@ -9,7 +9,10 @@ Each face of a frame continues the track of its camera whose last box it overlap
   the track's first ``first`` faces: who a track is gets decided by a vote of its first faces
   downstream (``alerting.rules.votes``), and one poor first face must not decide it alone;
 - when the match is in doubt: the face overlaps another track, or the track another face, by more
-  than ``NEAR_IOU`` (two people crossing), so a swap never carries one person's identity to another;
+  than ``NEAR_IOU`` (two people crossing), so a swap never carries one person's identity to another,
+  or its box is ``RESIZED`` against the box of the face last embedded for the track (a face going
+  behind someone shows as a box that shrinks from one side, frame by frame: what is left may be the
+  other person's);
 - when its quality (``face_quality``: size, score, sharpness, pose) is ``better_by`` over the face
   last embedded for the track, or as much under it (a face half hidden behind another, turned away:
   its own embedding says whether it is still the one the track was), or ``refresh_s`` of capture
@@ -46,6 +49,7 @@ NEAR_IOU = 0.1  # overlap with a second face or track that puts a match in doubt
 # taken for the one before it in the same place. Short, so that one person leaving and another taking
 # their place is never one track: a camera at under 2 fps has every face embedded, as before tracks.
 GAP_S = 0.5
+RESIZED = 1.15  # a box this much wider or taller than the track's last, or narrower or shorter, is in doubt
 IDLE_S = 60.0  # a camera not seen by this process this long (wall time) is forgotten: its partition went elsewhere
 
 
@@ -108,6 +112,7 @@ class Tracks:
         # ns), when and how good its last embedded face was, and when this process last saw it (wall).
         self.camera = np.zeros(0, np.int64)
         self.box = np.zeros((0, 4), np.float32)
+        self.embedded_box = np.zeros((0, 4), np.float32)
         self.id = np.zeros(0, np.int64)
         self.seen = np.zeros(0, np.int64)
         self.embedded = np.zeros(0, np.int64)
@@ -150,6 +155,7 @@ class Tracks:
         face_rows = faces[continued]
         due = (
             self.policy.every_frame
+            | _resized(boxes[face_rows], self.embedded_box[rows])
             | doubt[continued]
             | (at[continued] - self.embedded[rows] >= round(self.policy.refresh_s * NS))
             | (np.abs(quality[face_rows] - self.quality[rows]) >= self.policy.better_by)
@@ -158,6 +164,7 @@ class Tracks:
         )
         self.faces[rows] += 1
         self.box[rows] = boxes[face_rows]
+        self.embedded_box[rows] = np.where(due[:, None], boxes[face_rows], self.embedded_box[rows])
         self.seen[rows] = at[continued]
         self.touched[rows] = now
         self.embedded[rows] = np.where(due, at[continued], self.embedded[rows])
@@ -202,6 +209,7 @@ class Tracks:
     def _add(self, cameras, boxes, ids, seen, quality, now: float) -> None:
         self.camera = np.concatenate([self.camera, cameras])
         self.box = np.concatenate([self.box, boxes.astype(np.float32)])
+        self.embedded_box = np.concatenate([self.embedded_box, boxes.astype(np.float32)])
         self.id = np.concatenate([self.id, ids])
         self.seen = np.concatenate([self.seen, seen])
         self.embedded = np.concatenate([self.embedded, seen])
@@ -214,6 +222,7 @@ class Tracks:
     def _keep(self, rows) -> None:
         """Only the tracks ``rows`` (a mask or indices, in the order to keep)."""
         self.camera, self.box, self.id = self.camera[rows], self.box[rows], self.id[rows]
+        self.embedded_box = self.embedded_box[rows]
         self.seen, self.embedded = self.seen[rows], self.embedded[rows]
         self.quality, self.best, self.faces = self.quality[rows], self.best[rows], self.faces[rows]
         self.touched = self.touched[rows]
@@ -255,6 +264,12 @@ def _pairs(face_cameras: np.ndarray, track_cameras: np.ndarray) -> tuple[np.ndar
     faces = np.repeat(np.arange(len(face_cameras)), count)
     tracks = np.repeat(low, count) + np.arange(total) - np.repeat(np.cumsum(count) - count, count)
     return faces, tracks
+
+
+def _resized(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether each box of ``a`` is ``RESIZED`` against its box of ``b``, in width or height."""
+    ratios = np.maximum(a[:, 2:] - a[:, :2], 1e-6) / np.maximum(b[:, 2:] - b[:, :2], 1e-6)
+    return ((ratios > RESIZED) | (ratios < 1 / RESIZED)).any(axis=1)
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

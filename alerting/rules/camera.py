@@ -48,8 +48,29 @@ def on_event(
         return None
     match = match or Recognition(gallery, [event])
     tracks = _tracks(camera, event, match, settings, lent)
-    borrowed = frozenset(id(event.faces[i]) for i in lent)
-    return _rules(camera, event, Context(settings, match, gallery, tracks or {}, tracks is not None, borrowed), "faces")
+    voted = frozenset(id(event.faces[i]) for i in _voted(camera, event, lent)) if tracks else frozenset()
+    return _rules(camera, event, Context(settings, match, gallery, tracks or {}, tracks is not None, voted), "faces")
+
+
+def _voted(camera: dict, event: DetectionEvent, lent: tuple[int, ...]) -> list[int]:
+    """The faces of a followed frame whose embedding has voted on its track's name already: faces lent
+    their detector track's embedding, where that embedding reached a followed frame before. Faces are
+    followed a few times a second (``face_tracks``' rate) and a detector embeds a track's face now and
+    then, in any frame: an embedding made between followed frames votes at the next one, once. (State
+    ``voted``: detector track -> capture time of the embedding that voted last.)"""
+    made = camera.get("carried", {}).get("tracks", {})  # track -> [embedding, its frame's capture time, ...]
+    voted: dict[str, int] = camera.setdefault("voted", {})
+    for name in [name for name in voted if name not in made]:
+        del voted[name]
+    already = []
+    for index, face in enumerate(event.faces):
+        name = str(face.track)
+        if face.track is None or name not in made:
+            continue
+        if index in lent and voted.get(name) == made[name][1]:
+            already.append(index)
+        voted[name] = made[name][1]
+    return already
 
 
 def _tracks(

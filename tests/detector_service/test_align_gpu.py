@@ -154,7 +154,14 @@ def test_the_gpu_follows_and_embeds_the_faces_the_host_does(yunet_path: Path) ->
     # Sharp portraits, well over the gate, by time alone: two devices' sharpness differ a little.
     policy = Policy(refresh_s=0.5, better_by=0.3, first=2)
     host = FrameProcessor(
-        engine, plugin, plugin.default_thresholds, 4, Stats("cpu", False), "cpu", Embedder("sface", "cpu"), policy
+        engine,
+        plugin,
+        plugin.default_thresholds,
+        4,
+        Stats("cpu", False),
+        "cpu",
+        embedder=Embedder("sface", "cpu"),
+        policy=policy,
     )
     keys = CameraKeys()
     gpu = gpu_processor(yunet_path, batch=8, gpu_decoder="hw/native", policy=policy)
