@@ -38,18 +38,21 @@ def test_a_face_behind_a_later_walker_is_hidden_and_one_out_of_the_picture_half_
 
 
 def test_a_camera_of_real_faces_is_tracked_without_switches_one_stranger_alert_a_visit() -> None:
+    """The detector as it runs by default (faces embedded per track), its events lent their tracks'
+    embeddings as the worker lends them."""
     from facestream.detector_service.config import DetectorConfig
     from facestream.detector_service.service import build_processor
 
     processor = build_processor(DetectorConfig(model="yunet", embedder="sface", decode="cpu", provider="cpu", batch=16))
     try:
-        events, truth = _stream(processor, "lobby", CAMERAS["lobby"], cutouts(_faces(processor)), _backgrounds(), 1, 5)
+        cast = {person: (photo, box) for person, (photo, box, _) in _faces(processor).items()}
+        events, truth = _stream(processor, "lobby", CAMERAS["lobby"], cutouts(cast), _backgrounds(), 1, 5)
     finally:
         processor.close()
     found = score(events, truth, FaceTrackSettings(), 5)
     # two people crossing behind a third, one of them stepping out of view and back: one track each
     assert found["id_switches"] == 0 and found["idf1"] >= 0.9 and found["false"] <= 1
     # three strangers (nobody enrolled), each in view once: one stranger alert each
-    alerts = alerts_per_visit(placed_alerts(events, truth, Gallery()))
+    alerts = alerts_per_visit([(person, last) for person, last, _ in placed_alerts(events, truth, Gallery())])
     assert alerts["alerts"] == {walk.person: {"stranger": 1} for walk in CAMERAS["lobby"]}
     assert alerts["unplaced_alerts"] == 0
