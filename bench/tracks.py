@@ -624,7 +624,7 @@ def _identity_targets(result: dict) -> list[Target]:
     share = statistics.median(r["embedded_share"] for r in tracked)
     return [
         Target(
-            "Faces embedded per track: first alert <= 0.3 s later (p99)",
+            "Per track: first alert <= 0.3 s later (p99)",
             f"p99 {p99(tracked):.2f} s against {p99(every):.2f} s ({late:+.2f} s); "
             f"median {100 * share:.0f}% of faces embedded",
             late <= 0.3,
@@ -632,7 +632,7 @@ def _identity_targets(result: dict) -> list[Target]:
             f"{late:+.2f} s",
         ),
         Target(
-            "Faces embedded per track: search finds every visit",
+            "Per track: search finds every visit",
             f"per track {visits[PER_TRACK][0]} of {visits[PER_TRACK][1]} visits ({100 * frames[PER_TRACK]:.0f}% of "
             f"the frames in view), every face {visits[EVERY_FRAME][0]} of {visits[EVERY_FRAME][1]} "
             f"({100 * frames[EVERY_FRAME]:.0f}%)",
