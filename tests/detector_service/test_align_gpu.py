@@ -83,6 +83,22 @@ def gpu_processor(yunet_path: Path, batch: int, gpu_decoder: str, policy: Policy
     return processor
 
 
+def host_processor(yunet_path: Path, policy: Policy) -> FrameProcessor:
+    """YuNet and SFace on the CPU, batches of 8: what the GPU path is held to."""
+    plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
+    engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cpu", threads=4)
+    return FrameProcessor(
+        engine,
+        plugin,
+        plugin.default_thresholds,
+        4,
+        Stats("cpu", False),
+        "cpu",
+        embedder=Embedder("sface", "cpu"),
+        policy=policy,
+    )
+
+
 def embeddings(events) -> np.ndarray:
     return np.stack([np.frombuffer(f.embedding, "<f2").astype(np.float32) for e in events for f in e.faces])
 
@@ -95,18 +111,7 @@ def test_faces_are_embedded_on_the_gpu_as_on_the_host(yunet_path: Path, corpus: 
         events = [o.event for o in processor.finish(processor.begin(corpus, list(range(len(corpus)))))]
     finally:
         processor.close()
-    plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
-    engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cpu", threads=4)
-    host = FrameProcessor(
-        engine,
-        plugin,
-        plugin.default_thresholds,
-        4,
-        Stats("cpu", False),
-        "cpu",
-        embedder=Embedder("sface", "cpu"),
-        policy=Policy(every_frame=True),
-    )
+    host = host_processor(yunet_path, EVERY_FRAME)
     try:
         expected = [o.event for o in host.finish(host.begin(corpus, list(range(len(corpus)))))]
     finally:
@@ -149,20 +154,9 @@ def test_the_gpu_follows_and_embeds_the_faces_the_host_does(yunet_path: Path) ->
 
     frames = camera_frames(moving_corpus(2, 640, 480), cameras=4, steps=12, first_step=0, fps=10.0, size=(640, 480))
     batches = [frames[i : i + 8] for i in range(0, len(frames), 8)]
-    plugin = models.plugin_for(models.read_metadata(yunet_path), "yunet")
-    engine = Engine(yunet_path, (480, 640), batch=8, plugin=plugin, provider="cpu", threads=4)
     # Sharp portraits, well over the gate, by time alone: two devices' sharpness differ a little.
     policy = Policy(refresh_s=0.5, better_by=0.3, first=2)
-    host = FrameProcessor(
-        engine,
-        plugin,
-        plugin.default_thresholds,
-        4,
-        Stats("cpu", False),
-        "cpu",
-        embedder=Embedder("sface", "cpu"),
-        policy=policy,
-    )
+    host = host_processor(yunet_path, policy)
     keys = CameraKeys()
     gpu = gpu_processor(yunet_path, batch=8, gpu_decoder="hw/native", policy=policy)
     try:

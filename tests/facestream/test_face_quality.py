@@ -33,3 +33,19 @@ def test_a_blurred_face_is_refused_saying_so() -> None:
     blurred = Face((0.0, 0.0, 112.0, 112.0), 0.95, tuple(tuple(p) for p in FRONTAL), sharpness=3.0)
     good, why = quality.enrollable([blurred])
     assert good == [] and why is not None and why.startswith("the face is too blurred (sharpness 3; 20 or more")
+
+
+def test_the_batch_quality_is_each_face_s_quality() -> None:
+    """``qualities`` (the detector's, a batch at once) gives what ``quality`` gives face by face."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    corners = rng.uniform(0, 400, (200, 2))
+    boxes = np.concatenate([corners, corners + rng.uniform(5, 150, (200, 2))], axis=1)
+    scores, sharp = rng.uniform(0.3, 1, 200), rng.uniform(0, 40, 200)
+    marks = corners[:, None, :] + rng.uniform(0, 100, (200, 5, 2))
+    marks[0, 1] = marks[0, 0]  # both eyes on one point: seen from the side
+    expected = [quality.quality(tuple(b), s, m.tolist(), h) for b, s, m, h in zip(boxes, scores, marks, sharp)]
+    assert np.allclose(quality.qualities(boxes, scores, marks, sharp), expected)
+    plain = [quality.quality(tuple(b), s) for b, s in zip(boxes, scores)]
+    assert np.allclose(quality.qualities(boxes, scores), plain)
