@@ -30,14 +30,19 @@ def photo(sample_dir: Path, name: str, seq: int, camera: str = "cam") -> Frame:
 
 def events_of(processor, batches: list[list[Frame]]) -> list[bytes]:
     """Every batch through ``processor`` as the service drives it (the next begun before the last is
-    finished); each outcome serialised (its time of detection left out), or the dead letter's reason."""
-    found, pending = [], None
+    finished); each outcome serialised (its time of detection left out, its faces' track ids, which
+    each process starts at a random number, as the order they first came in), or the dead letter's reason."""
+    found, pending, tracks = [], None, {}
     for frames in [*batches, None]:
         following = processor.begin(frames, [f.frame_seq for f in frames]) if frames else None
         if pending is not None:
             for outcome in sorted(processor.finish(pending), key=lambda o: o.tag):
                 if outcome.error is None:
-                    found.append(pack_detection(dataclasses.replace(outcome.event, detect_ts_ns=0)))
+                    faces = tuple(
+                        f if f.track is None else dataclasses.replace(f, track=tracks.setdefault(f.track, len(tracks)))
+                        for f in outcome.event.faces
+                    )
+                    found.append(pack_detection(dataclasses.replace(outcome.event, detect_ts_ns=0, faces=faces)))
                 else:
                     found.append(str(outcome.error))
         pending = following
