@@ -109,7 +109,8 @@ class Tracks:
         self.policy = policy
         self._next_id = secrets.randbits(62) + 1
         # One row per live track, sorted by camera: its camera, last box, id, when last seen (capture
-        # ns), when and how good its last embedded face was, and when this process last saw it (wall).
+        # ns); when, where and how good its last embedded face was, the best embedded so far, how many
+        # faces it has had, and when this process last saw it (wall).
         self.camera = np.zeros(0, np.int64)
         self.box = np.zeros((0, 4), np.float32)
         self.embedded_box = np.zeros((0, 4), np.float32)
