@@ -22,6 +22,18 @@ class Identity:
     tracks: np.ndarray | None = None
     sharpness: np.ndarray | None = None
 
+    def of_faces(self, start: int, end: int) -> "Identity":
+        """Faces ``start`` to ``end``'s part (a GPU owner answering several fronts' batches run as one)."""
+
+        def cut(array: np.ndarray | None) -> np.ndarray | None:
+            return None if array is None else array[start:end]
+
+        rows = slice(start, end)  # the embeddings' rows: one per face, or one per embedded face
+        if self.embedded is not None:
+            rows = slice(int(self.embedded[:start].sum()), int(self.embedded[:end].sum()))
+        embeddings = None if self.embeddings is None else self.embeddings[rows]
+        return Identity(embeddings, cut(self.embedded), cut(self.tracks), cut(self.sharpness))
+
 
 def build_events(
     frames: Sequence[Frame],

@@ -70,12 +70,9 @@ class _Found:
     inferred: _Inferred
     faces: Detections | None  # None when no frame of the batch decoded
     counts: np.ndarray  # faces per decoded frame
-    embeddings: np.ndarray | None  # one row per embedded face
+    identity: Identity | None  # with an embedder: the faces' embeddings (where made), tracks, sharpness
     boxes_s: float
     embed_s: float
-    sharpness: np.ndarray | None = None
-    tracks: np.ndarray | None = None  # with an embedder: each face's track id
-    embedded: np.ndarray | None = None  # with an embedder: which faces have a row of ``embeddings``
 
 
 @dataclass(frozen=True)
@@ -103,12 +100,14 @@ class Answer:
     good: list[int]  # frames that decoded, in batch order
     faces: Detections | None  # every good frame's faces (or people) in frame pixels; None if none decoded
     counts: np.ndarray  # faces per good frame
-    embeddings: np.ndarray | None  # one row per embedded face (``embedded``), in face order
+    identity: Identity | None  # with an embedder: the faces' embeddings (where made), tracks, sharpness
     seconds: dict[str, float]  # stage -> time this batch spent there (Stats' *_s names)
     candidates: Candidates | None = None  # set instead of faces and counts until ``Boxes.resolve``
-    sharpness: np.ndarray | None = None  # with an embedder: each face's crop's (``decoding.sharpness``)
-    tracks: np.ndarray | None = None  # with an embedder: each face's track id (``tracks``)
-    embedded: np.ndarray | None = None  # with an embedder: whether each face has its row in ``embeddings``
+
+    @property
+    def embedded(self) -> np.ndarray | None:
+        """With an embedder, which faces carry their own embedding (the others their track's)."""
+        return None if self.identity is None else self.identity.embedded
 
 
 @dataclass(frozen=True)
@@ -161,7 +160,7 @@ def outcomes(answer: Answer, frames: Sequence[Frame], tags: list, describes: Des
             answer.counts,
             describes.model,
             describes.embedder,
-            Identity(answer.embeddings, answer.embedded, answer.tracks, answer.sharpness),
+            answer.identity or Identity(),
         )
     )
     return found + [Outcome(tags[i], event=event) for i, event in zip(answer.good, events)]
@@ -293,7 +292,8 @@ class FrameProcessor:
         tracks, embedded = self.tracks.follow(sources.take(inferred.good), faces.boxes, quality, image_of)
         chosen = crops if embedded.all() else crops[array_module(crops).asarray(np.flatnonzero(embedded))]
         embeddings = self.embedder.embed(chosen)
-        return _Found(inferred, faces, counts, embeddings, t1 - t0, time.perf_counter() - t1, sharp, tracks, embedded)
+        identity = Identity(embeddings, embedded, tracks, sharp)
+        return _Found(inferred, faces, counts, identity, t1 - t0, time.perf_counter() - t1)
 
     def describes(self) -> Describes:
         embedder = None if self.embedder is None else self.embedder.ref
@@ -320,18 +320,7 @@ class FrameProcessor:
             "embed_s": found.embed_s,
             "postprocess_s": found.boxes_s,
         }
-        return Answer(
-            errors,
-            inferred.good,
-            found.faces,
-            found.counts,
-            found.embeddings,
-            seconds,
-            candidates,
-            found.sharpness,
-            found.tracks,
-            found.embedded,
-        )
+        return Answer(errors, inferred.good, found.faces, found.counts, found.identity, seconds, candidates)
 
     def finish(self, pending: Pending) -> list[Outcome]:
         answer = self.answer(pending)

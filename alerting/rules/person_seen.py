@@ -149,7 +149,7 @@ RULE = Rule(
         context.track_of,
         context.followed,
         context.gallery.changes,
-        context.borrowed,
+        context.voted_already,
     ),
     close=close,
     follows_faces=True,

@@ -26,15 +26,17 @@ class Context:
     gallery: Gallery
     tracks: dict[int, str] = field(default_factory=dict)  # id of a face of the event -> its track's name
     followed: bool = False  # the camera follows its faces: one without a track (between followed frames) counts not
-    lent: frozenset[int] = frozenset()  # ids of the faces whose embedding is their detector track's (schemas.tracks)
+    # ids of the faces lent their detector track's embedding (schemas.tracks) where that embedding has
+    # voted on the track's name already, at an earlier followed frame (camera._voted)
+    voted: frozenset[int] = frozenset()
 
     def track_of(self, face: object) -> str | None:
         """The name of the track ``face`` (a face of this event, or of the event narrowed to zones) is in."""
         return self.tracks.get(id(face))
 
-    def borrowed(self, face: object) -> bool:
-        """Whether ``face`` carries its detector track's embedding rather than its own."""
-        return id(face) in self.lent
+    def voted_already(self, face: object) -> bool:
+        """Whether ``face``'s embedding (its detector track's, lent) has voted on the track's name already."""
+        return id(face) in self.voted
 
 
 # (rule state, the event as the rule sees it (narrowed to its zones), context, zone of a box) -> alerts

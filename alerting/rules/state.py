@@ -12,8 +12,8 @@ NS = 1_000_000_000
 FrameEvent = DetectionEvent | PoseEvent  # what the rules read: one event per processed frame
 Where = Callable[[tuple | list], str | None]  # a box in frame pixels -> the zone it is in (zones.zone_of)
 TrackOf = Callable[[object], str | None]  # a face of the event -> the name of its track (face_tracks), if any
-# A face of the event -> whether its embedding is its detector track's, lent (schemas.tracks): such a
-# face is a sighting under its track's name but no new evidence of who the track is.
+# A face of the event -> whether its embedding is its detector track's, lent (schemas.tracks), and has
+# voted already: such a face is a sighting under its track's name but no new evidence of who it is.
 Lent = Callable[[object], bool]
 
 

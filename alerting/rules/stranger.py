@@ -84,7 +84,7 @@ def step(
     causes. ``where`` names the zone of a face (its alert's), ``track_of`` its track (its sighting's);
     ``followed``: the camera follows its faces, so strangers are tracks (a face with none counts not),
     named against the gallery as of its change number ``gallery``; a face ``lent`` its detector track's
-    embedding counts as a sighting but casts no vote."""
+    embedding, where that embedding has voted already, counts as a sighting but casts no vote."""
     now = seconds(event)
     state.pop("cooldown", None)  # kept by versions that silenced a return
     alerts = []
@@ -180,7 +180,7 @@ RULE = Rule(
         context.track_of,
         context.followed,
         context.gallery.changes,
-        context.borrowed,
+        context.voted_already,
     ),
     close=close,
     follows_faces=True,

@@ -12,8 +12,6 @@ def split(answer: Answer, sizes: list[int]) -> list[Answer]:
     share of the run's stage times, by frames, so the fronts' busy times add up to the owner's."""
     parts, start, first_good, first_face, total = [], 0, 0, 0, max(sum(sizes), 1)
     good = np.asarray(answer.good, dtype=np.int64)
-    # Where each face's embedding row would begin: the rows are the embedded faces', in face order.
-    rows = None if answer.embedded is None else np.concatenate(([0], np.cumsum(answer.embedded)))
     for size in sizes:
         end = start + size
         last_good = int(np.searchsorted(good, end))
@@ -31,25 +29,13 @@ def split(answer: Answer, sizes: list[int]) -> list[Answer]:
                 good=(good[first_good:last_good] - start).tolist(),
                 faces=faces,
                 counts=counts,
-                embeddings=_embeddings(answer, rows, first_face, last_face),
-                sharpness=None if answer.sharpness is None else answer.sharpness[first_face:last_face],
-                tracks=None if answer.tracks is None else answer.tracks[first_face:last_face],
-                embedded=None if answer.embedded is None else answer.embedded[first_face:last_face],
+                identity=None if answer.identity is None else answer.identity.of_faces(first_face, last_face),
                 seconds={stage: s * size / total for stage, s in answer.seconds.items()},
                 candidates=candidates,
             )
         )
         start, first_good, first_face = end, last_good, last_face
     return parts
-
-
-def _embeddings(answer: Answer, rows: np.ndarray | None, first_face: int, last_face: int) -> np.ndarray | None:
-    """The embedding rows of faces ``first_face`` to ``last_face``: one per face, or one per embedded face."""
-    if answer.embeddings is None:
-        return None
-    if rows is None:
-        return answer.embeddings[first_face:last_face]
-    return answer.embeddings[rows[first_face] : rows[last_face]]
 
 
 def _rows(found: Detections, start: int, end: int) -> Detections:

@@ -11,6 +11,7 @@ import pytest
 
 from facestream.detector_service.config import DetectorConfig
 from facestream.detector_service.decoding.placements import Placed, Placements
+from facestream.detector_service.events import Identity
 from facestream.detector_service.models.base import Detections
 from facestream.detector_service.owner.launch import start_owner
 from facestream.detector_service.owner.merging import split
@@ -94,12 +95,12 @@ def test_a_merged_answer_splits_back_into_each_batch_s_own() -> None:
         good=[0, 2, 3, 5, 6],
         faces=Detections(boxes, np.arange(5, dtype=np.float32)),
         counts=np.array([2, 0, 1, 1, 1]),
-        embeddings=np.arange(10, dtype=np.float32).reshape(5, 2),
+        identity=Identity(np.arange(10, dtype=np.float32).reshape(5, 2)),
         seconds={"infer_s": 0.5},
     )
     first, second, third = split(merged, [3, 2, 2])
     assert (first.errors, first.good, first.counts.tolist()) == ({1: "not a JPEG"}, [0, 2], [2, 0])
-    assert first.faces.scores.tolist() == [0, 1] and first.embeddings.tolist() == [[0, 1], [2, 3]]
+    assert first.faces.scores.tolist() == [0, 1] and first.identity.embeddings.tolist() == [[0, 1], [2, 3]]
     assert (second.errors, second.good, second.faces.boxes.tolist()) == ({1: "truncated"}, [0], [[8, 9, 10, 11]])
     assert (third.good, third.faces.scores.tolist()) == ([0, 1], [3, 4])
     assert sum(part.seconds["infer_s"] for part in (first, second, third)) == pytest.approx(0.5)  # shared by frames
@@ -109,6 +110,25 @@ def test_a_merged_answer_splits_back_into_each_batch_s_own() -> None:
     assert nothing[0].faces is None and nothing[0].errors == {0: "x", 1: "y"}
 
 
+def test_a_merged_answer_of_faces_embedded_per_track_gives_each_batch_its_own_rows() -> None:
+    """Only the embedded faces have a row: each part gets the rows of its own embedded faces, and every
+    face's track and sharpness."""
+    embedded = np.array([True, False, False, True, True])
+    tracks, sharp = np.array([7, 8, 9, 7, 10]), np.arange(5, dtype=np.float32)
+    merged = Answer(
+        errors={},
+        good=[0, 1, 2, 3],
+        faces=Detections(np.zeros((5, 4), np.float32), np.arange(5, dtype=np.float32)),
+        counts=np.array([2, 1, 1, 1]),
+        identity=Identity(np.array([[0.0], [3.0], [4.0]]), embedded, tracks, sharp),
+        seconds={},
+    )
+    first, second = split(merged, [2, 2])  # faces 0-2 and 3-4
+    assert first.identity.embeddings.tolist() == [[0.0]] and first.embedded.tolist() == [True, False, False]
+    assert second.identity.embeddings.tolist() == [[3.0], [4.0]] and second.identity.tracks.tolist() == [7, 10]
+    assert second.identity.sharpness.tolist() == [3.0, 4.0]
+
+
 def test_a_merged_answer_of_candidates_splits_by_frame() -> None:
     placed = Placements.of([Placed(float(i), 640, 480) for i in range(4)])
     merged = Answer(
@@ -116,7 +136,7 @@ def test_a_merged_answer_of_candidates_splits_by_frame() -> None:
         good=[0, 2, 3, 4],
         faces=None,
         counts=np.zeros(0, np.int64),
-        embeddings=None,
+        identity=None,
         seconds={"infer_s": 0.4},
         candidates=Candidates({"scores": np.arange(8, dtype=np.float32).reshape(4, 2)}, placed),
     )
