@@ -21,7 +21,7 @@ from typing import Any
 
 from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig
-from facestream.alerting.rules import offline as offline_rule
+from facestream.alerting.rules import camera_offline as offline_rule
 from facestream.alerting.rules.camera import lend, on_event, on_pose
 from facestream.alerting.rules.recognition import Recognition
 from facestream.alerting.rules.state import written

@@ -55,6 +55,7 @@ ROUTES: dict[str, tuple[str, str]] = {
     "GET /evidence/{alert_id}.jpg": ("viewer", "an alert's evidence frame (audited)"),
     "GET /clips/{alert_id}.mp4": ("viewer", "an alert's frames as a clip, its faces boxed (audited)"),
     "GET /history": ("viewer", "the history page"),
+    "GET /api/kinds": ("viewer", "the kinds of alert: name, title, what count means (schemas/kinds.py)"),
     "GET /api/alerts": ("viewer", "the alert store's alerts, filtered and paged"),
     "GET /snapshots/{alert_id}.jpg": ("viewer", "an alert's stored snapshot (audited)"),
     "POST /api/alerts/review": ("reviewer", "mark alerts reviewed, with a comment (audited)"),

@@ -8,6 +8,7 @@ has a snapshot; a stranger's names the recurring stranger its visit belongs to (
 and name) and each stranger's or person_seen's links to its ``journey``. ``POST /api/alerts/review``
 with ``{"alert_ids": [...], "comment": "..."}`` marks them reviewed by the signed-in user (the comment,
 if any, kept as text). ``GET /snapshots/<alert_id>.jpg`` is the stored snapshot; each view is audited.
+``GET /api/kinds`` is the contract's table of kinds (``schemas/kinds.py``), the history filter's choices.
 Times are milliseconds in JSON, where nanoseconds would lose digits.
 """
 
@@ -23,6 +24,7 @@ from starlette.routing import Route
 from facestream.alertdb import audit, queries, strangers
 from facestream.dashboard.access import audit_entry, caller_of
 from facestream.schemas import person_id_for
+from facestream.schemas.kinds import ALERT_KINDS
 
 PAGE_MAX = 200
 COMMENT_MAX = 2000
@@ -79,8 +81,12 @@ def routes(engine: Engine, page_html: bytes, as_seen: AsSeen) -> list[Route]:
         jpeg = await as_seen(request, alert_id, jpeg)
         return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private, no-store"})
 
+    async def kinds(_request: Request) -> Response:
+        return JSONResponse({"kinds": [kind.fields() for kind in ALERT_KINDS]})
+
     return [
         Route("/history", history),
+        Route("/api/kinds", kinds),
         Route("/api/alerts", alerts),
         Route("/api/alerts/review", review, methods=["POST"]),
         Route("/snapshots/{alert_id}.jpg", snapshot),

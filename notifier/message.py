@@ -5,22 +5,14 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from facestream.schemas import Alert
+from facestream.schemas.kinds import kind_of
 
-TITLES = {
-    "stranger": "Stranger",
-    "crowd": "Crowd",
-    "fall": "Fall",
-    "camera_offline": "Camera offline",
-    "person_seen": "Watched person",
-    "loitering": "Loitering",
-    "line": "Line crossed",
-}
 NS = 1_000_000_000
 
 
 def title(alert: Alert) -> str:
     ended = " (over)" if alert.state == "end" else ""
-    return f"{named(alert) or TITLES.get(alert.kind, alert.kind)} at {where(alert)}{ended}"
+    return f"{named(alert) or kind_of(alert.kind).title} at {where(alert)}{ended}"
 
 
 def where(alert: Alert) -> str:
@@ -35,18 +27,10 @@ def named(alert: Alert) -> str | None:
 
 def body(alert: Alert, zone: ZoneInfo, dashboard_url: str) -> str:
     when = datetime.fromtimestamp(alert.started_ts_ns / NS, zone).strftime("%Y-%m-%d %H:%M:%S %Z")
-    lines = [f"{alert.kind} {alert.state} on camera {where(alert)}, since {when}"]
-    detail = {
-        "stranger": f"an unknown person, seen in {alert.count} frame(s)",
-        "crowd": f"up to {alert.count} faces at once",
-        "fall": "a person down",
-        "camera_offline": f"{alert.count} failed attempt(s) to reach it",
-        "person_seen": f"{named(alert)}, on the watchlist, seen in {alert.count} frame(s)",
-        "loitering": f"someone there for {alert.count} s",
-        "line": "someone crossed it",
-    }.get(alert.kind)
-    if detail:
-        lines.append(detail)
+    lines = [
+        f"{alert.kind} {alert.state} on camera {where(alert)}, since {when}",
+        kind_of(alert.kind).words(alert.count, named(alert)),
+    ]
     if alert.reason:
         lines.append(alert.reason)
     if dashboard_url:

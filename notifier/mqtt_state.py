@@ -26,18 +26,9 @@ from facestream.alertdb.outbox import Owed
 from facestream.notifier import message
 from facestream.notifier.rules import TargetSettings
 from facestream.schemas import Alert
+from facestream.schemas.kinds import kind_of
 
 ACK_S = 10.0  # how long the broker has to acknowledge a record's messages
-DEVICE_CLASSES = {
-    "stranger": "occupancy",
-    "crowd": "occupancy",
-    "fall": "safety",
-    "camera_offline": "problem",
-    "person_seen": "presence",
-    "loitering": "occupancy",
-    "line": "motion",
-}
-PICTURED = ("stranger", "crowd", "fall", "person_seen", "loitering", "line")  # kinds whose alerts carry evidence frames
 
 
 def topic_part(text: str) -> str:
@@ -95,7 +86,7 @@ class MqttStateTarget:
         with self._lock:
             announce = bool(self.discovery) and base not in self._announced
         found = discovery(alert, self.prefix, self.discovery, self.available) if announce else []
-        jpeg = picture() if alert.state == "new" and alert.kind in PICTURED else None
+        jpeg = picture() if alert.state == "new" and kind_of(alert.kind).pictured else None
         messages = found + record_messages(alert, self.prefix, record, jpeg)
         deadline = time.monotonic() + ACK_S
         try:
@@ -149,23 +140,23 @@ def discovery(alert: Alert, prefix: str, discovery_prefix: str, available: str) 
     base = base_topic(prefix, alert)
     camera_id = object_id("facestream", prefix, alert.camera_id)
     device = {"identifiers": [camera_id], "name": f"{alert.camera_id} (facestream)", "manufacturer": "facestream"}
-    title = message.TITLES.get(alert.kind, alert.kind)
+    kind = kind_of(alert.kind)
     sensor = {
-        "name": title,
+        "name": kind.title,
         "unique_id": object_id(camera_id, alert.kind),
         "state_topic": base,
         "value_template": "{{ 'ON' if value | int > 0 else 'OFF' }}",
         "json_attributes_topic": f"{base}/alert",
         "availability_topic": available,
-        "device_class": DEVICE_CLASSES.get(alert.kind, "problem"),
+        "device_class": kind.device_class,
         "device": device,
     }
     found: list[Message] = [
         (f"{discovery_prefix}/binary_sensor/{object_id(camera_id, alert.kind)}/config", json.dumps(sensor), True)
     ]
-    if alert.kind in PICTURED:
+    if kind.pictured:
         camera = {
-            "name": f"{title} snapshot",
+            "name": f"{kind.title} snapshot",
             "unique_id": object_id(camera_id, alert.kind, "snapshot"),
             "topic": f"{base}/snapshot",
             "availability_topic": available,

@@ -18,6 +18,7 @@ consumer's offsets, so a notifier restarted in the middle decides the same again
 """
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, time
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -25,14 +26,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from facestream.config import check, names, setting
 from facestream.errors import ConfigError
 from facestream.schemas import Alert, SchemaError, person_id_for
-from facestream.schemas.alert import KINDS, STATES
+from facestream.schemas.alert import STATES
+from facestream.schemas.kinds import BY_NAME
 
 NS = 1_000_000_000
 HOUR_NS = 3600 * NS
 
 
-def parse_names(allowed: tuple[str, ...] | None):
-    """A Parse for a comma-separated list (of ``allowed`` names, if given)."""
+def parse_names(allowed: Collection[str] | None):
+    """A Parse for a comma-separated list (of ``allowed`` names, if given: looked up when parsing)."""
 
     def parse(text: str) -> tuple[str, ...]:
         given = names(text)
@@ -88,7 +90,7 @@ class TargetSettings:
         "Where to send: an Apprise URL (ntfy://, json://, mailto://, mqtt://, tgram://, slack://, ...).",
         parse=lambda v: v,
     )
-    kinds: str = setting("", "Kinds sent, comma-separated (empty: all).", parse=parse_names(KINDS))
+    kinds: str = setting("", "Kinds sent, comma-separated (empty: all).", parse=parse_names(BY_NAME))
     cameras: str = setting("", "Cameras sent, comma-separated (empty: all).", parse=parse_names(None))
     states: str = setting("new", "States sent, comma-separated: new, update, end.", parse=parse_names(STATES))
     cooldown_s: float = setting(

@@ -8,9 +8,9 @@ from typing import Any
 
 from facestream.schemas import _fields as f
 from facestream.schemas.detection import ModelRef, model_ref_from
+from facestream.schemas.kinds import BY_NAME
 
 _TYPE = "Alert"
-KINDS = ("stranger", "crowd", "fall", "camera_offline", "person_seen", "loitering", "line")
 STATES = ("new", "update", "end")
 EVIDENCE_MAX = 10  # sightings an alert carries at most
 _ALERT_NAMESPACE = uuid.UUID("0d5f7e0c-3c1b-4b8e-9a57-6d1f3e0a9b21")
@@ -51,15 +51,13 @@ class Sighting:
 @dataclass(frozen=True, slots=True)
 class Alert:
     alert_id: str
-    kind: str  # one of KINDS
+    kind: str  # the name of a row of schemas/kinds.py
     state: str  # one of STATES
     camera_id: str
     started_ts_ns: int  # capture time of the frame that opened the alert
     updated_ts_ns: int  # capture time of the latest frame behind this record
     evidence: tuple[Sighting, ...]  # the best few sightings, at most EVIDENCE_MAX
-    count: int  # strangers, person_seen: sightings so far; crowds: the most faces seen at once; falls: 1
-    # (one person); camera_offline: the producer's failed attempts to reach the camera so far; loitering:
-    # seconds of the stay so far
+    count: int  # what its kind's row (schemas/kinds.py) says: sightings, faces, attempts, seconds, ...
     ended_ts_ns: int | None = None  # set when state is "end"
     reason: str | None = None  # camera_offline: why, in words (the producer's last error, credentials masked)
     zone: str | None = None  # the camera's zone the alert is about, for a rule limited to zones (or loitering)
@@ -147,7 +145,7 @@ def alert_from_fields(fields: dict[str, Any]) -> Alert:
         raise f.SchemaError(_TYPE, "embedder", "is set exactly when face is")
     return Alert(
         alert_id=f.text(_TYPE, fields, "alert_id"),
-        kind=_choice(fields, "kind", KINDS),
+        kind=_choice(fields, "kind", tuple(BY_NAME)),
         state=state,
         camera_id=f.text(_TYPE, fields, "camera_id"),
         started_ts_ns=f.integer(_TYPE, fields, "started_ts_ns"),

@@ -54,6 +54,13 @@ def test_every_rule_of_the_registry_has_its_paragraph_and_settings_table_in_the_
         assert table in text, f"paste facestream.config.settings_table({rule.settings.__name__}) into docs/alerting.md"
 
 
+def test_the_table_of_alert_kinds_in_the_docs_is_the_contract_s() -> None:
+    from facestream.schemas.kinds import markdown_table
+
+    table = markdown_table()
+    assert table in (ROOT / "docs" / "alerting.md").read_text(), "paste facestream.schemas.kinds.markdown_table()"
+
+
 def test_the_dashboard_settings_in_the_docs_are_the_codes() -> None:
     from facestream.config import settings_table
     from facestream.dashboard.config import DashboardConfig

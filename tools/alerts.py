@@ -1,21 +1,16 @@
 """``facestream alerts``: print alerts as they arrive, one line each (or JSON)."""
 
 from facestream.schemas import ALERTS_TOPIC, Alert, unpack_alert
+from facestream.schemas.kinds import kind_of
 from facestream.tools.viewer import viewer_command
 
 
 def describe(alert: Alert) -> str:
     since = (alert.updated_ts_ns - alert.started_ts_ns) / 1e9
     best = alert.evidence[0] if alert.evidence else None
-    detail = {
-        "stranger": f"{alert.count} sighting(s)",
-        "crowd": f"up to {alert.count} faces",
-        "fall": "a person down" + (f" at {[round(v) for v in best.box]}" if best and best.box else ""),
-        "camera_offline": f"{alert.reason} ({alert.count} failed attempt(s))",
-        "person_seen": f"{best.person if best else '?'}, {alert.count} sighting(s)",
-        "loitering": f"there for {alert.count} s",
-        "line": alert.reason or "crossed",
-    }.get(alert.kind, f"count {alert.count}")
+    detail = kind_of(alert.kind).words(alert.count, best.person if best else None)
+    if alert.reason:
+        detail += f": {alert.reason}"
     if best is not None and best.similarity is not None:
         detail += f", best gallery match {best.similarity:.2f}"
     camera = alert.camera_id if alert.zone is None else f"{alert.camera_id}/{alert.zone}"

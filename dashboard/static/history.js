@@ -4,6 +4,7 @@
 "use strict";
 
 let cursors = [null];  // the cursor of each page shown so far; the last one is the page on screen
+let kinds = {};  // name -> the kind's row (GET api/kinds): its title, whether its alerts have pictures
 
 function query(before) {
   const form = new FormData(document.getElementById("filters"));
@@ -88,7 +89,7 @@ function item(alert) {
       : `strangers?${alert.journey.split("?")[1]}`;
     text.append(link);
   }
-  if (alert.kind !== "camera_offline") text.append(clipButton(alert, li));
+  if (kinds[alert.kind]?.pictured !== false) text.append(clipButton(alert, li));
   li.append(pick, picture, text);
   return li;
 }
@@ -146,4 +147,17 @@ document.getElementById("review").addEventListener("click", async () => {
   show(cursors[cursors.length - 1]);
 });
 
-show(null);
+// The kind filter's choices: the contract's table of kinds, as the API serves it.
+async function listKinds() {
+  const response = await fetch("api/kinds");
+  if (!response.ok) return;
+  const select = document.querySelector("#filters select[name=kind]");
+  for (const kind of (await response.json()).kinds) {
+    kinds[kind.name] = kind;
+    const option = element("option", "", kind.title);
+    option.value = kind.name;
+    select.append(option);
+  }
+}
+
+listKinds().finally(() => show(null));

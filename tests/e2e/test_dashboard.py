@@ -28,6 +28,7 @@ from facestream import gallery, kafka_clients, kafka_topics
 from facestream.alertdb import open_database
 from facestream.alertdb.writer import AlertWriter
 from facestream.dashboard.config import dashboard_command
+from facestream.schemas.kinds import ALERT_KINDS, KINDS
 from facestream.schemas import (
     Alert,
     CameraStatus,
@@ -234,6 +235,8 @@ def test_the_history_filters_pages_shows_snapshots_and_marks_reviews(page_on_top
     with chromium() as page:
         sign_in_page(page, port, ADMIN, "history")
         wait_until("the newest page", lambda: count(page, "#history .alert") == 50, 20)
+        options = page.find_elements("css selector", "select[name=kind] option")
+        assert [o.get_attribute("value") for o in options] == ["", *KINDS]  # the table of kinds, from the API
         first = page.find_element("css selector", "#history .alert").get_attribute("data-alert-id")
         assert first == "alert-59"
         wait_until("its snapshot", lambda: images_loaded(page, "#history img") == 1, 20)
@@ -256,4 +259,6 @@ def test_the_history_filters_pages_shows_snapshots_and_marks_reviews(page_on_top
     status, body, _ = fetch(port, "/api/alerts?alert=alert-03", auth)
     assert [a["alert_id"] for a in json.loads(body)["alerts"]] == ["alert-03"]
     assert fetch(port, "/api/alerts?limit=0", auth)[0] == 400
+    status, body, _ = fetch(port, "/api/kinds", auth)
+    assert status == 200 and json.loads(body)["kinds"] == [kind.fields() for kind in ALERT_KINDS]
     assert fetch(port, "/api/alerts")[0] == 401

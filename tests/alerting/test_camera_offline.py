@@ -1,6 +1,6 @@
 """The camera_offline rule on the producers' status records, step by step."""
 
-from facestream.alerting.rules.offline import OfflineSettings, on_silence, on_status
+from facestream.alerting.rules.camera_offline import OfflineSettings, on_silence, on_status
 from facestream.schemas import CameraStatus
 
 S = 1_000_000_000
