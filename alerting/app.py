@@ -19,10 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgpack
+
 from facestream import kafka_clients
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules import camera_offline as offline_rule
-from facestream.alerting.rules.camera import lend, on_event, on_pose
+from facestream.alerting.rules.camera import RuleFailed, lend, on_event, on_pose
 from facestream.alerting.rules.recognition import Recognition
 from facestream.alerting.rules.state import written
 from facestream.alerting.table import Table, check_written
@@ -55,8 +57,8 @@ REJOIN_AFTER_S = 20.0
 # A turn of the worker's loop this long means it was not listening (its process paused, the machine
 # stalled, a batch that took that long): silence before it does not count against producers.
 STOOD_STILL_S = 5.0
-# An input topic's route: its records read (None: not readable, counted), the table of their state,
-# and what a record does to its camera's state (None: a duplicate).
+# An input topic's route: how its records are read (SchemaError: not readable), the table of their
+# state, and what a record does to its camera's state (None: a duplicate).
 Route = tuple[Callable[[bytes], Any], Table, Callable[[dict, Any], list[Alert] | None]]
 
 
@@ -71,7 +73,8 @@ class AlertingStats:
     poses: int = 0  # pose events
     statuses: int = 0  # camera statuses from the producers
     duplicates: int = 0  # skipped: at or before the last frame seen on their camera
-    unreadable: int = 0
+    unreadable: int = 0  # dead-lettered
+    dead_letters: dict[str, int] = field(default_factory=dict)  # by stage: read, rule, handle, send
     without_embeddings: int = 0  # events of cameras running the stranger rule that carry no embeddings
     faces_lent: int = 0  # faces without an embedding given their detector track's last (schemas.tracks)
     alerts: dict[str, int] = field(default_factory=dict)  # by kind and state, e.g. "stranger new"
@@ -80,10 +83,11 @@ class AlertingStats:
     def line(self) -> str:
         rate = self.events / max(time.monotonic() - self.started, 1e-9)
         alerts = " ".join(f"{k}={v}" for k, v in sorted(self.alerts.items())) or "none"
+        dead = " ".join(f"{k}={v}" for k, v in sorted(self.dead_letters.items())) or "none"
         return (
             f"events {self.events} ({rate:.1f}/s) poses {self.poses} statuses {self.statuses} "
             f"duplicates {self.duplicates} "
-            f"unreadable {self.unreadable} "
+            f"unreadable {self.unreadable} dead letters {dead} "
             f"without embeddings {self.without_embeddings} "
             f"faces lent their track's embedding {self.faces_lent} | alerts {alerts}"
         )
@@ -111,9 +115,9 @@ class Worker:
         self.producer = kafka_clients.producer(f"{config.group}-alerts", bootstrap, **{"linger.ms": 2})
         # What each input topic's records are, and which table and rule they go to.
         self.routes: dict[str, Route] = {
-            config.detections_topic: (lambda v: _readable(v, unpack_detection, stats), self.cameras, self._detection),
-            config.poses_topic: (lambda v: _readable(v, unpack_pose, stats), self.cameras, self._pose),
-            config.status_topic: (lambda v: _readable(v, unpack_camera_status, stats), self.offline, self._status),
+            config.detections_topic: (unpack_detection, self.cameras, self._detection),
+            config.poses_topic: (unpack_pose, self.cameras, self._pose),
+            config.status_topic: (unpack_camera_status, self.offline, self._status),
         }
 
     def run(self) -> None:
@@ -194,29 +198,70 @@ class Worker:
                 self.lent[id(event)] = lent
                 self.stats.faces_lent += len(lent)
         self.recognition = Recognition(self.gallery, (e for _, e in records if isinstance(e, DetectionEvent)))
-        found = []
+        found: list[tuple[Alert, Any]] = []
         for msg, event in records:
             _, table, apply = self.routes[msg.topic()]
-            alerts = apply(table.state(event.camera_id, msg.partition()), event)
+            try:
+                alerts = apply(table.state(event.camera_id, msg.partition()), event)
+            except RuleFailed as exc:  # logged where it failed; the other rules' alerts go out
+                self._dead_letter(msg, "rule", exc)
+                alerts = exc.alerts
+            except Exception as exc:  # a mistake beside the rules costs this record, never the worker
+                log.exception("handling %s/%d@%d failed", msg.topic(), msg.partition(), msg.offset())
+                self._dead_letter(msg, "handle", exc)
+                alerts = []
             if alerts is None:
                 self.stats.duplicates += 1
                 continue
             table.changed(event.camera_id)
-            found += alerts
+            found += [(alert, msg) for alert in alerts]
         self._send(found)
 
     def _read(self, msg) -> DetectionEvent | PoseEvent | CameraStatus | None:
-        """The record's event, or None (an unreadable record, logged and counted)."""
-        return self.routes[msg.topic()][0](msg.value())
+        """The record's event, or None (an unreadable record: dead-lettered, counted and logged)."""
+        try:
+            event = self.routes[msg.topic()][0](msg.value() or b"")
+        except SchemaError as exc:
+            self.stats.unreadable += 1
+            log.warning("skipping an unreadable event at %s/%d@%d: %s", msg.topic(), msg.partition(), msg.offset(), exc)
+            self._dead_letter(msg, "read", exc)
+            return None
+        if isinstance(event, PoseEvent):
+            self.stats.poses += 1
+        elif isinstance(event, CameraStatus):
+            self.stats.statuses += 1
+        else:
+            self.stats.events += 1
+        return event
 
-    def _send(self, alerts: list) -> None:
-        for alert in alerts:
+    def _send(self, alerts: list[tuple[Alert, Any]]) -> None:
+        """Each alert packed and sent (one the contract refuses dead-lettered instead, with the record
+        that made it), then the changed states; all acknowledged before the batch is committed."""
+        for alert, source in alerts:
+            try:
+                value = pack_alert(alert)
+            except (SchemaError, TypeError, ValueError, OverflowError) as exc:
+                log.error(
+                    "an alert the contract refuses (%s %s on %s): %s", alert.kind, alert.state, alert.camera_id, exc
+                )
+                self._dead_letter(source, "send", exc, _as_far_as_packs(alert), key=alert.camera_id)
+                continue
             key = f"{alert.kind} {alert.state}"
             self.stats.alerts[key] = self.stats.alerts.get(key, 0) + 1
-            kafka_clients.send(self.producer, self.config.alerts_topic, pack_alert(alert), alert.camera_id.encode())
+            kafka_clients.send(self.producer, self.config.alerts_topic, value, alert.camera_id.encode())
         written = self.cameras.write_changed(self.producer) + self.offline.write_changed(self.producer)
         if alerts or written:
             check_written(self.producer, self.config.alerts_topic)
+
+    def _dead_letter(self, source, stage: str, error: Exception, value: bytes | None = None, key: str = "") -> None:
+        """To the dead-letter topic with why: ``value`` (else the record ``source`` as it came), the
+        headers of schemas/README.md (``source`` None: made by the worker's own clock, not a record)."""
+        self.stats.dead_letters[stage] = self.stats.dead_letters.get(stage, 0) + 1
+        headers = kafka_clients.dead_letter_headers(source, stage, error, self.config.group)
+        if value is None and source is not None:
+            value = source.value()
+        record_key = key.encode() if key else (source.key() if source is not None else None)
+        kafka_clients.send(self.producer, self.config.dead_letter_topic, value, record_key, headers=headers)
 
     def _detection(self, camera: dict, event: DetectionEvent) -> list | None:
         settings = self.config.for_camera(event.camera_id)
@@ -251,26 +296,17 @@ class Worker:
                 )
                 if alerts:
                     self.offline.changed(camera_id)
-                    found += alerts
+                    found += [(alert, None) for alert in alerts]
         if found:
             self._send(found)
 
 
-def _readable(value: bytes, unpack, stats: AlertingStats):
-    """The event ``unpack`` makes of ``value``, or None (counted and logged) when it cannot."""
+def _as_far_as_packs(alert: Alert) -> bytes:
+    """An alert the contract refuses, as a dead letter carries it: its fields unchecked, or its repr."""
     try:
-        event = unpack(value)
-    except SchemaError as exc:
-        stats.unreadable += 1
-        log.warning("skipping an unreadable event: %s", exc)
-        return None
-    if isinstance(event, PoseEvent):
-        stats.poses += 1
-    elif isinstance(event, CameraStatus):
-        stats.statuses += 1
-    else:
-        stats.events += 1
-    return event
+        return msgpack.packb(alert.fields())
+    except (TypeError, ValueError, OverflowError):
+        return repr(alert).encode()
 
 
 def _check_embeddings(event: DetectionEvent, settings, warned: set[str], stats: AlertingStats) -> None:

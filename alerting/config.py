@@ -25,6 +25,7 @@ DEFAULT_RULES = tuple(rule.name for rule in REGISTRY if rule.default)
 # at all hours (and keeps its record of the producer's last word current, which a pause would make look
 # like a silence).
 FRAME_RULES = tuple(rule.name for rule in REGISTRY if rule.frames)
+DEAD_LETTER_TOPIC = "alerting.dlq"
 T = TypeVar("T")
 
 
@@ -189,6 +190,9 @@ class AlertingConfig:
         CAMERA_STATUS_TOPIC, "Topic the producers' camera statuses come from (camera_offline's)."
     )
     alerts_topic: str = setting(ALERTS_TOPIC, "Topic the alerts go to.")
+    dead_letter_topic: str = setting(
+        DEAD_LETTER_TOPIC, "Where records that cannot be read, and alerts that cannot be sent, go, with why."
+    )
     gallery_topic: str = setting(GALLERY_TOPIC, "The gallery's compacted topic.")
     schedules: dict | None = _schedules_setting("on every camera")
     timezone: str = setting("UTC", "The cameras' time zone, as schedules read it (IANA name).", parse=parse_time_zone)

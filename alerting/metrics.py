@@ -26,6 +26,14 @@ class AlertingCollector:
             ),
         ):
             yield CounterMetricFamily(name, help_text, value=value)
+        dead = CounterMetricFamily(
+            "facestream_alerting_dead_letters",
+            "Records dead-lettered by stage: read (unreadable), rule, handle (failed on it), send (refused)",
+            labels=["stage"],
+        )
+        for stage, count in sorted(s.dead_letters.items()):
+            dead.add_metric([stage], count)
+        yield dead
         alerts = CounterMetricFamily(
             "facestream_alerts", "Alert records sent, by kind and state", labels=["kind", "state"]
         )

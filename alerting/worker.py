@@ -27,7 +27,13 @@ def run(config: AlertingConfig, bootstrap: str | None = None) -> None:
     )
     changelogs = {table: partitions, offline_table: status_partitions}
     kafka_topics.ensure_topics(
-        {config.poses_topic: partitions, config.alerts_topic: partitions, **changelogs, config.gallery_topic: 1},
+        {
+            config.poses_topic: partitions,
+            config.alerts_topic: partitions,
+            **changelogs,
+            config.gallery_topic: 1,
+            config.dead_letter_topic: 1,
+        },
         bootstrap,
         configs={**dict.fromkeys(changelogs, kafka_topics.COMPACTED), config.gallery_topic: kafka_topics.COMPACTED},
     )

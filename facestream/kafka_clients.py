@@ -174,13 +174,16 @@ class _Lines(logging.Handler):
 
 def dead_letter_headers(source, stage: str, error: Exception, group: str) -> list[tuple[str, bytes]]:
     """The headers a dead letter carries (schemas/README.md): what failed, at which stage, where the
-    record was (``source``, a consumed message) and which consumer group gave up on it."""
-    return [
+    record was (``source``, a consumed message; None for what a service made of no record, such as an
+    alert of a camera gone quiet) and which consumer group gave up on it."""
+    headers = [
         ("facestream.error", f"{type(error).__name__}: {error}".encode()),
         ("facestream.stage", stage.encode()),
-        ("facestream.source", f"{source.topic()}/{source.partition()}@{source.offset()}".encode()),
         ("facestream.group", group.encode()),
     ]
+    if source is not None:
+        headers.insert(2, ("facestream.source", f"{source.topic()}/{source.partition()}@{source.offset()}".encode()))
+    return headers
 
 
 def send(

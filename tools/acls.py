@@ -91,7 +91,7 @@ def grants(settings: Mapping[str, Any]) -> dict[str, list[Grant]]:
         "pose": _replica(pose),
         "alerting": [
             *_reads(alerting.detections_topic, alerting.poses_topic, alerting.status_topic, alerting.gallery_topic),
-            *_writes(alerting.alerts_topic),
+            *_writes(alerting.alerts_topic, alerting.dead_letter_topic),
             *_consumes(alerting.group),
             Grant("group", VIEWERS, ("READ",), prefix=True),  # the gallery, followed by a viewer
             # faust's own topics (the tables' changelogs, its assignor's) start with its app id, the group
@@ -130,6 +130,7 @@ def pipeline_topics(settings: Mapping[str, Any]) -> dict[str, int]:
         _value(settings, c, "dead_letter_topic", k) for c, k in (("detect", DetectorConfig), ("pose", PoseConfig))
     }
     single.add(_value(settings, "alert-store", "dead_letter_topic", AlertStoreConfig))
+    single.add(_value(settings, "alerting", "dead_letter_topic", AlertingConfig))
     partitions = kafka_topics.pipeline_partitions()
     return {name: 1 if name in single else partitions for name in sorted(named - {"*"})}
 

@@ -7,7 +7,11 @@ event, saying why, rather than leaving them open for good; it starts afresh when
 rule limited to zones sees the event with only the faces (or people) in them, and is told which zone
 each is in. When the camera runs a rule that names face tracks (stranger, person_seen), its faces are
 followed first, over the whole frame (``face_tracks``), and each rule is told each face's track.
+A rule that fails on an event costs that rule's part of it: the others run, and ``RuleFailed`` brings
+their alerts to the worker, which dead-letters the event.
 """
+
+import logging
 
 from facestream.alerting.rules import zones
 from facestream.alerting.rules.camera_settings import CameraSettings
@@ -20,6 +24,16 @@ from facestream.gallery import Gallery
 from facestream.schemas import Alert, DetectionEvent, PoseEvent
 from facestream.schemas.tracks import carry
 from facestream.zones import Zones
+
+log = logging.getLogger(__name__)
+
+
+class RuleFailed(Exception):
+    """Rules that failed on an event (named in the message), with the alerts the others made of it."""
+
+    def __init__(self, failures: list[tuple[str, Exception]], alerts: list[Alert]) -> None:
+        super().__init__("; ".join(f"the {name} rule: {type(exc).__name__}: {exc}" for name, exc in failures))
+        self.alerts = alerts
 
 
 def lend(camera: dict, event: DetectionEvent) -> tuple[DetectionEvent, tuple[int, ...]]:
@@ -103,9 +117,18 @@ def on_pose(
 def _rules(camera: dict, event: FrameEvent, context: Context, things: str) -> list[Alert]:
     """Every rule of the registry that reads ``things`` (faces or people) on this camera, in order."""
     alerts: list[Alert] = []
+    failures: list[tuple[str, Exception]] = []
     for rule in REGISTRY:
         if rule.sees == things or (rule.sees == "followed" and context.settings.of(rule.settings).follows == things):
-            alerts += _per_zone(camera, rule, event, context) if rule.per_zone else _rule(camera, rule, event, context)
+            try:
+                alerts += (
+                    _per_zone(camera, rule, event, context) if rule.per_zone else _rule(camera, rule, event, context)
+                )
+            except Exception as exc:  # a rule's mistake: its part of the event is lost, loudly
+                log.exception("the %s rule failed on event %s of camera %s", rule.name, event.event_id, event.camera_id)
+                failures.append((rule.name, exc))
+    if failures:
+        raise RuleFailed(failures, alerts)
     return alerts
 
 

@@ -16,8 +16,10 @@ its producer first spoke of it. Two ways to go silent:
 
 The alert opens (``new``) once, and ends (``end``) with the first status that reports a frame sent
 after the silence began, or when the producer stops serving the camera on purpose (``stopped``,
-``ended``). Its id comes from the camera and the start of the silence (its last frame's capture time),
-so replayed statuses give the same alert; statuses at or before the last one seen change nothing.
+``ended``). Its id comes from the camera and the start of the silence (its last frame's capture time,
+or, for a camera its producer stopped serving and serves again, the first status of the new service
+if that is later), so replayed statuses give the same alert and an outage after a new service is a
+new alert, never a second life of the last; statuses at or before the last one seen change nothing.
 Times are the producer's clock but for the producer's own silence, measured by the worker's.
 """
 
@@ -29,6 +31,7 @@ from facestream.config import check, setting
 from facestream.schemas import ACTIVE_STATES, Alert, CameraStatus, alert_id_for
 
 KIND = "camera_offline"
+REASON_MAX = 1000  # an alert's reason, in characters (schemas/README.md)
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,12 @@ def on_status(state: dict, status: CameraStatus, received_ns: int, settings: Off
     state.setdefault("known", status.ts_ns)
     state.update(heard=status.ts_ns, received=received_ns, interval=status.interval_ms * 1_000_000)
     state["last_frame"] = max(state.get("last_frame") or 0, status.last_frame_ts_ns or 0) or None
-    state["retired"] = status.state not in ACTIVE_STATES and status.state != "failed"
+    was_retired, state["retired"] = (
+        state.get("retired", False),
+        status.state not in ACTIVE_STATES and status.state != "failed",
+    )
+    if was_retired and not state["retired"]:
+        state["served"] = status.ts_ns  # served again: a silence from now on is a new one
     outage = state.get("open")
     if outage is not None:
         back = (state["last_frame"] or 0) > outage["started"]
@@ -59,7 +67,7 @@ def on_status(state: dict, status: CameraStatus, received_ns: int, settings: Off
             why = "frames again" if back else "its producer stopped serving it"
             return [_alert(status.camera_id, outage, "end", ended, status.attempts, why)]
         return []
-    silent_since = state["last_frame"] or state["known"]
+    silent_since = _silent_since(state)
     if state["retired"] or status.ts_ns - silent_since < settings.offline_after_s * NS:
         return []
     reason = f"{status.state}: {status.error}" if status.error else f"{status.state}, no frame sent"
@@ -77,12 +85,19 @@ def on_silence(
     quiet_ns = now_ns - max(state["received"], listening_since_ns)
     if quiet_ns < max(settings.offline_after_s * NS, 2 * state["interval"]):
         return []
-    silent_since = state["last_frame"] or state["known"]
+    silent_since = _silent_since(state)
     reason = f"no word from its producer for {quiet_ns / NS:.0f} s"
     return [_open(state, camera_id, silent_since, state["heard"] + quiet_ns, 0, reason)]
 
 
+def _silent_since(state: dict) -> int:
+    """When the camera's silence began: its last frame, or its producer's first word if it never sent
+    one, or the start of its producer's new service if that is later."""
+    return max(state["last_frame"] or state["known"], state.get("served", 0))
+
+
 def _open(state: dict, camera_id: str, silent_since: int, now_ns: int, attempts: int, reason: str) -> Alert:
+    reason = reason if len(reason) <= REASON_MAX else reason[: REASON_MAX - 1] + "…"  # the producer's error is long
     outage = state["open"] = {"started": silent_since, "reason": reason}
     return _alert(camera_id, outage, "new", now_ns, attempts, reason)
 

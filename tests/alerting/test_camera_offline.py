@@ -97,3 +97,24 @@ def test_a_camera_stopped_on_purpose_is_not_offline_and_its_outage_ends() -> Non
         state, status(0, last_frame=0), status(40, "reconnecting", last_frame=0), status(41, "stopped", last_frame=0)
     )
     assert [(a.state, a.reason) for a in alerts][1] == ("end", "its producer stopped serving it")
+
+
+def test_a_camera_served_again_after_its_producer_stopped_is_a_new_alert_never_a_second_life() -> None:
+    """An outage ended by its producer's ``stopped``; served again later, the camera never streams: the
+    second outage counts from the new service and so has an id of its own."""
+    state: dict = {}
+    first = feed(
+        state, status(0, last_frame=0), status(40, "reconnecting", last_frame=0), status(50, "stopped", last_frame=0)
+    )
+    assert [a.state for a in first] == ["new", "end"]
+    second = feed(state, *(status(t, "reconnecting", last_frame=0) for t in range(100, 150, 5)))
+    assert [a.state for a in second] == ["new"] and second[0].started_ts_ns == 100 * S
+    assert second[0].alert_id != first[0].alert_id
+
+
+def test_a_producer_s_longest_error_still_makes_a_reason_the_contract_takes() -> None:
+    from facestream.schemas import pack_alert
+
+    (opened,) = feed({}, status(0, last_frame=0), status(40, "reconnecting", last_frame=0, error="x" * 1000))
+    assert len(opened.reason) == 1000 and opened.reason.endswith("…")
+    pack_alert(opened)

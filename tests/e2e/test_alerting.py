@@ -1,8 +1,11 @@
 """Alerts from real photos through the real broker: the detector with embeddings, the gallery, and
 an alerting worker, each the command a deployment runs."""
 
+import os
+import re
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from helpers.kafka import detector_config, photos_to, read_topic, run_service
 from helpers.worker import (
     alert_record,
     alerting,
+    alerts_of,
     alerts_until,
     documented_ids,
     ended,
@@ -121,6 +125,42 @@ def test_a_watched_person_on_a_camera_raises_one_person_seen_that_names_him(
     assert {a.camera_id for a in seen} == {"door"} and len({a.alert_id for a in seen}) == 1
     assert {s.person for s in seen[-1].evidence} == {"Barack Obama"} and seen[-1].count == 6
     assert states(alerts, "door", "stranger") == [] and "new" in states(alerts, "gate", "stranger")
+
+
+def test_nothing_a_record_or_a_rule_makes_stops_the_worker(
+    names: dict, bootstrap: str, sample_dir: Path, tmp_path: Path, produce_raw
+) -> None:
+    """An unreadable record, a rule that fails, an alert the contract refuses (the throwaway rule of
+    tests/helpers/faulty_rule, a kind added by its row alone): each goes to the dead-letter topic with
+    why and is counted, and the stranger alert the same events make still opens and ends."""
+    stranger = scene(tmp_path / "stranger", [(sample_dir / "biden.jpg", 6)], 12)
+    photos_to(names["frames"], {"gate": stranger}, fps=FPS, max_width=0)
+    detect(names)
+    produce_raw(names["detections"], b"gate", b"not msgpack")
+    plugin = Path(__file__).resolve().parents[1] / "helpers" / "faulty_rule"
+    path = os.pathsep.join(filter(None, [str(plugin), os.environ.get("PYTHONPATH")]))
+    # The rules by environment: only the worker's process knows the throwaway kind.
+    env = {**os.environ, "PYTHONPATH": path, "FACESTREAM_ALERTING_RULES": "stranger,tailgating"}
+    log = tmp_path / "alerting.log"
+    worker = alerting(names, log, env=env, http_port=(port := free_port()))
+    try:
+        wait_for(bootstrap, names, ended("gate", "stranger"))
+        metrics = scrape(port)
+    finally:
+        stop(worker, log)
+    alerts = alerts_of(bootstrap, names)
+    assert [a.state for a in alerts if a.kind == "stranger"][0] == "new" and ended("gate", "stranger")(alerts)
+    assert {a.kind for a in alerts} == {"stranger"}
+    dead = kafka_reading.read_to_end(f"{names['alerting']}.dlq", bootstrap)
+    said = [dict((k, v.decode()) for k, v in record.headers()) for record in dead]
+    stages = Counter(h["facestream.stage"] for h in said)
+    assert stages["read"] == 1 and stages["rule"] >= 2 and stages["send"] >= 4, stages
+    refused = next(h for h in said if h["facestream.stage"] == "send")
+    assert "zone" in refused["facestream.error"] and refused["facestream.source"].startswith(names["detections"])
+    failed = next(h for h in said if h["facestream.stage"] == "rule")
+    assert "the tailgating rule: RuntimeError" in failed["facestream.error"]
+    assert re.search(r'facestream_alerting_dead_letters_total\{stage="send"\} [4-9]', metrics), metrics
+    assert "dead letters read=1" in log.read_text()
 
 
 def test_a_face_outside_the_zone_raises_nothing_and_inside_alerts_naming_the_zone(

@@ -28,7 +28,6 @@ from facestream import gallery, kafka_clients, kafka_topics
 from facestream.alertdb import open_database
 from facestream.alertdb.writer import AlertWriter
 from facestream.dashboard.config import dashboard_command
-from facestream.schemas.kinds import ALERT_KINDS, KINDS
 from facestream.schemas import (
     Alert,
     CameraStatus,
@@ -42,6 +41,7 @@ from facestream.schemas import (
     pack_detection,
     pack_frame,
 )
+from facestream.schemas.kinds import ALERT_KINDS, KINDS
 
 ADMIN = "ana"  # the fixture's account, and its API token for the requests the tests make themselves
 MODEL = ModelRef("yunet", "2023mar", "0" * 64)

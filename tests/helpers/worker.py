@@ -21,8 +21,9 @@ from facestream.schemas import Alert, alert_id_for, unpack_alert
 from facestream.tools.cli import cli
 
 
-def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
-    """An alerting worker on the test's topics, its output in ``log``."""
+def alerting(names: dict, log: Path, env: dict | None = None, **changes) -> subprocess.Popen:
+    """An alerting worker on the test's topics (``env``: its environment, if not this process's), its
+    output in ``log``."""
     config = AlertingConfig(
         group=names["alerting"],
         detections_topic=names["detections"],
@@ -30,11 +31,12 @@ def alerting(names: dict, log: Path, **changes) -> subprocess.Popen:
         status_topic=names.get("status", f"{names['alerting']}.status"),
         alerts_topic=names["alerts"],
         gallery_topic=names["gallery"],
+        dead_letter_topic=f"{names['alerting']}.dlq",
         stats_interval_s=1.0,
         **changes,
     )
     with open(log, "wb") as out:  # the child keeps its own handle
-        return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT, env=env)
 
 
 def alerts_of(bootstrap: str, names: dict) -> list[Alert]:
