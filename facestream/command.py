@@ -11,6 +11,7 @@ import click
 
 from facestream import kafka_access, logs
 from facestream.errors import ConfigError, FacestreamError
+from facestream.text_limits import checked_texts
 
 
 def check_environment(command: click.Command | None, env_prefix: str) -> None:
@@ -32,9 +33,13 @@ def run(command: click.Command, env_prefix: str, setup_logging: bool = True) -> 
         logs.setup()
     try:
         check_environment(command, env_prefix)
-        code = command.main(standalone_mode=False, auto_envvar_prefix=env_prefix)
+        code = checked_texts(command).main(standalone_mode=False, auto_envvar_prefix=env_prefix)
     except click.exceptions.Abort:
         code = 130
+    except click.UsageError as exc:  # a bad option: one line, before any work
+        where = exc.ctx.command_path if exc.ctx is not None else "facestream"
+        click.echo(f"error: {exc.format_message()} (`{where} --help` lists the options)", err=True)
+        code = exc.exit_code
     except click.ClickException as exc:
         exc.show()
         code = exc.exit_code

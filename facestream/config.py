@@ -22,12 +22,14 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
 
 from facestream.errors import ConfigError
 from facestream.kafka_clients import SESSION_TIMEOUT_S
+from facestream.text_limits import Checked, check_for, parse_topic
 
 Parse = Callable[[str], Any]  # text -> value; raises ValueError with a sentence for the user
 Show = Callable[[Any], str]  # value -> the text its Parse reads back
@@ -121,11 +123,20 @@ def check(config: Any) -> None:
             raise ConfigError(f"{name} must be <= {meta.maximum:g}, got {value!r}")
         if meta.choices is not None and value not in meta.choices:
             raise ConfigError(f"{name} must be one of {', '.join(meta.choices)}, got {value!r}")
-        if meta.parse is not None:  # text as the command line would give it, parsed and checked
+        parse = _parse_of(f, meta, kind)
+        if parse is not None:  # text as the command line would give it, parsed and checked
             try:
-                meta.parse(meta.show(value))
+                parse(meta.show(value))
             except ValueError as exc:
                 raise ConfigError(f"{name}: {exc}") from None
+
+
+def _parse_of(f: dataclasses.Field, meta: Setting, kind: type) -> Parse | None:
+    """How a field's text is checked: its setting's parse, or for plain text the limit its name calls
+    for (``text_limits``: a topic, an id, a path, any text)."""
+    if meta.parse is None and kind is str and meta.choices is None:
+        return check_for(f.name)
+    return meta.parse
 
 
 def _check_items(name: str, meta: Setting, items: tuple) -> None:
@@ -208,11 +219,11 @@ def names(text: str) -> tuple[str, ...]:
 
 
 def parse_topics(text: str) -> tuple[str, ...]:
-    """``frames,frames.corridor`` -> the topic names (at least one)."""
+    """``frames,frames.corridor`` -> the topic names (at least one, each as Kafka takes it)."""
     topics = names(text)
     if not topics:
         raise ValueError(f"expected topic names separated by commas, got {text!r}")
-    return topics
+    return tuple(parse_topic(topic) for topic in topics)
 
 
 def tables_of(cls: type, what: str) -> Parse:
@@ -280,18 +291,21 @@ class _Parsed(click.ParamType):
         return value if self.keep_text else parsed
 
 
-def _click_type(meta: Setting, kind: type) -> click.ParamType | type:
+def _click_type(f: dataclasses.Field, meta: Setting, kind: type) -> click.ParamType | type:
     if meta.repeat:  # each item parsed on its own
-        return _Parsed(meta.parse or str, keep_text=False, metavar=meta.metavar)
+        return _Parsed(meta.parse or check_for(f.name), keep_text=False, metavar=meta.metavar)
     if meta.choices is not None:
         return click.Choice(meta.choices)
-    if meta.parse is not None:  # a text field keeps its text (checked); any other gets the parsed value
-        return _Parsed(meta.parse, keep_text=kind is str, metavar=meta.metavar)
+    parse = _parse_of(f, meta, kind)
+    if parse is not None:  # a text field keeps its text (checked); any other gets the parsed value
+        return _Parsed(parse, keep_text=kind is str, metavar=meta.metavar)
     if kind is int:
         low, high = (None if bound is None else int(bound) for bound in (meta.minimum, meta.maximum))
         return click.IntRange(low, high)
     if kind is float:
         return click.FloatRange(meta.minimum, meta.maximum)
+    if kind is Path:
+        return Checked(click.Path(path_type=Path), check_for("path"))
     return kind
 
 
@@ -309,7 +323,7 @@ def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[Callabl
         for f, meta, kind, _optional in reversed(chosen):
             if meta.was:
                 old = click.option(
-                    "--" + meta.was.replace("_", "-"), meta.was, type=_click_type(meta, kind), hidden=True
+                    "--" + meta.was.replace("_", "-"), meta.was, type=_click_type(f, meta, kind), hidden=True
                 )
                 command = old(command)
             name = option_name(f, meta)
@@ -318,12 +332,14 @@ def options(cls: type, only: tuple[str, ...] | None = None) -> Callable[[Callabl
                 command = click.option(declared, f.name, is_flag=True, default=f.default, help=meta.help)(command)
                 continue
             if meta.repeat:
-                repeatable = click.option(name, f.name, type=_click_type(meta, kind), multiple=True, help=meta.help)
+                repeatable = click.option(name, f.name, type=_click_type(f, meta, kind), multiple=True, help=meta.help)
                 command = repeatable(command)
                 continue
             # A parsed value's default is given as its text: --help shows it as typed, and it parses back.
             default = meta.show(f.default) if meta.parse is not None and f.default is not None else f.default
-            command = click.option(name, f.name, type=_click_type(meta, kind), default=default, help=meta.help)(command)
+            command = click.option(name, f.name, type=_click_type(f, meta, kind), default=default, help=meta.help)(
+                command
+            )
         return command
 
     return decorate

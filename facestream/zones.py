@@ -5,6 +5,8 @@ the camera's tile."""
 
 import json
 
+from facestream.schemas import ZONE_MAX
+
 Polygon = tuple[tuple[float, float], ...]
 Zones = dict[str, Polygon]  # name -> corners, in the order configured
 Point = tuple[float, float]
@@ -19,6 +21,7 @@ def parse_zones(value: object) -> Zones:
         )
     zones = {}
     for name, corners in value.items():
+        _check_name("zone", name)
         if not isinstance(corners, list) or len(corners) < 3:
             raise ValueError(f"zone {name!r} needs three or more corners [x, y], got {corners!r}")
         zones[name] = tuple(_point(f"zone {name!r}: a corner", corner) for corner in corners)
@@ -34,6 +37,7 @@ def parse_lines(value: object) -> dict[str, Line]:
         )
     lines = {}
     for name, ends in value.items():
+        _check_name("line", name)
         if not isinstance(ends, list) or len(ends) != 2:
             raise ValueError(f"line {name!r} is two points [[x, y], [x, y]], got {ends!r}")
         first, second = (_point(f"line {name!r}: a point", end) for end in ends)
@@ -117,3 +121,9 @@ def inside(polygon: Polygon, x: float, y: float) -> bool:
 def _on_segment(x: float, y: float, x0: float, y0: float, x1: float, y1: float) -> bool:
     cross = (x1 - x0) * (y - y0) - (y1 - y0) * (x - x0)
     return abs(cross) <= 1e-12 and min(x0, x1) <= x <= max(x0, x1) and min(y0, y1) <= y <= max(y0, y1)
+
+
+def _check_name(what: str, name: str) -> None:
+    """A zone's or line's name goes into its alerts (``zone``): the contract's limit applies here."""
+    if not name or len(name) > ZONE_MAX:
+        raise ValueError(f"a {what}'s name is 1 to {ZONE_MAX} characters, got {len(name)}")

@@ -4,8 +4,8 @@ Every reader rejects a newer major ``schema_version`` and ignores fields it does
 producers may add fields without breaking older consumers. See ``schemas/README.md``.
 """
 
-from facestream.schemas._fields import SCHEMA_VERSION
-from facestream.schemas.alert import Alert, Sighting, alert_id_for, pack_alert, unpack_alert
+from facestream.schemas._fields import ID_MAX, SCHEMA_VERSION
+from facestream.schemas.alert import REASON_MAX, ZONE_MAX, Alert, Sighting, alert_id_for, pack_alert, unpack_alert
 from facestream.schemas.camera_status import (
     ACTIVE_STATES,
     CAMERA_STATES,
@@ -49,14 +49,17 @@ __all__ = [
     "Frame",
     "GALLERY_TOPIC",
     "GalleryEntry",
+    "ID_MAX",
     "KEYPOINT_NAMES",
     "ModelRef",
     "POSES_TOPIC",
     "Person",
+    "REASON_MAX",
     "PoseEvent",
     "SCHEMA_VERSION",
     "SchemaError",
     "Sighting",
+    "ZONE_MAX",
     "alert_id_for",
     "event_id_for",
     "pack_alert",

@@ -8,6 +8,7 @@ import msgpack
 from facestream.schemas.errors import SchemaError
 
 SCHEMA_VERSION = 1
+ID_MAX = 255  # characters of an id or name in any record (camera, person, alert, event)
 
 
 def unpack_map(message_type: str, payload: bytes) -> dict[str, Any]:
@@ -50,7 +51,7 @@ def integer(message_type: str, fields: dict[str, Any], name: str, minimum: int =
     return value
 
 
-def text(message_type: str, fields: dict[str, Any], name: str, max_len: int = 255, prefix: str = "") -> str:
+def text(message_type: str, fields: dict[str, Any], name: str, max_len: int = ID_MAX, prefix: str = "") -> str:
     value = present(message_type, fields, name, prefix)
     if not isinstance(value, str):
         raise SchemaError(message_type, prefix + name, f"expected a string, got {type(value).__name__}")

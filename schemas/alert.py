@@ -13,6 +13,7 @@ from facestream.schemas.kinds import BY_NAME
 _TYPE = "Alert"
 STATES = ("new", "update", "end")
 EVIDENCE_MAX = 10  # sightings an alert carries at most
+ZONE_MAX, REASON_MAX = 200, 1000  # characters of a zone name and of a reason
 _ALERT_NAMESPACE = uuid.UUID("0d5f7e0c-3c1b-4b8e-9a57-6d1f3e0a9b21")
 
 
@@ -153,8 +154,8 @@ def alert_from_fields(fields: dict[str, Any]) -> Alert:
         evidence=tuple(_sighting_from(i, s) for i, s in enumerate(evidence)),
         count=f.integer(_TYPE, fields, "count"),
         ended_ts_ns=ended,
-        reason=None if fields.get("reason") is None else f.text(_TYPE, fields, "reason", max_len=1000),
-        zone=None if fields.get("zone") is None else f.text(_TYPE, fields, "zone", max_len=200),
+        reason=None if fields.get("reason") is None else f.text(_TYPE, fields, "reason", max_len=REASON_MAX),
+        zone=None if fields.get("zone") is None else f.text(_TYPE, fields, "zone", max_len=ZONE_MAX),
         face=face,
         embedder=embedder,
     )

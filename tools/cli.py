@@ -15,6 +15,7 @@ import click
 from facestream import __version__, command, kafka_settings, logs
 from facestream.config import renamed_options, warn_renamed
 from facestream.errors import ConfigError
+from facestream.text_limits import checked_texts
 
 SUBCOMMANDS = {
     "kafka": "facestream.tools.kafka:kafka",
@@ -52,7 +53,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
-            return getattr(importlib.import_module(module), attr)
+            return checked_texts(getattr(importlib.import_module(module), attr))
         return super().get_command(ctx, name)
 
 

@@ -9,12 +9,26 @@ from pathlib import Path
 import click
 
 from facestream import face_quality
-from facestream.config import options
+from facestream.config import options, parsed
 from facestream.detector_service.config import DetectorConfig
 from facestream.errors import ConfigError
-from facestream.schemas import GALLERY_TOPIC, DetectionEvent, pack_gallery_entry
+from facestream.schemas import GALLERY_TOPIC, ID_MAX, DetectionEvent, SchemaError, pack_gallery_entry, person_id_for
 
 topic_option = click.option("--topic", default=GALLERY_TOPIC, help="The gallery's compacted topic.")
+
+
+def person_name(text: str) -> str:
+    """A name the gallery takes (the contract's length, and a letter or digit for the person id)."""
+    if len(text) > ID_MAX:
+        raise ValueError(f"a name is at most {ID_MAX} characters, got {len(text)}")
+    try:
+        person_id_for(text)
+    except SchemaError as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
+PERSON = parsed(person_name, "NAME")
 
 
 @click.group()
@@ -31,7 +45,7 @@ Examples:
 """,
     context_settings={"show_default": True},
 )
-@click.option("--name", required=True, help="The person's name; enrolling it again replaces the entry.")
+@click.option("--name", required=True, type=PERSON, help="The person's name; enrolling it again replaces the entry.")
 @click.option("--largest", is_flag=True, help="In a photo with several faces, enrol the largest.")
 @click.option("--watch", is_flag=True, help="Put the person on the watchlist: seeing them raises a person_seen alert.")
 @topic_option
@@ -114,7 +128,7 @@ Examples:
   facestream gallery watch "Joe Biden" --off    # off the watchlist again
 """
 )
-@click.argument("name")
+@click.argument("name", type=PERSON)
 @click.option("--off", is_flag=True, help="Take the person off the watchlist.")
 @topic_option
 def watch(name: str, off: bool, topic: str) -> None:
@@ -149,7 +163,7 @@ def list_people(as_json: bool, topic: str) -> None:
 
 
 @gallery.command(epilog='\b\nExamples:\n  facestream gallery remove "Barack Obama"')
-@click.argument("name")
+@click.argument("name", type=PERSON)
 @topic_option
 def remove(name: str, topic: str) -> None:
     """Remove a person (by name or person id) from the gallery."""

@@ -28,10 +28,9 @@ from dataclasses import dataclass
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.state import NS
 from facestream.config import check, setting
-from facestream.schemas import ACTIVE_STATES, Alert, CameraStatus, alert_id_for
+from facestream.schemas import ACTIVE_STATES, REASON_MAX, Alert, CameraStatus, alert_id_for
 
 KIND = "camera_offline"
-REASON_MAX = 1000  # an alert's reason, in characters (schemas/README.md)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def time_zone(name: str) -> ZoneInfo:
     """The IANA time zone ``name`` (e.g. ``Europe/Berlin``); ValueError if there is none of that name."""
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a name too long for a file
         raise ValueError(f"unknown time zone {name!r}; use an IANA name such as 'UTC' or 'Europe/Berlin'") from None
 
 
