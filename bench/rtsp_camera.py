@@ -74,8 +74,11 @@ class Camera:
         return factory
 
     def _configured(self, _factory, media) -> None:
+        """A new client's media: its source takes the frames' size now (the launch line has the first
+        size: a client that came after a resize got frames of another size than its caps, and no stream)."""
         source = media.get_element().get_by_name_recurse_up("src")
         with self.lock:
+            source.set_property("caps", raw_caps(self.width, self.height, self.args.fps))
             self.sources.append(source)
         media.connect("unprepared", lambda _media: self._forget(source))
 
@@ -105,12 +108,13 @@ class Camera:
             time.sleep(max(0.0, due - time.monotonic()))
             stamp_i420(frame, width, height, time.time_ns() // 1_000_000, index)
             with self.lock:
+                if (width, height) != (self.width, self.height):
+                    self.width, self.height = width, height
+                    for source in self.sources:
+                        source.set_property("caps", raw_caps(width, height, self.args.fps))
                 sources = list(self.sources)
             for source in sources:
-                if (width, height) != (self.width, self.height) or source.get_property("caps") is None:
-                    source.set_property("caps", raw_caps(width, height, self.args.fps))
                 source.emit("push-buffer", Gst.Buffer.new_wrapped(bytes(frame)))
-            self.width, self.height = width, height
             index += 1
             due += period
             if time.monotonic() - due > period:

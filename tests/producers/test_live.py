@@ -176,8 +176,9 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
 def test_a_camera_that_changes_its_resolution_streams_on_at_the_new_size(
     bootstrap: str, topics: dict, rtsp_cameras, tmp_path: Path
 ) -> None:
-    # A camera of its own: beside five others on two cores, GStreamer's test server itself stalled
-    # after the change more often than not (the camera, not the producer, stopped answering).
+    # A producer that reconnected after the change (a loaded machine's stall) once found the camera
+    # server failing: a new client's media kept the first size in its caps and got frames of the
+    # second (bench/rtsp_camera.py, fixed; the next test joins after the change on purpose).
     resized = rtsp_cameras("--resize-after-s", "4", "--resize", "640x360")
     port, log = free_port(), tmp_path / "producer.log"
     producer = start_producer(
@@ -193,6 +194,20 @@ def test_a_camera_that_changes_its_resolution_streams_on_at_the_new_size(
     sizes = {(f.width, f.height) for f in frames_of(bootstrap, topics["frames"])}
     assert sizes == {(1280, 720), (640, 360)}
     assert "resolution changed from 1280x720 to 640x360" in output
+
+
+def test_a_producer_that_connects_after_the_camera_changed_its_resolution_streams_at_the_new_size(
+    bootstrap: str, topics: dict, rtsp_cameras, tmp_path: Path
+) -> None:
+    resized = rtsp_cameras("--resize-after-s", "1", "--resize", "640x360")
+    time.sleep(4)  # the change made before anyone watches
+    port, log = free_port(), tmp_path / "producer.log"
+    producer = start_producer([("late", resized.url)], log, fps=5.0, frames_topic=topics["frames"], http_port=port)
+    try:
+        wait_until(lambda: sent(port, "late") >= 20, 60, "the camera to stream", lambda: log.read_text()[-3000:])
+    finally:
+        stop_producer(producer, log)
+    assert {(f.width, f.height) for f in frames_of(bootstrap, topics["frames"])} == {(640, 360)}
 
 
 def test_a_producer_whose_only_camera_is_down_is_alive_but_not_ready(topics: dict, tmp_path: Path) -> None:
