@@ -4,7 +4,17 @@ import sys
 from dataclasses import dataclass
 
 from facestream.alertdb import SAME_STRANGER
-from facestream.config import check, command_line, names, session_timeout, setting
+from facestream.config import (
+    check,
+    command_line,
+    http_host_setting,
+    http_port_setting,
+    names,
+    session_timeout,
+    setting,
+    stats_interval_setting,
+    stop_after_idle_setting,
+)
 from facestream.schemas import ALERTS_TOPIC, DETECTIONS_TOPIC, FRAMES_TOPIC
 
 DEAD_LETTER_TOPIC = "alerts.dlq"
@@ -48,17 +58,10 @@ class AlertStoreConfig:
         2048.0, "The snapshots' images take at most this much; the oldest images go first.", minimum=0
     )
     prune_every_s: float = setting(300.0, "Seconds between retention passes.", minimum=1)
-    stats_interval_s: float = setting(10.0, "Seconds between stats lines.", minimum=0.1, was="stats_interval")
-    http_port: int = setting(
-        0,
-        "Serve /metrics, /healthz and /readyz (database open, partitions assigned) on this port (0: off).",
-        minimum=0,
-        maximum=65535,
-    )
-    http_host: str = setting("127.0.0.1", "Address those endpoints listen on.")
-    stop_after_idle_s: float | None = setting(
-        None, "Stop after this many seconds without records (tests, backfills).", minimum=0.1, was="stop_after_idle"
-    )
+    stats_interval_s: float = stats_interval_setting(10.0)
+    http_port: int = http_port_setting("database open, partitions assigned")
+    http_host: str = http_host_setting()
+    stop_after_idle_s: float | None = stop_after_idle_setting("records")
     session_timeout_s: float = session_timeout("store")
 
     def __post_init__(self) -> None:

@@ -7,22 +7,21 @@ face that carries an embedding (``alertdb.sightings``), for search by face."""
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily
 
 from facestream import health, kafka_clients, kafka_topics
 from facestream.alert_store.config import AlertStoreConfig
 from facestream.alertdb import audit, default_url, open_database, retention
 from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
-from facestream.alertdb.sink import Every, consume_into
+from facestream.alertdb.sink import Sink
 from facestream.alertdb.writer import AlertWriter, Received
+from facestream.counters import Counters, counter
 from facestream.errors import BrokerError
 from facestream.evidence import evidence_jpeg
 from facestream.redact import redact
 from facestream.schemas import Alert, DetectionEvent, SchemaError, unpack_alert, unpack_detection
+from facestream.service import Every
 
 log = logging.getLogger(__name__)
 DAY_S = 86400
@@ -31,117 +30,109 @@ SNAPSHOT_IDLE_S = 1.0
 
 
 @dataclass(eq=False)  # a collector in a registry: hashed by identity
-class StoreStats:
-    records: int = 0  # read from Kafka
-    kept: int = 0  # new to the database
-    repeats: int = 0  # already there (a worker's repeat, or a replay)
-    unreadable: int = 0  # dead-lettered
-    keeps_sightings: bool = False  # --sightings: the figures below are on the stats line
-    sightings: int = 0  # faces with an embedding new to the database
-    sightings_forgotten: int = 0  # past the sightings' retention
-    snapshots: dict[str, int] = field(default_factory=dict)  # by status: kept, gone, none
-    forgotten: int = 0  # alerts past the retention
-    images_dropped: int = 0  # snapshot images over the size limit
-    started: float = field(default_factory=time.monotonic)
-
-    def line(self) -> str:
-        shots = " ".join(f"{k}={v}" for k, v in sorted(self.snapshots.items())) or "none yet"
-        line = (
-            f"records {self.records}, kept {self.kept}, repeats {self.repeats}, unreadable {self.unreadable} | "
-            f"snapshots {shots} | forgotten {self.forgotten}, images dropped {self.images_dropped}"
-        )
-        if self.keeps_sightings:
-            line += f" | sightings kept {self.sightings}, forgotten {self.sightings_forgotten}"
-        return line
-
-    def collect(self):
-        for name, help_text, value in (
-            ("facestream_alert_store_records", "Alert records read from Kafka", self.records),
-            ("facestream_alert_store_kept", "Alert records new to the database", self.kept),
-            ("facestream_alert_store_repeats", "Alert records the database already had", self.repeats),
-            (
-                "facestream_alert_store_unreadable",
-                "Alert records that failed their schema (dead-lettered)",
-                self.unreadable,
-            ),
-            ("facestream_alert_store_forgotten", "Alerts forgotten past the retention", self.forgotten),
-            ("facestream_alert_store_sightings", "Faces with an embedding new to the database", self.sightings),
-            (
-                "facestream_alert_store_sightings_forgotten",
-                "Sightings forgotten past their retention",
-                self.sightings_forgotten,
-            ),
-            (
-                "facestream_alert_store_images_dropped",
-                "Snapshot images dropped over the size limit",
-                self.images_dropped,
-            ),
-        ):
-            yield CounterMetricFamily(name, help_text, value=value)
-        shots = CounterMetricFamily(
-            "facestream_alert_store_snapshots", "Snapshots stored, by status", labels=["status"]
-        )
-        for status, count in sorted(self.snapshots.items()):
-            shots.add_metric([status], count)
-        yield shots
+class StoreStats(Counters):
+    records: int = counter("records", "facestream_alert_store_records", "Alert records read from Kafka")
+    kept: int = counter("kept", "facestream_alert_store_kept", "Alert records new to the database")
+    repeats: int = counter(
+        "repeats", "facestream_alert_store_repeats", "Alert records the database already had (a repeat, a replay)"
+    )
+    unreadable: int = counter(
+        "unreadable", "facestream_alert_store_unreadable", "Alert records that failed their schema (dead-lettered)"
+    )
+    snapshots: dict = counter(
+        "snapshots", "facestream_alert_store_snapshots", "Snapshots stored, by status", labels=("status",)
+    )
+    forgotten: int = counter("forgotten", "facestream_alert_store_forgotten", "Alerts forgotten past the retention")
+    images_dropped: int = counter(
+        "images dropped", "facestream_alert_store_images_dropped", "Snapshot images dropped over the size limit"
+    )
+    sightings: int = counter(
+        "sightings kept", "facestream_alert_store_sightings", "Faces with an embedding new to the database"
+    )
+    sightings_forgotten: int = counter(
+        "sightings forgotten", "facestream_alert_store_sightings_forgotten", "Sightings forgotten past their retention"
+    )
 
 
 def run(config: AlertStoreConfig, bootstrap: str | None = None) -> StoreStats:
-    bootstrap = bootstrap or kafka_clients.bootstrap_servers()
-    kafka_clients.check_reachable(bootstrap)
-    url = config.database or default_url()
-    stats = StoreStats(keeps_sightings=config.sightings)
-    readiness = health.Readiness("database_open", "partitions_assigned")
-    if config.http_port:
-        registry = CollectorRegistry()
-        registry.register(stats)
-        health.serve(readiness, registry, config.http_port, config.http_host)
-    database = open_database(url)
-    writer = AlertWriter(database, config.group, config.same_stranger)
-    sightings = SightingWriter(database, config.group) if config.sightings else None
-    readiness.mark("database_open")
-    kafka_topics.ensure_topics({config.dead_letter_topic: 1}, bootstrap)
-    log.info("alert store %s: %s -> %s", config.group, ", ".join(config.topics), redact(url))
-    stop = threading.Event()
-    snapshots = threading.Thread(target=_snapshots, args=(writer, config, stats, stop), name="snapshots", daemon=True)
-    snapshots.start()
-    try:
-        _consume(writer, sightings, config, bootstrap, stats, readiness)
-    finally:
-        stop.set()
-        snapshots.join(timeout=15)
-        log.info("stopped: %s", stats.line())
-    return stats
+    return AlertStore(config, bootstrap).run()
 
 
-def _consume(
-    writer: AlertWriter,
-    sightings: SightingWriter | None,
-    config: AlertStoreConfig,
-    bootstrap: str,
-    stats: StoreStats,
-    readiness: health.Readiness,
-) -> None:
-    producer = kafka_clients.producer("facestream-alert-store", bootstrap)
+class AlertStore(Sink):
+    """Alert records (and, with ``--sightings``, detection events) into the database."""
 
-    def write(messages: list) -> None:
+    def __init__(self, config: AlertStoreConfig, bootstrap: str | None = None) -> None:
+        self.config, self.stats = config, StoreStats()
+        super().__init__(
+            config.group,
+            config.topics,
+            self._positions,
+            session_timeout_s=config.session_timeout_s,
+            bootstrap=bootstrap,
+            readiness=health.Readiness("database_open", "partitions_assigned"),
+            stats=self.stats,
+            http_port=config.http_port,
+            http_host=config.http_host,
+            stats_interval_s=config.stats_interval_s,
+            stop_after_idle_s=config.stop_after_idle_s,
+            batch=config.batch,
+        )
+        self.registry.register(self.stats)
+        self._stop_snapshots = threading.Event()
+        self.snapshots: threading.Thread | None = None
+        self.producer = None
+
+    def on_start(self) -> None:
+        config = self.config
+        url = config.database or default_url()
+        database = open_database(url)
+        self.writer = AlertWriter(database, config.group, config.same_stranger)
+        self.sightings = SightingWriter(database, config.group) if config.sightings else None
+        self.readiness.mark("database_open")
+        kafka_topics.ensure_topics({config.dead_letter_topic: 1}, self.bootstrap)
+        self.producer = kafka_clients.producer("facestream-alert-store", self.bootstrap)
+        log.info("alert store %s: %s -> %s", config.group, ", ".join(config.topics), redact(url))
+        self.snapshots = threading.Thread(
+            target=_snapshots,
+            args=(self.writer, config, self.stats, self._stop_snapshots),
+            name="snapshots",
+            daemon=True,
+        )
+        self.snapshots.start()
+
+    def on_stop(self, failed: bool) -> None:
+        self._stop_snapshots.set()
+        if self.snapshots is not None:
+            self.snapshots.join(timeout=15)
+        if self.producer is not None:
+            kafka_clients.flush(self.producer, self.config.dead_letter_topic, 10)
+
+    def timers(self) -> list[Every]:
+        return [Every(self.config.prune_every_s, self._prune)]
+
+    def _positions(self, topic: str) -> dict[int, int]:
+        return self.writer.positions(topic)
+
+    def handle(self, messages: list) -> None:
+        config, stats = self.config, self.stats
         alerts = [msg for msg in messages if msg.topic() == config.alerts_topic]
         if alerts:
-            written = writer.write(
-                [Received(m.topic(), m.partition(), m.offset(), m.value() or b"", a) for m, a in readable(alerts)]
+            written = self.writer.write(
+                [Received(m.topic(), m.partition(), m.offset(), m.value() or b"", a) for m, a in self._readable(alerts)]
             )
             stats.kept += written.kept
             stats.repeats += written.repeats
         events = [msg for msg in messages if msg.topic() != config.alerts_topic]
-        if events and sightings is not None:
-            batch = [ReceivedEvent(m.topic(), m.partition(), m.offset(), e) for m, e in readable(events)]
-            stats.sightings += sightings.write(batch).kept
+        if events and self.sightings is not None:
+            batch = [ReceivedEvent(m.topic(), m.partition(), m.offset(), e) for m, e in self._readable(events)]
+            stats.sightings += self.sightings.write(batch).kept
 
-    def readable(messages: list) -> list[tuple]:
-        return _readable(messages, producer, config, stats)
+    def _readable(self, messages: list) -> list[tuple]:
+        return _readable(messages, self.producer, self.config, self.stats)
 
-    def prune() -> None:
+    def _prune(self) -> None:
         """One retention pass over every kind the database keeps, each recorded for the admin page."""
+        config, writer, stats = self.config, self.writer, self.stats
         forgotten, dropped = writer.prune(
             config.retention_days * DAY_S, int(config.max_snapshot_mb * 1e6), config.snapshot_days * DAY_S
         )
@@ -153,28 +144,12 @@ def _consume(
         ]
         expired = audit.expire(writer.engine, time.time_ns() - int(config.audit_days * DAY_S * 1e9))
         kept.append(("audit", config.audit_days, "audit", expired))
-        if sightings is not None:
-            gone = len(sightings.prune(config.sightings_days * DAY_S, config.max_sightings))
+        if self.sightings is not None:
+            gone = len(self.sightings.prune(config.sightings_days * DAY_S, config.max_sightings))
             stats.sightings_forgotten += gone
             kept.append(("sightings", config.sightings_days, "sightings", gone))
         for kind, days, place, removed in kept:
             retention.applied(writer.engine, kind, days, place, config.group, removed)
-
-    try:
-        consume_into(
-            bootstrap,
-            config.group,
-            config.topics,
-            writer.positions,
-            write,
-            readiness,
-            config.batch,
-            config.stop_after_idle_s,
-            (Every(config.prune_every_s, prune), Every(config.stats_interval_s, lambda: log.info("%s", stats.line()))),
-            session_timeout_s=config.session_timeout_s,
-        )
-    finally:
-        kafka_clients.flush(producer, config.dead_letter_topic, 10)
 
 
 def _readable(messages: list, producer, config: AlertStoreConfig, stats: StoreStats) -> list[tuple]:
@@ -215,6 +190,6 @@ def _snapshots(writer: AlertWriter, config: AlertStoreConfig, stats: StoreStats,
                 break
             status = "kept" if jpeg else ("gone" if alert.evidence else "none")
             writer.keep_snapshot(alert.alert_id, status, jpeg)
-            stats.snapshots[status] = stats.snapshots.get(status, 0) + 1
+            stats.add("snapshots", status)
         if not pending:  # nothing to do, or Kafka away: not a busy loop
             stop.wait(SNAPSHOT_IDLE_S)

@@ -21,15 +21,18 @@ from typing import Any
 
 import msgpack
 
-from facestream import kafka_clients
+from facestream import gallery, health, kafka_clients
+from facestream.alerting import topics
 from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules import camera_offline as offline_rule
 from facestream.alerting.rules.camera import RuleFailed, lend, on_event, on_pose
 from facestream.alerting.rules.recognition import Recognition
 from facestream.alerting.rules.state import written
 from facestream.alerting.table import Table, check_written
+from facestream.alerting.topics import OFFLINE_TABLE, changelog_topic
 from facestream.config import start_back_s
 from facestream.consumer_group import GroupMember
+from facestream.counters import Counters, counter
 from facestream.gallery import Gallery
 from facestream.schemas import (
     Alert,
@@ -42,11 +45,9 @@ from facestream.schemas import (
     unpack_detection,
     unpack_pose,
 )
-from facestream.signals import StopOnSignals
+from facestream.service import Every, Service
 
 log = logging.getLogger(__name__)
-TABLE = "cameras"
-OFFLINE_TABLE = "offline"
 SILENCE_CHECK_S = 1.0  # how often the worker looks for cameras whose producer went quiet
 BATCH, BATCH_WAIT_S = 500, 0.02  # records per batch at most, and the longest a batch waits to fill
 SESSION_TIMEOUT_S = 10.0  # a worker that dies without leaving the group loses its partitions after this
@@ -62,57 +63,73 @@ STOOD_STILL_S = 5.0
 Route = tuple[Callable[[bytes], Any], Table, Callable[[dict, Any], list[Alert] | None]]
 
 
-def changelog_topic(config: AlertingConfig, table: str = TABLE) -> str:
-    """A table's changelog topic (made before the workers start)."""
-    return f"{config.group}-{table}-changelog"
-
-
-@dataclass
-class AlertingStats:
-    events: int = 0  # detection events
-    poses: int = 0  # pose events
-    statuses: int = 0  # camera statuses from the producers
-    duplicates: int = 0  # skipped: at or before the last frame seen on their camera
-    unreadable: int = 0  # dead-lettered
-    dead_letters: dict[str, int] = field(default_factory=dict)  # by stage: read, rule, handle, send
-    without_embeddings: int = 0  # events of cameras running the stranger rule that carry no embeddings
-    faces_lent: int = 0  # faces without an embedding given their detector track's last (schemas.tracks)
-    alerts: dict[str, int] = field(default_factory=dict)  # by kind and state, e.g. "stranger new"
+@dataclass(eq=False)  # a collector in a registry: hashed by identity
+class AlertingStats(Counters):
+    events: int = counter("events", "facestream_alerting_detection_events", "Detection events read")
+    poses: int = counter("poses", "facestream_alerting_pose_events", "Pose events read")
+    statuses: int = counter(
+        "statuses", "facestream_alerting_camera_statuses", "Camera status records read (the camera_offline rule's)"
+    )
+    duplicates: int = counter(
+        "duplicates", "facestream_alerting_duplicates", "Records at or before the last one seen for their camera"
+    )
+    unreadable: int = counter("unreadable", "facestream_alerting_unreadable", "Events that failed their schema")
+    dead_letters: dict = counter(
+        "dead letters",
+        "facestream_alerting_dead_letters",
+        "Records dead-lettered by stage: read (unreadable), rule, handle (failed on it), send (refused)",
+        labels=("stage",),
+    )
+    without_embeddings: int = counter(
+        "without embeddings",
+        "facestream_alerting_without_embeddings",
+        "Events of cameras running the stranger rule that carry no embeddings",
+    )
+    faces_lent: int = counter(
+        "faces lent their track's embedding",
+        "facestream_alerting_faces_lent",
+        "Faces without an embedding given their detector track's last one (schemas.tracks)",
+    )
+    alerts: dict = counter(
+        "alerts", "facestream_alerts", "Alert records sent, by kind and state", labels=("kind", "state")
+    )
     started: float = field(default_factory=time.monotonic)
 
     def line(self) -> str:
         rate = self.events / max(time.monotonic() - self.started, 1e-9)
-        alerts = " ".join(f"{k}={v}" for k, v in sorted(self.alerts.items())) or "none"
-        dead = " ".join(f"{k}={v}" for k, v in sorted(self.dead_letters.items())) or "none"
-        return (
-            f"events {self.events} ({rate:.1f}/s) poses {self.poses} statuses {self.statuses} "
-            f"duplicates {self.duplicates} "
-            f"unreadable {self.unreadable} dead letters {dead} "
-            f"without embeddings {self.without_embeddings} "
-            f"faces lent their track's embedding {self.faces_lent} | alerts {alerts}"
-        )
+        return f"{rate:.1f} events/s, {self.counted()}"
 
 
-class Worker:
+def run(config: AlertingConfig, bootstrap: str | None = None) -> AlertingStats:
+    return Worker(config, bootstrap).run()
+
+
+class Worker(Service):
     """One member of the alerting group: ``run`` until SIGINT/SIGTERM."""
 
-    def __init__(
-        self,
-        config: AlertingConfig,
-        bootstrap: str,
-        gallery: Gallery,
-        stats: AlertingStats,
-        on_ownership: Callable[[bool], None] = lambda owns: None,
-    ) -> None:
-        self.config, self.bootstrap, self.gallery, self.stats = config, bootstrap, gallery, stats
-        self.on_ownership = on_ownership
+    def __init__(self, config: AlertingConfig, bootstrap: str | None = None) -> None:
+        self.config, self.stats = config, AlertingStats()
+        super().__init__(
+            bootstrap,
+            health.Readiness("gallery_loaded", "partitions_assigned"),
+            self.stats,
+            http_port=config.http_port,
+            http_host=config.http_host,
+            stats_interval_s=config.stats_interval_s,
+            batch=BATCH,
+            wait_s=BATCH_WAIT_S,
+        )
+        self.registry.register(self.stats)
         self.listening_since_ns = 0  # wall clock; set when the loop comes back from standing still
-        self.cameras = Table(changelog_topic(config), bootstrap, written)
-        self.offline = Table(changelog_topic(config, OFFLINE_TABLE), bootstrap)
+        self.last_turn = time.monotonic()
+        self.cameras = Table(changelog_topic(config), self.bootstrap, written)
+        self.offline = Table(changelog_topic(config, OFFLINE_TABLE), self.bootstrap)
         self.warned: set[str] = set()  # cameras already warned about for lacking embeddings
-        self.recognition = Recognition(gallery, [])  # who the faces of the batch at hand are
+        self.follower: gallery.Follower | None = None
+        self.gallery = Gallery()
+        self.recognition = Recognition(self.gallery, [])  # who the faces of the batch at hand are
         self.lent: dict[int, tuple[int, ...]] = {}  # id of a detection event of the batch -> its faces lent one
-        self.producer = kafka_clients.producer(f"{config.group}-alerts", bootstrap, **{"linger.ms": 2})
+        self.producer = None
         # What each input topic's records are, and which table and rule they go to.
         self.routes: dict[str, Route] = {
             config.detections_topic: (unpack_detection, self.cameras, self._detection),
@@ -120,32 +137,50 @@ class Worker:
             config.status_topic: (unpack_camera_status, self.offline, self._status),
         }
 
-    def run(self) -> None:
-        member = self._join()
-        next_silence = next_stats = last_turn = time.monotonic()
-        failed = True
-        try:
-            with StopOnSignals("finishing the batch, then stopping") as stop:
-                while not stop.requested:
-                    messages = member.consume(BATCH, BATCH_WAIT_S)
-                    if messages:
-                        self._batch(member.readable(messages))
-                        member.commit()  # after the writes it covers were acknowledged; not waited for
-                    now = time.monotonic()
-                    if now - last_turn >= STOOD_STILL_S:
-                        self._stood_still(now - last_turn)
-                    last_turn = now
-                    if now >= next_silence:
-                        next_silence = now + SILENCE_CHECK_S
-                        self._silence()
-                    if self.config.stats_interval_s and now >= next_stats:
-                        next_stats = now + self.config.stats_interval_s
-                        log.info("%s", self.stats.line())
-            failed = False
-        finally:
-            # A batch that failed (its writes not acknowledged) is left to be processed again: no last commit.
-            member.close(commit=not failed)
+    def on_start(self) -> None:
+        """The topics made, the gallery loaded (and followed), the producer of alerts and states."""
+        config = self.config
+        topics.prepare(config, self.bootstrap)
+        self.follower = gallery.Follower(self.bootstrap, config.gallery_topic).start()
+        self.gallery = self.follower.gallery
+        self.readiness.mark("gallery_loaded")
+        self.producer = kafka_clients.producer(f"{config.group}-alerts", self.bootstrap, **{"linger.ms": 2})
+        log.info(
+            "alerting %s, rules %s: %s, %s, %s -> %s, gallery %s (%d people)",
+            config.group,
+            config.rules,
+            config.detections_topic,
+            config.poses_topic,
+            config.status_topic,
+            config.alerts_topic,
+            config.gallery_topic,
+            len(self.gallery.entries()),
+        )
+
+    def on_stop(self, failed: bool) -> None:
+        if self.producer is not None:
             self.producer.flush(30)
+        if self.follower is not None:
+            self.follower.stop()
+            if self.follower.failed is not None:
+                raise self.follower.failed  # instead of a clean exit: the worker stopped because of it
+
+    def timers(self) -> list[Every]:
+        return [Every(SILENCE_CHECK_S, self._silence)]
+
+    def next_batch(self) -> list:
+        """A batch; a turn that comes long after the last (a paused process) is said first."""
+        now = time.monotonic()
+        if now - self.last_turn >= STOOD_STILL_S:
+            self._stood_still(now - self.last_turn)
+        self.last_turn = now
+        return super().next_batch()
+
+    def join(self) -> GroupMember:
+        return self._join()
+
+    def handle(self, messages: list) -> None:
+        self._batch(messages)
 
     def _join(self) -> GroupMember:
         """A member of the group on the input topics, assigned by range: partition n of every input
@@ -163,7 +198,7 @@ class Worker:
             on_assign=self._assigned,
             on_revoke=self._revoked,
             on_lost=self._revoked,
-            on_ownership=self.on_ownership,
+            on_ownership=self.owned,
         )
 
     def _assigned(self, partitions) -> None:
@@ -246,8 +281,7 @@ class Worker:
                 )
                 self._dead_letter(source, "send", exc, _as_far_as_packs(alert), key=alert.camera_id)
                 continue
-            key = f"{alert.kind} {alert.state}"
-            self.stats.alerts[key] = self.stats.alerts.get(key, 0) + 1
+            self.stats.add("alerts", (alert.kind, alert.state))
             kafka_clients.send(self.producer, self.config.alerts_topic, value, alert.camera_id.encode())
         written = self.cameras.write_changed(self.producer) + self.offline.write_changed(self.producer)
         if alerts or written:
@@ -256,7 +290,7 @@ class Worker:
     def _dead_letter(self, source, stage: str, error: Exception, value: bytes | None = None, key: str = "") -> None:
         """To the dead-letter topic with why: ``value`` (else the record ``source`` as it came), the
         headers of schemas/README.md (``source`` None: made by the worker's own clock, not a record)."""
-        self.stats.dead_letters[stage] = self.stats.dead_letters.get(stage, 0) + 1
+        self.stats.add("dead_letters", stage)
         headers = kafka_clients.dead_letter_headers(source, stage, error, self.config.group)
         if value is None and source is not None:
             value = source.value()

@@ -29,6 +29,6 @@ Examples:
 def alerting(**values) -> None:
     """Turn detection and pose events and camera statuses into alerts, as a worker of one consumer
     group (start more to share the work)."""
-    from facestream.alerting.worker import run
+    from facestream.alerting.app import run
 
     run(AlertingConfig(**values))

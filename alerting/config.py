@@ -13,7 +13,18 @@ from facestream.alerting.rules.face_tracks import FaceTrackSettings
 from facestream.alerting.rules.registry import REGISTRY
 from facestream.alerting.rules.rule import Rule
 from facestream.alerting.rules.schedule import Schedule, time_zone
-from facestream.config import check, command_line, json_object, parse_start_at, setting, table_of, tables_of
+from facestream.config import (
+    check,
+    command_line,
+    http_host_setting,
+    http_port_setting,
+    json_object,
+    parse_start_at,
+    setting,
+    stats_interval_setting,
+    table_of,
+    tables_of,
+)
 from facestream.errors import ConfigError
 from facestream.schemas import ALERTS_TOPIC, CAMERA_STATUS_TOPIC, DETECTIONS_TOPIC, GALLERY_TOPIC, POSES_TOPIC
 from facestream.zones import Zones, parse_lines, parse_zones
@@ -212,14 +223,9 @@ class AlertingConfig:
         show=json.dumps,
         metavar="JSON",
     )
-    stats_interval_s: float = setting(10.0, "Seconds between stats lines (0: off).", minimum=0, was="stats_interval")
-    http_port: int = setting(
-        0,
-        "Serve /metrics, /healthz (alive) and /readyz (gallery loaded, partitions assigned) on this port (0: off).",
-        minimum=0,
-        maximum=65535,
-    )
-    http_host: str = setting("127.0.0.1", "Address those endpoints listen on (0.0.0.0: every interface).")
+    stats_interval_s: float = stats_interval_setting(10.0)
+    http_port: int = http_port_setting("gallery loaded, partitions assigned")
+    http_host: str = http_host_setting()
     _resolved: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -8,12 +8,16 @@ from dataclasses import dataclass
 from facestream.config import (
     check,
     command_line,
+    http_host_setting,
+    http_port_setting,
     parse_size,
     parse_start_at,
     session_timeout,
     setting,
     show_size,
     start_back_s,
+    stats_interval_setting,
+    stop_after_idle_setting,
 )
 from facestream.detector_service.decoding.gpu_decode_settings import DEFAULT_GPU_DECODER, GpuDecodeSettings
 from facestream.detector_service.inference.runtime import parse_chain
@@ -153,35 +157,19 @@ class DetectorConfig:
     frames_topic: str = setting(FRAMES_TOPIC, "Topic the frames come from.")
     detections_topic: str = setting(DETECTIONS_TOPIC, "Topic the events go to.")
     dead_letter_topic: str = setting(DEAD_LETTER_TOPIC, "Where frames that cannot be read go.")
-    stats_interval_s: float = setting(5.0, "Seconds between stats lines (0: off).", minimum=0, was="stats_interval")
+    stats_interval_s: float = stats_interval_setting(5.0)
     allow_random_weights: bool = setting(
         False, "Run a model exported with --random-init (benchmarks only; every stats line warns)."
     )
-    http_port: int = setting(
-        0,
-        "Serve /metrics (Prometheus), /healthz (alive) and /readyz (model warmed up, partitions assigned) on this "
-        "port (0: off).",
-        minimum=0,
-        maximum=65535,
-        was="metrics_port",
-    )
-    http_host: str = setting(
-        "127.0.0.1",
-        "Address those endpoints listen on (0.0.0.0: every interface, e.g. in a container).",
-        was="metrics_host",
-    )
+    http_port: int = http_port_setting("model warmed up, partitions assigned", was="metrics_port")
+    http_host: str = http_host_setting(was="metrics_host")
     switch_interval_ms: float | None = setting(
         None,
         "Python's thread switch interval (default: Python's, 5 ms). GPU decoding gives the interpreter up and "
         "takes it back twice per image; a shorter interval bounds each wait while the event-building thread runs.",
         minimum=0.01,
     )
-    stop_after_idle_s: float | None = setting(
-        None,
-        "Exit after this many seconds without frames, once assigned (batch jobs, tests).",
-        minimum=0,
-        was="stop_after_idle",
-    )
+    stop_after_idle_s: float | None = stop_after_idle_setting("frames")
     fronts: int = setting(
         0,
         "One GPU owner process (decoder, engine, embedder) answering N Kafka-facing front processes, each a "

@@ -1,8 +1,9 @@
 """Prometheus metrics of the detector: the stats line's counters, plus the active provider and any
 fallback or warning, so a dashboard sees a CPU fallback or a random-weights model as plainly as a log.
 
-Values are read from ``Stats`` at scrape time (one set of counters, no double bookkeeping). Counter
-families get Prometheus's ``_total`` suffix.
+Values are read from ``Stats`` at scrape time: its counters as they are declared there
+(``facestream.counters``), the stages' seconds and the gauges here. Counter families get Prometheus's
+``_total`` suffix.
 """
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -20,72 +21,7 @@ class StatsCollector:
 
     def collect(self):
         s = self.stats
-        for name, help_text, value in (
-            ("facestream_frames", "Frames taken from Kafka (valid or not)", s.frames),
-            (
-                f"facestream_{self.events}_events",
-                f"{self.events.capitalize()} events acknowledged by the broker",
-                s.events,
-            ),
-            ("facestream_dead_letters", "Frames dead-lettered and acknowledged", s.dead_letters),
-            ("facestream_batches", "Batches inferred", s.batches),
-            (
-                "facestream_slow_batches",
-                "Batches that ran over a quarter of max.poll.interval.ms (polled with partitions paused meanwhile)",
-                s.slow_batches,
-            ),
-            (
-                "facestream_new_consumers",
-                "Kafka consumers made anew because the group had not taken this replica back long after the broker",
-                s.new_consumers,
-            ),
-            (
-                "facestream_faces_embedded",
-                "Faces embedded (with --embedder): a track's first face, a markedly better one, or one due again",
-                s.faces_embedded,
-            ),
-            (
-                "facestream_faces_carried",
-                "Faces sent without an embedding, to take their track's last (with --embedder)",
-                s.faces_carried,
-            ),
-            (
-                "facestream_dropped_revoked",
-                "Outcomes dropped because their partition was revoked while in flight (the new owner answers them)",
-                s.dropped_revoked,
-            ),
-        ):
-            yield CounterMetricFamily(name, help_text, value=value)
-        for name, help_text, label, counts in (
-            (
-                "facestream_dead_letters_by_reason",
-                "Frames dead-lettered, by why: key, schema, limits, decode",
-                "reason",
-                s.dead_letter_reasons,
-            ),
-            (
-                "facestream_frames_skipped",
-                "Frames skipped as older than --max-frame-age-s, by camera",
-                "camera",
-                s.skipped_old,
-            ),
-            (
-                "facestream_frames_passed_over",
-                "Frames not processed because of --every-nth, by camera",
-                "camera",
-                s.skipped_nth,
-            ),
-            (
-                "facestream_frames_over_rate",
-                "Frames skipped to keep within --max-fps-per-camera, by camera",
-                "camera",
-                s.skipped_rate,
-            ),
-        ):
-            family = CounterMetricFamily(name, help_text, labels=[label])
-            for key, count in sorted(counts.items()):
-                family.add_metric([key], count)
-            yield family
+        yield from s.collect(events=self.events, Events=self.events.capitalize())
         stages = CounterMetricFamily("facestream_stage_seconds", "Seconds spent per stage", labels=["stage"])
         for name in STAGES:
             stages.add_metric([name], getattr(s, f"{name}_s"))

@@ -8,8 +8,6 @@ import sys
 import time
 from concurrent.futures import Future, wait
 
-from prometheus_client import CollectorRegistry
-
 from facestream import health, kafka_access, kafka_clients, kafka_topics, logs
 from facestream.detector_service import metrics, models
 from facestream.detector_service.config import DetectorConfig, PoseConfig
@@ -25,10 +23,10 @@ from facestream.detector_service.kafka.rate_limit import RateLimit
 from facestream.detector_service.kafka.skips import SkippedRuns
 from facestream.detector_service.models.base import Thresholds
 from facestream.detector_service.processor import FrameProcessor, Pending
-from facestream.detector_service.stats import Stats, StatsReporter
+from facestream.detector_service.stats import Stats
 from facestream.errors import BrokerError, ModelError
 from facestream.schemas import Frame, SchemaError, unpack_frame
-from facestream.signals import StopOnSignals
+from facestream.service import Service
 
 log = logging.getLogger(__name__)
 
@@ -82,65 +80,60 @@ def build_processor(config: DetectorConfig, warm_up: bool = True) -> FrameProces
     return processor
 
 
-class DetectorService:
-    """The Kafka half: a group member feeding a processor (``build_processor``'s, or a benchmark's)."""
+class DetectorService(Service):
+    """The Kafka half: a group member feeding a processor (``build_processor``'s, or a benchmark's).
+    Batch N+1 is taken and started while batch N is on the device, and becomes events after it;
+    commits follow acknowledgements."""
+
+    stopping = "finishing the batch in hand, then stopping"
 
     def __init__(self, config: DetectorConfig, processor=None, bootstrap: str | None = None) -> None:
-        self.config = config
-        self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
         # Ready once the model is warmed up and this replica owns partitions; /healthz, /readyz and
-        # /metrics answer from before the warm-up, which can take minutes (a TensorRT build).
-        self.readiness = health.Readiness("model_warm", "partitions_assigned")
-        registry = CollectorRegistry()
-        if config.http_port:
-            health.serve(self.readiness, registry, config.http_port, config.http_host)
-        self.processor = processor or build_processor(config)
-        self.stats = self.processor.stats
-        events = "pose" if isinstance(config, PoseConfig) else "detection"
-        registry.register(metrics.StatsCollector(self.stats, self.processor.describe(), events))
-        self.readiness.mark("model_warm")
+        # /metrics answer from before the warm-up (``on_start``), which can take minutes (a TensorRT build).
+        super().__init__(
+            bootstrap,
+            health.Readiness("model_warm", "partitions_assigned"),
+            None,  # the processor's, once it is built
+            http_port=config.http_port,
+            http_host=config.http_host,
+            stats_interval_s=config.stats_interval_s,
+            stop_after_idle_s=config.stop_after_idle_s,
+        )
+        self.config = config
+        self.processor = processor
         self.limits = FrameLimits(config.max_frame_bytes, config.max_pixels)
         self._skipped = SkippedRuns()  # frames skipped, until the next event of their camera announces them
         self._seen: dict[str, int] = {}  # camera -> frames taken, for --every-nth
         self._rate = RateLimit(config.max_fps_per_camera) if config.max_fps_per_camera else None
         self._fatal: str | None = None
-
-    # -- lifecycle ----------------------------------------------------------------------------
+        self.pending: Pending | None = None  # the batch on the device
 
     def run(self) -> dict:
         """Serve until SIGINT/SIGTERM (or idle, if asked); return the final counters."""
+        return super().run().summary()
+
+    def on_start(self) -> None:
+        """The model built and warmed up (unless given), the topics made, the producer of events."""
         cfg = self.config
         if cfg.switch_interval_ms is not None:
             sys.setswitchinterval(cfg.switch_interval_ms / 1000)
-        kafka_clients.check_reachable(self.bootstrap)
+        self.processor = self.processor or build_processor(cfg)
+        self.stats = self.processor.stats
+        events = "pose" if isinstance(cfg, PoseConfig) else "detection"
+        self.registry.register(metrics.StatsCollector(self.stats, self.processor.describe(), events))
+        self.readiness.mark("model_warm")
         partitions = kafka_topics.pipeline_partitions()
         kafka_topics.ensure_topics(
             {cfg.frames_topic: partitions, cfg.detections_topic: partitions, cfg.dead_letter_topic: 1}, self.bootstrap
         )
         # Host and process: each member of the group (a replica, or each front of one) is told apart in
         # the group's description, as `kafka-consumer-groups --describe` and bench e2e show it.
-        client_id = f"facestream-detector-{socket.gethostname()}-{os.getpid()}"
+        self.client_id = f"facestream-detector-{socket.gethostname()}-{os.getpid()}"
         settings = {"compression.type": "lz4"}  # events compress
         if cfg.exactly_once:
-            settings |= transactions.producer_settings(client_id, cfg.group)
-        producer = kafka_clients.producer(client_id, self.bootstrap, **settings)
-        self.publisher = Publisher(producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
-        self.member = FramesMember(
-            self.bootstrap,
-            cfg.group,
-            cfg.frames_topic,
-            client_id,
-            lambda: self.publisher.flush(30.0),
-            start_at=cfg.start_at,
-            start_back_s=cfg.start_back_s,
-            session_timeout_s=cfg.session_timeout_s,
-            transactions=transactions.Transactions(producer) if cfg.exactly_once else None,
-            fetch_queue_mb=cfg.fetch_queue_mb,
-            on_ownership=lambda owns: self.readiness.mark("partitions_assigned", owns),
-            on_new_consumer=self._count_new_consumer,
-        )
-        batcher = Batcher(self.member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
-        reporter = StatsReporter(self.stats, cfg.stats_interval_s)
+            settings |= transactions.producer_settings(self.client_id, cfg.group)
+        self.producer = kafka_clients.producer(self.client_id, self.bootstrap, **settings)
+        self.publisher = Publisher(self.producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
         log.info(
             "detector %s, batch %d, max wait %.0f ms, group %s%s%s%s: %s -> %s",
             self.processor.describe(),
@@ -155,58 +148,63 @@ class DetectorService:
             cfg.frames_topic,
             cfg.detections_topic,
         )
-        with StopOnSignals("finishing the batch in hand, then stopping") as stop:
-            try:
-                self._serve(batcher, reporter, stop)
-            finally:
-                self._shutdown()  # inside: a second signal while committing is logged, not fatal
-        return self.stats.summary()
 
-    def _serve(self, batcher: Batcher, reporter: StatsReporter, stop: StopOnSignals) -> None:
-        """The loop: batch N+1 starts before batch N becomes events; commits follow acknowledgements."""
+    def join(self) -> FramesMember:
         cfg = self.config
-        last_busy = time.monotonic()  # the latest frame taken or batch finished
-        pending: Pending | None = None
-        while not stop.requested:
-            # With a batch in flight, the next one fills only while that batch is on the device:
-            # its events must not wait for more than the device's own time.
-            messages = batcher.next_batch(0.5) if pending is None else batcher.next_batch(0.0, pending.future.done)
-            following = self._begin(messages) if messages else None
-            if pending is not None:
-                self._finish(pending)  # batch N becomes events while batch N+1 decodes and infers
-            if messages or pending is not None:
-                last_busy = time.monotonic()
-            pending = following
-            if pending is None and not messages and self._idle_for(last_busy):
-                log.info("no frame for %.1f s: stopping as asked", cfg.stop_after_idle_s)
-                break
-            self.publisher.serve()
-            self.member.commit(asynchronous=True)
-            self._raise_if_fatal()
-            reporter.tick()
-        if pending is not None:
-            self._finish(pending)
+        member = FramesMember(
+            self.bootstrap,
+            cfg.group,
+            cfg.frames_topic,
+            self.client_id,
+            lambda: self.publisher.flush(30.0),
+            start_at=cfg.start_at,
+            start_back_s=cfg.start_back_s,
+            session_timeout_s=cfg.session_timeout_s,
+            transactions=transactions.Transactions(self.producer) if cfg.exactly_once else None,
+            fetch_queue_mb=cfg.fetch_queue_mb,
+            on_ownership=self.owned,
+            on_new_consumer=self._count_new_consumer,
+        )
+        self.batcher = Batcher(member.consume, cfg.batch, cfg.max_wait_ms / 1000.0)
+        return member
+
+    def next_batch(self) -> list:
+        # With a batch in flight, the next one fills only while that batch is on the device: its events
+        # must not wait for more than the device's own time.
+        if self.pending is None:
+            return self.batcher.next_batch(0.5)
+        return self.batcher.next_batch(0.0, self.pending.future.done)
+
+    def busy(self) -> bool:
+        return self.pending is not None
+
+    def handle(self, messages: list) -> None:
+        following = self._begin(messages) if messages else None
+        if self.pending is not None:
+            self._finish(self.pending)  # batch N becomes events while batch N+1 decodes and infers
+        self.pending = following
+
+    def commit(self) -> None:
+        """Every turn: delivery reports served, what they acknowledged committed (not waited for)."""
+        self.publisher.serve()
+        self.member.commit(asynchronous=True)
+        self._raise_if_fatal()
+
+    def on_stop(self, failed: bool) -> None:
+        """The batch in hand finished (after a clean stop), every record acknowledged, the offsets past
+        them committed and waited for; a second signal meanwhile is logged, not fatal."""
+        if self.member is not None:
+            if not failed and self.pending is not None:
+                self._finish(self.pending)
+            left = self.publisher.flush(30.0)
+            if left:
+                log.error("%d records were not acknowledged at shutdown; their frames stay uncommitted", left)
+            self.member.commit(asynchronous=False)
+        if self.processor is not None:
+            self.processor.close()
 
     def _count_new_consumer(self) -> None:
         self.stats.new_consumers += 1
-
-    def _idle_for(self, last_busy: float) -> bool:
-        """Idle time counts from the last frame taken or batch finished (a slow batch is not idleness),
-        but never from before the latest assignment (partitions moved here bring frames that the next
-        polls fetch), nor while partitions lost with the broker are not back yet."""
-        limit, assigned_at = self.config.stop_after_idle_s, self.member.assigned_at
-        if limit is None or assigned_at is None or self.member.waiting_to_rejoin:
-            return False
-        return time.monotonic() - max(last_busy, assigned_at) >= limit
-
-    def _shutdown(self) -> None:
-        left = self.publisher.flush(30.0)
-        if left:
-            log.error("%d records were not acknowledged at shutdown; their frames stay uncommitted", left)
-        self.member.commit(asynchronous=False)
-        self.member.close()
-        self.processor.close()
-        log.info("stopped: %s", self.stats.line())
 
     # -- one batch ----------------------------------------------------------------------------
 

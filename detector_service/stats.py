@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from facestream.counters import Counters, counter
+
 log = logging.getLogger(__name__)
 
 # The measured stages, by the one name the stats line, the metrics (stage label) and the result files
@@ -18,27 +20,55 @@ STAGES = ("decode", "decode_wait", "infer", "embed", "postprocess")
 
 
 @dataclass
-class Stats:
+class Stats(Counters):
     provider: str
     fallback: bool
     warning: str | None = None  # repeated on every stats line (e.g. random weights)
     decoder: str = "cpu"  # where JPEGs are decoded: "gpu" (nvImageCodec) or "cpu" (thread pool)
     decode_fallback: bool = False  # on the CPU although inference runs on a GPU, or not as the default set it up
-    frames: int = 0  # frames taken from Kafka (valid or not)
-    events: int = 0  # events acknowledged by the broker
-    dead_letters: int = 0  # records acknowledged on the dead-letter topic
-    dead_letter_reasons: dict[str, int] = field(default_factory=dict)  # by stage: key, schema, limits, decode
-    skipped_old: dict[str, int] = field(default_factory=dict)  # frames over --max-frame-age-s, by camera
-    skipped_nth: dict[str, int] = field(default_factory=dict)  # frames passed over by --every-nth, by camera
-    skipped_rate: dict[str, int] = field(default_factory=dict)  # frames over --max-fps-per-camera, by camera
-    dropped_revoked: int = 0  # outcomes of frames whose partition was revoked while they were in flight
-    batches: int = 0
-    slow_batches: int = 0  # batches that ran long enough to need keep-alive polls (see facestream.consumer_group)
-    new_consumers: int = (
-        0  # consumers made anew after the group did not take this member back (facestream.consumer_group)
+    # Counted here and exported as they are declared (facestream.counters); the stats line is its own.
+    frames: int = counter("", "facestream_frames", "Frames taken from Kafka (valid or not)")
+    events: int = counter("", "facestream_{events}_events", "{Events} events acknowledged by the broker")
+    dead_letters: int = counter("", "facestream_dead_letters", "Frames dead-lettered and acknowledged")
+    dead_letter_reasons: dict = counter(
+        "",
+        "facestream_dead_letters_by_reason",
+        "Frames dead-lettered, by why: key, schema, limits, decode",
+        ("reason",),
     )
-    faces_embedded: int = 0  # with an embedder: faces whose event carries their embedding
-    faces_carried: int = 0  # with an embedder: faces left to their track's last embedding (schemas/README.md)
+    skipped_old: dict = counter(
+        "", "facestream_frames_skipped", "Frames skipped as older than --max-frame-age-s, by camera", ("camera",)
+    )
+    skipped_nth: dict = counter(
+        "", "facestream_frames_passed_over", "Frames not processed because of --every-nth, by camera", ("camera",)
+    )
+    skipped_rate: dict = counter(
+        "", "facestream_frames_over_rate", "Frames skipped to keep within --max-fps-per-camera, by camera", ("camera",)
+    )
+    dropped_revoked: int = counter(
+        "",
+        "facestream_dropped_revoked",
+        "Outcomes dropped because their partition was revoked while in flight (the new owner answers them)",
+    )
+    batches: int = counter("", "facestream_batches", "Batches inferred")
+    slow_batches: int = counter(
+        "",
+        "facestream_slow_batches",
+        "Batches that ran over a quarter of max.poll.interval.ms (polled with partitions paused meanwhile)",
+    )
+    new_consumers: int = counter(
+        "",
+        "facestream_new_consumers",
+        "Kafka consumers made anew because the group had not taken this replica back long after the broker",
+    )
+    faces_embedded: int = counter(
+        "",
+        "facestream_faces_embedded",
+        "Faces embedded (with --embedder): a track's first face, a markedly better one, or one due again",
+    )
+    faces_carried: int = counter(
+        "", "facestream_faces_carried", "Faces sent without an embedding, to take their track's last (with --embedder)"
+    )
     decode_s: float = 0.0  # STAGES says what each stage's seconds count
     decode_wait_s: float = 0.0
     embed_s: float = 0.0

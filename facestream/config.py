@@ -401,6 +401,37 @@ def session_timeout(member: str) -> Any:
     )
 
 
+def http_port_setting(ready_when: str, was: str | None = None) -> Any:
+    """A service's ``http_port``: its /metrics, /healthz and /readyz (ready when ``ready_when``)."""
+    return setting(
+        0,
+        f"Serve /metrics (Prometheus), /healthz (alive) and /readyz ({ready_when}) on this port (0: off).",
+        minimum=0,
+        maximum=65535,
+        was=was,
+    )
+
+
+def http_host_setting(was: str | None = None) -> Any:
+    """A service's ``http_host``: where those endpoints listen."""
+    return setting("127.0.0.1", "Address those endpoints listen on (0.0.0.0: every interface).", was=was)
+
+
+def stats_interval_setting(default: float) -> Any:
+    """A service's ``stats_interval_s``."""
+    return setting(default, "Seconds between stats lines (0: off).", minimum=0, was="stats_interval")
+
+
+def stop_after_idle_setting(without: str) -> Any:
+    """A service's ``stop_after_idle_s``: for tests and batch jobs, counted from its latest assignment."""
+    return setting(
+        None,
+        f"Stop after this many seconds without {without}, once assigned (tests, batch jobs).",
+        minimum=0,
+        was="stop_after_idle",
+    )
+
+
 def settings_table(cls: type) -> str:
     """A Markdown table of ``cls``'s settings (name, default, meaning), as the docs show them."""
     rows = ["| setting | default | meaning |", "|---|---|---|"]

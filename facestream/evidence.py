@@ -97,16 +97,9 @@ def camera_records(
             (tp.topic, tp.partition): consumer.get_watermark_offsets(tp, timeout=READ_TIMEOUT_S)[1] for tp in starts
         }
         consumer.assign(starts)
-        open_parts = {(tp.topic, tp.partition) for tp in starts}
         key, until_ms = camera_id.encode(), until_ns // 1_000_000 + int(LOOK_AFTER_S * 1000)
         deadline = time.monotonic() + READ_TIMEOUT_S
-        while open_parts and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is None or msg.error():
-                continue
-            where = (msg.topic(), msg.partition())
-            if msg.offset() >= ends[where] - 1 or msg.timestamp()[1] > until_ms:
-                open_parts.discard(where)
+        for msg in kafka_reading.to_the_end(consumer, ends, deadline, past=lambda m: m.timestamp()[1] > until_ms):
             if msg.key() != key:
                 continue
             try:

@@ -124,19 +124,30 @@ def read_to_end(
         partitions = (
             only if only is not None else consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
         )
-        ends = {p: end_of(p) for p in partitions}
-        left = {p for p, end in ends.items() if end > 0}
+        ends = {(topic, p): end_of(p) for p in partitions}
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
-        records = []
-        while left:
-            if time.monotonic() > deadline:
-                raise BrokerError(f"could not read {topic} to its end within {timeout_s:.0f} s")
-            msg = consumer.poll(0.5)
-            if msg is None or msg.error():
-                continue
-            records.append(msg)
-            if msg.offset() >= ends[msg.partition()] - 1:
-                left.discard(msg.partition())
-        return records
+        return list(to_the_end(consumer, ends, deadline, f"could not read {topic} to its end within {timeout_s:.0f} s"))
     finally:
         consumer.close()
+
+
+def to_the_end(
+    consumer, ends: dict[tuple[str, int], int], deadline: float, late: str | None = None, past=None
+) -> Iterator:
+    """The records of the partitions ``consumer`` was assigned, in each partition's order, each up to
+    its end in ``ends`` (its high watermark as of the call) or up to its first record that ``past``
+    accepts (that one included); until ``deadline`` (``time.monotonic()``), then BrokerError(``late``),
+    or, without ``late``, no more. Records that carry an error are skipped."""
+    left = {where for where, end in ends.items() if end > 0}
+    while left:
+        if time.monotonic() > deadline:
+            if late is not None:
+                raise BrokerError(late)
+            return
+        msg = consumer.poll(0.5)
+        if msg is None or msg.error():
+            continue
+        where = (msg.topic(), msg.partition())
+        if msg.offset() >= ends[where] - 1 or (past is not None and past(msg)):
+            left.discard(where)
+        yield msg

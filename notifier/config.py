@@ -5,7 +5,18 @@ import json
 import sys
 from dataclasses import dataclass
 
-from facestream.config import check, command_line, names, session_timeout, setting, tables_of
+from facestream.config import (
+    check,
+    command_line,
+    http_host_setting,
+    http_port_setting,
+    names,
+    session_timeout,
+    setting,
+    stats_interval_setting,
+    stop_after_idle_setting,
+    tables_of,
+)
 from facestream.errors import ConfigError
 from facestream.notifier.rules import TargetSettings
 from facestream.schemas import ALERTS_TOPIC, FRAMES_TOPIC
@@ -28,15 +39,10 @@ class NotifierConfig:
     frames_topic: str = setting(FRAMES_TOPIC, "Topics a snapshot is read back from when the store has none.")
     retry_max_s: float = setting(300.0, "The longest pause between attempts at a target that fails.", minimum=1)
     batch: int = setting(500, "Records decided per transaction at most.", minimum=1)
-    stats_interval_s: float = setting(10.0, "Seconds between stats lines.", minimum=0.1, was="stats_interval")
-    http_port: int = setting(0, "Serve /metrics, /healthz and /readyz on this port (0: off).", minimum=0, maximum=65535)
-    http_host: str = setting("127.0.0.1", "Address those endpoints listen on.")
-    stop_after_idle_s: float | None = setting(
-        None,
-        "Stop once nothing came for this many seconds and nothing is owed (tests).",
-        minimum=0.1,
-        was="stop_after_idle",
-    )
+    stats_interval_s: float = stats_interval_setting(10.0)
+    http_port: int = http_port_setting("partitions assigned")
+    http_host: str = http_host_setting()
+    stop_after_idle_s: float | None = stop_after_idle_setting("records (then up to a minute for what is owed)")
     session_timeout_s: float = session_timeout("notifier")
 
     def __post_init__(self) -> None:

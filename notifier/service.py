@@ -6,14 +6,14 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from facestream import health, kafka_clients
+from facestream import health
 from facestream.alertdb import default_url, open_database, queries
 from facestream.alertdb.outbox import Outbox
-from facestream.alertdb.sink import Every, consume_into
+from facestream.alertdb.sink import Sink
 from facestream.alertdb.writer import Received
+from facestream.counters import Counters, counter
 from facestream.evidence import evidence_jpeg
 from facestream.notifier import rules
 from facestream.notifier.config import NotifierConfig, masked
@@ -25,27 +25,25 @@ log = logging.getLogger(__name__)
 DRAIN_S = 60.0  # with stop_after_idle_s: how long senders get to deliver what is owed
 
 
-@dataclass
-class NotifierStats:
-    records: int = 0
-    unreadable: int = 0
-    owed: int = 0  # messages the records owed the targets
+@dataclass(eq=False)  # a collector in a registry: hashed by identity
+class NotifierStats(Counters):
+    records: int = counter("records", "facestream_notify_records", "Alert records read")
+    unreadable: int = counter("unreadable", "facestream_notify_unreadable", "Alert records that failed their schema")
+    owed: int = counter("owed", "facestream_notify_owed", "Messages the records owed the targets")
     senders: dict = field(default_factory=dict)  # target -> Sender
 
     def line(self) -> str:
         targets = " ".join(f"{n}=sent {s.stats.sent}, failed {s.stats.failures}" for n, s in self.senders.items())
-        return f"records {self.records}, unreadable {self.unreadable}, owed {self.owed} | {targets}"
+        return f"{self.counted()} | {targets}"
 
 
-class NotifierCollector:
+class TargetsCollector:
+    """What each target's sender and the outbox count: messages sent, failures, pending, held back."""
+
     def __init__(self, stats: NotifierStats, outbox: Outbox) -> None:
         self.stats, self.outbox = stats, outbox
 
     def collect(self):
-        yield CounterMetricFamily("facestream_notify_records", "Alert records read", value=self.stats.records)
-        yield CounterMetricFamily(
-            "facestream_notify_unreadable", "Alert records that failed their schema", value=self.stats.unreadable
-        )
         sent = CounterMetricFamily("facestream_notify_sent", "Messages a target took", labels=["target"])
         failed = CounterMetricFamily("facestream_notify_failures", "Failed attempts at a target", labels=["target"])
         for name, sender in self.stats.senders.items():
@@ -64,70 +62,74 @@ class NotifierCollector:
 
 
 def run(config: NotifierConfig, bootstrap: str | None = None) -> NotifierStats:
-    bootstrap = bootstrap or kafka_clients.bootstrap_servers()
-    kafka_clients.check_reachable(bootstrap)
-    targets = config.target_settings()
-    url = config.database or default_url()
-    engine = open_database(url)
-    outbox = Outbox(engine, config.group)
-    stats = NotifierStats()
-    readiness = health.Readiness("partitions_assigned")
-    if config.http_port:
-        registry = CollectorRegistry()
-        registry.register(NotifierCollector(stats, outbox))
-        health.serve(readiness, registry, config.http_port, config.http_host)
+    return Notifier(config, bootstrap).run()
 
-    def snapshot(alert) -> bytes | None:
+
+class Notifier(Sink):
+    """Decides what each batch of alert records owes every target, and keeps it in the outbox."""
+
+    def __init__(self, config: NotifierConfig, bootstrap: str | None = None) -> None:
+        self.config, self.stats = config, NotifierStats()
+        self.targets = config.target_settings()
+        self.url = config.database or default_url()
+        self.engine = open_database(self.url)
+        self.outbox = Outbox(self.engine, config.group)
+        super().__init__(
+            config.group,
+            (config.alerts_topic,),
+            self.outbox.positions,
+            session_timeout_s=config.session_timeout_s,
+            bootstrap=bootstrap,
+            readiness=health.Readiness("partitions_assigned"),
+            stats=self.stats,
+            http_port=config.http_port,
+            http_host=config.http_host,
+            stats_interval_s=config.stats_interval_s,
+            stop_after_idle_s=config.stop_after_idle_s,
+            batch=config.batch,
+        )
+        self.registry.register(self.stats)
+        self.registry.register(TargetsCollector(self.stats, self.outbox))
+
+    def on_start(self) -> None:
+        config = self.config
+        for name, settings in self.targets.items():
+            sender = Sender(name, settings, self.outbox, self._snapshot, config.dashboard_url, config.retry_max_s)
+            self.stats.senders[name] = sender.start()
+        described = ", ".join(f"{n} ({masked(s.url)})" for n, s in self.targets.items())
+        log.info("notifier %s: %s -> %s; outbox %s", config.group, config.alerts_topic, described, redact(self.url))
+
+    def on_stop(self, failed: bool) -> None:
+        if not failed and self.config.stop_after_idle_s is not None:
+            _drain(self.stats)
+        for sender in self.stats.senders.values():
+            sender.stop()
+
+    def _snapshot(self, alert) -> bytes | None:
         """The store's snapshot of the alert, else its evidence frame read back from Kafka now."""
-        return queries.snapshot(engine, alert.alert_id) or evidence_jpeg(alert, config.frames_topics)
+        return queries.snapshot(self.engine, alert.alert_id) or evidence_jpeg(alert, self.config.frames_topics)
 
-    for name, settings in targets.items():
-        stats.senders[name] = Sender(name, settings, outbox, snapshot, config.dashboard_url, config.retry_max_s).start()
-    described = ", ".join(f"{n} ({masked(s.url)})" for n, s in targets.items())
-    log.info("notifier %s: %s -> %s; outbox %s", config.group, config.alerts_topic, described, redact(url))
-
-    def decide(target: str, state: dict, alert) -> dict | None:
+    def _decide(self, target: str, state: dict, alert) -> dict | None:
         """The note of the message the record owes ``target``, or None when it owes none."""
-        settings = targets[target]
+        settings = self.targets[target]
         if not rules.wants(alert, settings):
             return None
         if settings.mqtt_state:
             return {"open": rules.track_open(state, alert)}
         return {} if rules.decide(state, alert, settings) is None else None
 
-    def write(messages: list) -> None:
+    def handle(self, messages: list) -> None:
         batch = []
         for msg in messages:
-            stats.records += 1
+            self.stats.records += 1
             try:
                 alert = unpack_alert(msg.value() or b"")
             except SchemaError as exc:  # the alert store dead-letters it; here it is only passed
                 alert = None
-                stats.unreadable += 1
+                self.stats.unreadable += 1
                 log.warning("unreadable alert record at %s/%d@%d: %s", msg.topic(), msg.partition(), msg.offset(), exc)
             batch.append(Received(msg.topic(), msg.partition(), msg.offset(), msg.value() or b"", alert))
-        stats.owed += outbox.take(batch, list(targets), decide)
-
-    try:
-        consume_into(
-            bootstrap,
-            config.group,
-            (config.alerts_topic,),
-            outbox.positions,
-            write,
-            readiness,
-            config.batch,
-            config.stop_after_idle_s,
-            (Every(config.stats_interval_s, lambda: log.info("%s", stats.line())),),
-            session_timeout_s=config.session_timeout_s,
-        )
-        if config.stop_after_idle_s is not None:
-            _drain(stats)
-    finally:
-        for sender in stats.senders.values():
-            sender.stop()
-        log.info("stopped: %s", stats.line())
-    return stats
+        self.stats.owed += self.outbox.take(batch, list(self.targets), self._decide)
 
 
 def _drain(stats: NotifierStats) -> None:

@@ -7,7 +7,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from facestream import kafka_clients
-from facestream.config import check, command_line, parse_size, setting, show_size
+from facestream.config import (
+    check,
+    command_line,
+    http_host_setting,
+    http_port_setting,
+    parse_size,
+    setting,
+    show_size,
+    stats_interval_setting,
+)
 from facestream.errors import ConfigError
 from facestream.producers.live import DECODE_CHOICES, TRANSPORT_CHOICES, LiveSettings
 from facestream.schemas import CAMERA_STATUS_TOPIC, FRAMES_TOPIC
@@ -61,7 +70,7 @@ class ProducerConfig:
     start_seq: int | None = setting(
         None, "First frame_seq of every camera (default: the clock in µs, so restarts never reuse one).", minimum=0
     )
-    stats_interval_s: float = setting(2.0, "Seconds between stats lines.", minimum=0.1, was="stats_interval")
+    stats_interval_s: float = stats_interval_setting(2.0)
     rtsp_transport: str = setting(
         "tcp", "Live RTSP sources: the transport (tcp loses nothing).", choices=TRANSPORT_CHOICES
     )
@@ -92,16 +101,8 @@ class ProducerConfig:
         "Seconds within which each camera status record is followed by the next (a change of state is sent at once).",
         minimum=0.1,
     )
-    http_port: int = setting(
-        0,
-        "Serve /metrics (Prometheus), /healthz (alive) and /readyz (a camera streams) on this port (0: off).",
-        minimum=0,
-        maximum=65535,
-        was="metrics_port",
-    )
-    http_host: str = setting(
-        "127.0.0.1", "Address those endpoints listen on (0.0.0.0: every interface).", was="metrics_host"
-    )
+    http_port: int = http_port_setting("a camera streams", was="metrics_port")
+    http_host: str = http_host_setting(was="metrics_host")
 
     def __post_init__(self) -> None:
         check(self)

@@ -34,6 +34,7 @@ from facestream.producers.sources import open_source
 from facestream.producers.status import StatusReporter
 from facestream.redact import redact
 from facestream.schemas import Frame, pack_frame
+from facestream.service import Every
 from facestream.signals import StopOnSignals
 
 log = logging.getLogger(__name__)
@@ -190,7 +191,7 @@ class Streamer:
 
     def _serve(self, producer: Producer, schedule: list[tuple[float, int]], stop: StopOnSignals) -> None:
         """Send each camera's frame when it is due, earliest first, until every camera is done."""
-        next_report = time.monotonic() + self.config.stats_interval_s
+        report = Every(self.config.stats_interval_s, self._report, time.monotonic() + self.config.stats_interval_s)
         next_tick = 0.0
         while not stop.requested and not self._finished:
             self._wake.clear()
@@ -215,9 +216,7 @@ class Streamer:
                 wait = schedule[0][0] - self._slack(schedule[0][1]) - now if schedule else TICK_S
                 self._wake.wait(min(wait, TICK_S))  # woken early by a picture for a waiting camera
                 producer.poll(0)  # serve delivery reports
-            if time.monotonic() >= next_report:
-                next_report = time.monotonic() + self.config.stats_interval_s
-                self._report()
+            report.tick(time.monotonic())
 
     def _picture_came(self, index: int) -> None:
         """On a live source's thread: wake the sender if this camera is waiting for a picture."""
