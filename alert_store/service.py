@@ -47,7 +47,7 @@ class StoreStats(Counters):
         "images dropped", "facestream_alert_store_images_dropped", "Snapshot images dropped over the size limit"
     )
     sightings: int = counter(
-        "sightings kept", "facestream_alert_store_sightings", "Faces with an embedding new to the database"
+        "sightings", "facestream_alert_store_sightings", "Faces with an embedding new to the database"
     )
     sightings_forgotten: int = counter(
         "sightings forgotten", "facestream_alert_store_sightings_forgotten", "Sightings forgotten past their retention"

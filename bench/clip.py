@@ -1,6 +1,6 @@
 """An alert's clip, as the review page asks for it: the alert's camera streams ``--seconds`` of real
 640x480 frames (a sample photo, re-encoded as JPEG) with a detection event per frame into topics of
-their own on the running broker; then ``facestream.clips.alert_clip`` reads them back from Kafka by
+their own on the running broker; then ``facestream.dashboard.clips.alert_clip`` reads them back from Kafka by
 capture time, boxes the faces and encodes the clip, ``--repeats`` times (nothing cached). Each clip is
 decoded again to count its frames and its length. The target: a 20 s alert's clip within 2 s."""
 
@@ -16,7 +16,7 @@ from bench.figures import newest, source
 from bench.machine import describe
 from bench.settings import ClipBenchConfig
 from facestream import kafka_clients, kafka_topics, samples
-from facestream.clips import FPS, alert_clip
+from facestream.dashboard.clips import FPS, alert_clip
 from facestream.schemas import Alert, DetectionEvent, Face, Frame, ModelRef, Sighting, pack_detection, pack_frame
 
 MODEL = ModelRef("yunet", "2023mar", "0" * 64)

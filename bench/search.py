@@ -38,7 +38,7 @@ from bench.postgres import PostgresServer
 from bench.settings import SearchBenchConfig
 from facestream.alertdb import open_database
 from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
-from facestream.faceindex import FaceIndex
+from facestream.dashboard.faceindex import FaceIndex
 from facestream.schemas import DetectionEvent, Face, ModelRef, event_id_for
 
 NOISE = (0.05, 0.10)  # per sighting: same-person similarity about 1 / (1 + ndim * noise^2)
@@ -55,7 +55,7 @@ class RangeIndex(Protocol):
 
 
 class Usearch:
-    """The project's index (``facestream.faceindex``): usearch's HNSW over float16 vectors, cosine."""
+    """The project's index (``facestream.dashboard.faceindex``): usearch's HNSW over float16 vectors, cosine."""
 
     def __init__(self, ndim: int, connectivity: int, expansion_add: int, expansion_search: int) -> None:
         self.index = FaceIndex(ndim, connectivity, expansion_add, expansion_search)

@@ -50,7 +50,7 @@ from facestream.alerting.config import AlertingConfig
 from facestream.alerting.rules.camera import lend, on_event
 from facestream.alerting.rules.face_tracks import FaceTrackSettings, follow_faces
 from facestream.alerting.rules.recognition import Recognition
-from facestream.facesearch import MIN_SIMILARITY
+from facestream.dashboard.facesearch import MIN_SIMILARITY
 from facestream.gallery import Gallery, as_vector
 from facestream.schemas import Alert, DetectionEvent, Frame, GalleryEntry, pack_gallery_entry
 

@@ -21,15 +21,15 @@ from starlette.staticfiles import StaticFiles
 
 from facestream import health
 from facestream.alertdb import audit, queries
-from facestream.clips import alert_clip as alert_clip_of
 from facestream.dashboard import admin, history, login, search, strangers, teach
 from facestream.dashboard.access import Access, audit_entry, caller_of, guard
 from facestream.dashboard.blur import Blur
+from facestream.dashboard.clips import alert_clip as alert_clip_of
 from facestream.dashboard.config import DashboardConfig
+from facestream.dashboard.pixelate import Box, pixelated_jpeg
 from facestream.dashboard.state import DashboardState
 from facestream.evidence import evidence_jpeg, find_event
 from facestream.gallery import Gallery
-from facestream.pixelate import Box, pixelated_jpeg
 from facestream.schemas import Alert, unpack_alert
 
 PUSH_INTERVAL_S = 0.5  # the page is told of changes at most this often

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from facestream.dashboard.pixelate import Box
 from facestream.gallery import Gallery, as_vector
-from facestream.pixelate import Box
 from facestream.schemas import Face, ModelRef
 
 

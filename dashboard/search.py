@@ -33,9 +33,9 @@ from facestream.alertdb import audit, queries, sightings
 from facestream.alertdb.schema import embedder_name
 from facestream.dashboard.access import Caller, Endpoint, audit_entry, caller_of
 from facestream.dashboard.config import DashboardConfig
+from facestream.dashboard.facesearch import LIMIT, MIN_SIMILARITY, Hit, SightingsIndex, Visit, since_ns, visits
 from facestream.dashboard.teach import PHOTO_MAX_BYTES, Embed, FindAlert, change_entry
 from facestream.errors import FacestreamError
-from facestream.facesearch import LIMIT, MIN_SIMILARITY, Hit, SightingsIndex, Visit, since_ns, visits
 from facestream.gallery import Gallery
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 from facestream.alertdb import sightings
 from facestream.alertdb.sightings import Seen
 from facestream.config import parse_duration
-from facestream.faceindex import FaceIndex
+from facestream.dashboard.faceindex import FaceIndex
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ index this small), and forgets on demand."""
 import numpy as np
 import pytest
 
-from facestream.faceindex import FaceIndex
+from facestream.dashboard.faceindex import FaceIndex
 
 
 def unit(rng: np.random.Generator, count: int, ndim: int = 128) -> np.ndarray:

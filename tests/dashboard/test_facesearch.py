@@ -13,7 +13,7 @@ from helpers.alert import SFACE, event, face, person
 from facestream.alertdb import audit, open_database
 from facestream.alertdb.schema import embedder_name
 from facestream.alertdb.sightings import ReceivedEvent, SightingWriter
-from facestream.facesearch import STATE_FILE, SightingsIndex, visits
+from facestream.dashboard.facesearch import STATE_FILE, SightingsIndex, visits
 
 S = 1_000_000_000
 SFACE_NAME = embedder_name(SFACE)

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
+from facestream.dashboard.pixelate import Box, pixelate
 from facestream.evidence import camera_records
-from facestream.pixelate import Box, pixelate
 from facestream.schemas import Alert, DetectionEvent, Face, Frame, ModelRef, unpack_detection, unpack_frame
 
 log = logging.getLogger(__name__)
