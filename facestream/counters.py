@@ -25,12 +25,32 @@ class Counter:
     labels: tuple[str, ...] = ()
 
 
+def counted(said: str, metric: str, help: str, labels: tuple[str, ...] = ()) -> dict:
+    """A counter's declaration as field metadata, for a field without a default (a snapshot given every
+    value): ``decoded: int = field(metadata=counted(...))``."""
+    return {"counter": Counter(said, metric, help, labels)}
+
+
 def counter(said: str, metric: str, help: str, labels: tuple[str, ...] = ()) -> Any:
     """A counter field: an int from 0, or, with ``labels``, a dict from empty."""
-    meta = {"counter": Counter(said, metric, help, labels)}
+    meta = counted(said, metric, help, labels)
     if labels:
         return dataclasses.field(default_factory=dict, metadata=meta)
     return dataclasses.field(default=0, metadata=meta)
+
+
+def per_object(kind: type, things: dict[str, Any], label: str):
+    """The counters ``kind`` (a dataclass of unlabelled ``counter`` fields) declares, one family each,
+    with a sample per thing of ``things`` (label value -> an object of ``kind``; a producer's cameras by
+    id, labelled ``camera``)."""
+    for f in dataclasses.fields(kind):
+        meta = f.metadata.get("counter")
+        if meta is None:
+            continue
+        family = CounterMetricFamily(meta.metric, meta.help, labels=[label])
+        for name, thing in things.items():
+            family.add_metric([name], getattr(thing, f.name))
+        yield family
 
 
 class Counters:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from facestream.counters import counter
 from facestream.producers.live import LiveSource, LiveStatus, Picture
 from facestream.producers.motion import MotionGate
 from facestream.producers.sources import CaptureSource, ImageSource
@@ -21,11 +22,15 @@ class Camera:
     source: ImageSource | CaptureSource | LiveSource  # shared by the cameras that name the same source
     next_seq: int
     source_name: str = ""  # the source as people may see it: credentials masked
-    sent: int = 0
+    sent: int = counter("", "facestream_producer_frames_sent", "Frames sent to Kafka")
     late: int = 0
-    refused: int = 0  # frames never sent: over --max-frame-bytes, or refused by the client
-    failed: int = 0  # frames sent that the broker did not take
-    gated: int = 0  # frames held back by the motion gate (the scene had not changed)
+    refused: int = counter(
+        "", "facestream_producer_frames_refused", "Frames never sent (over --max-frame-bytes, or refused by the client)"
+    )
+    failed: int = counter("", "facestream_producer_frames_failed", "Frames the broker did not take")
+    gated: int = counter(
+        "", "facestream_producer_frames_gated", "Frames held back by the motion gate (the scene had not changed)"
+    )
     held: int = 0  # of those, the ones since the camera's last frame sent: its next frame's skipped_before
     gate: MotionGate | None = None
     due: float = 0.0

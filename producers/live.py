@@ -20,11 +20,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from facestream.counters import counted
 from facestream.redact import redact
 
 log = logging.getLogger(__name__)
@@ -65,12 +66,26 @@ class LiveStatus:
 
     state: str  # connecting, streaming, reconnecting, failed or stopped (CAMERA_STATES)
     attempts: int  # failed attempts since the last picture
-    failures: int  # failed attempts in all
+    failures: int = field(
+        metadata=counted("", "facestream_producer_source_failures", "Failed attempts to open or read a live source")
+    )
     error: str | None  # the last failure, credentials masked
-    decoded: int  # pictures decoded
-    undecodable: int  # packets the decoder refused (the stream went on)
-    backlog: int  # pictures of the burst that comes on opening, not handed over (older than the stream)
-    resolution_changes: int
+    decoded: int = field(
+        metadata=counted("", "facestream_producer_pictures_decoded", "Pictures a live source decoded and handed over")
+    )
+    undecodable: int = field(
+        metadata=counted("", "facestream_producer_packets_undecodable", "Packets a live source's decoder refused")
+    )
+    backlog: int = field(
+        metadata=counted(
+            "",
+            "facestream_producer_pictures_backlog",
+            "Pictures of the burst a live source sends on (re)connecting: decoded, dropped as old",
+        )
+    )
+    resolution_changes: int = field(
+        metadata=counted("", "facestream_producer_resolution_changes", "Times a live source changed resolution")
+    )
     keyframes_only: bool
     size: tuple[int, int] | None
 

@@ -4,9 +4,11 @@ were when they were sent."""
 
 from collections.abc import Callable
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 
+from facestream.counters import per_object
 from facestream.producers.camera import Camera
+from facestream.producers.live import LiveStatus
 from facestream.schemas import CAMERA_STATES
 
 AGE_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -44,45 +46,8 @@ class ProducerCollector:
     def collect(self):
         statuses = {c.camera_id: c.live_status() for c in self.cameras}
         live_cameras = [c for c in self.cameras if statuses[c.camera_id] is not None]
-        for name, help_text, value in (
-            ("facestream_producer_frames_sent", "Frames sent to Kafka", lambda c: c.sent),
-            (
-                "facestream_producer_frames_refused",
-                "Frames never sent (too large, or refused by the client)",
-                lambda c: c.refused,
-            ),
-            ("facestream_producer_frames_failed", "Frames the broker did not take", lambda c: c.failed),
-            ("facestream_producer_frames_gated", "Frames held back by the motion gate", lambda c: c.gated),
-        ):
-            yield _per_camera(CounterMetricFamily(name, help_text, labels=["camera"]), self.cameras, value)
-        for name, help_text, value in (
-            (
-                "facestream_producer_pictures_decoded",
-                "Pictures a live source decoded and handed over",
-                lambda c: statuses[c.camera_id].decoded,
-            ),
-            (
-                "facestream_producer_pictures_backlog",
-                "Pictures of the burst a live source sends on (re)connecting: decoded, dropped as old",
-                lambda c: statuses[c.camera_id].backlog,
-            ),
-            (
-                "facestream_producer_source_failures",
-                "Failed attempts to open or read a live source",
-                lambda c: statuses[c.camera_id].failures,
-            ),
-            (
-                "facestream_producer_packets_undecodable",
-                "Packets a live source's decoder refused",
-                lambda c: statuses[c.camera_id].undecodable,
-            ),
-            (
-                "facestream_producer_resolution_changes",
-                "Times a live source changed resolution",
-                lambda c: statuses[c.camera_id].resolution_changes,
-            ),
-        ):
-            yield _per_camera(CounterMetricFamily(name, help_text, labels=["camera"]), live_cameras, value)
+        yield from per_object(Camera, {c.camera_id: c for c in self.cameras}, "camera")
+        yield from per_object(LiveStatus, {c.camera_id: statuses[c.camera_id] for c in live_cameras}, "camera")
         for name, help_text, value in (
             (
                 "facestream_producer_source_attempts",
