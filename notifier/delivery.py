@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from facestream.alertdb.outbox import Outbox, Owed
+from facestream.counters import Counters, counter
 from facestream.notifier.apprise_target import AppriseTarget
 from facestream.notifier.config import masked
 from facestream.notifier.mqtt_state import MqttStateTarget
@@ -46,9 +47,9 @@ def worth_saying(attempts: int) -> bool:
 
 
 @dataclass
-class SenderStats:
-    sent: int = 0
-    failures: int = 0
+class SenderStats(Counters):
+    sent: int = counter("sent", "facestream_notify_sent", "Messages a target took")
+    failures: int = counter("failed", "facestream_notify_failures", "Failed attempts at a target")
     last_error: str = ""
     busy: bool = field(default=False)  # owes messages it has not sent yet
 

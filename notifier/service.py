@@ -13,11 +13,11 @@ from facestream.alertdb import default_url, open_database, queries
 from facestream.alertdb.outbox import Outbox
 from facestream.alertdb.sink import Sink
 from facestream.alertdb.writer import Received
-from facestream.counters import Counters, counter
+from facestream.counters import Counters, counter, per_object
 from facestream.evidence import evidence_jpeg
 from facestream.notifier import rules
 from facestream.notifier.config import NotifierConfig, masked
-from facestream.notifier.delivery import Sender
+from facestream.notifier.delivery import Sender, SenderStats
 from facestream.redact import redact
 from facestream.schemas import SchemaError, unpack_alert
 
@@ -33,22 +33,19 @@ class NotifierStats(Counters):
     senders: dict = field(default_factory=dict)  # target -> Sender
 
     def line(self) -> str:
-        targets = " ".join(f"{n}=sent {s.stats.sent}, failed {s.stats.failures}" for n, s in self.senders.items())
+        targets = " | ".join(f"{name}: {sender.stats.counted()}" for name, sender in self.senders.items())
         return f"{self.counted()} | {targets}"
 
 
 class TargetsCollector:
-    """What each target's sender and the outbox count: messages sent, failures, pending, held back."""
+    """What each target's sender counts (as ``SenderStats`` declares it) and the outbox keeps: messages
+    pending, records held back."""
 
     def __init__(self, stats: NotifierStats, outbox: Outbox) -> None:
         self.stats, self.outbox = stats, outbox
 
     def collect(self):
-        sent = CounterMetricFamily("facestream_notify_sent", "Messages a target took", labels=["target"])
-        failed = CounterMetricFamily("facestream_notify_failures", "Failed attempts at a target", labels=["target"])
-        for name, sender in self.stats.senders.items():
-            sent.add_metric([name], sender.stats.sent)
-            failed.add_metric([name], sender.stats.failures)
+        yield from per_object(SenderStats, {name: s.stats for name, s in self.stats.senders.items()}, "target")
         pending = GaugeMetricFamily("facestream_notify_pending", "Messages owed and not sent yet", labels=["target"])
         for (target, status), count in self.outbox.counts().items():
             if status == "pending":
@@ -58,7 +55,7 @@ class TargetsCollector:
         )
         for (target, why), count in self.outbox.held().items():
             held.add_metric([target, why], count)
-        yield from (sent, failed, pending, held)
+        yield from (pending, held)
 
 
 def run(config: NotifierConfig, bootstrap: str | None = None) -> NotifierStats:
