@@ -63,20 +63,8 @@ class AlertStore(Sink):
 
     def __init__(self, config: AlertStoreConfig, bootstrap: str | None = None) -> None:
         self.config, self.stats = config, StoreStats()
-        super().__init__(
-            config.group,
-            config.topics,
-            self._positions,
-            session_timeout_s=config.session_timeout_s,
-            bootstrap=bootstrap,
-            readiness=health.Readiness("database_open", "partitions_assigned"),
-            stats=self.stats,
-            http_port=config.http_port,
-            http_host=config.http_host,
-            stats_interval_s=config.stats_interval_s,
-            stop_after_idle_s=config.stop_after_idle_s,
-            batch=config.batch,
-        )
+        readiness = health.Readiness("database_open", "partitions_assigned")
+        super().__init__(config.topics, self._positions, bootstrap, readiness, self.stats, config)
         self.registry.register(self.stats)
         self._stop_snapshots = threading.Event()
         self.snapshots: threading.Thread | None = None

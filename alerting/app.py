@@ -113,9 +113,7 @@ class Worker(Service):
             bootstrap,
             health.Readiness("gallery_loaded", "partitions_assigned"),
             self.stats,
-            http_port=config.http_port,
-            http_host=config.http_host,
-            stats_interval_s=config.stats_interval_s,
+            config,
             batch=BATCH,
             wait_s=BATCH_WAIT_S,
         )
@@ -177,12 +175,6 @@ class Worker(Service):
         return super().next_batch()
 
     def join(self) -> GroupMember:
-        return self._join()
-
-    def handle(self, messages: list) -> None:
-        self._batch(messages)
-
-    def _join(self) -> GroupMember:
         """A member of the group on the input topics, assigned by range: partition n of every input
         topic to one worker."""
         return GroupMember(
@@ -220,7 +212,7 @@ class Worker(Service):
             for table in (self.cameras, self.offline)
         ]
 
-    def _batch(self, messages: list) -> None:
+    def handle(self, messages: list) -> None:
         """Each readable record through its rule, in order; then the alerts and the changed states
         written once each, and waited for. The faces of the batch's detection events are matched
         against the gallery together first."""

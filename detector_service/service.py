@@ -94,10 +94,7 @@ class DetectorService(Service):
             bootstrap,
             health.Readiness("model_warm", "partitions_assigned"),
             None,  # the processor's, once it is built
-            http_port=config.http_port,
-            http_host=config.http_host,
-            stats_interval_s=config.stats_interval_s,
-            stop_after_idle_s=config.stop_after_idle_s,
+            config,
         )
         self.config = config
         self.processor = processor

@@ -51,18 +51,19 @@ class Service:
         bootstrap: str | None,
         readiness: health.Readiness,
         stats: Any,
+        settings: Any,
         *,
-        http_port: int = 0,
-        http_host: str = "127.0.0.1",
-        stats_interval_s: float = 0.0,
-        stop_after_idle_s: float | None = None,
         batch: int = 500,
         wait_s: float = 0.5,
     ) -> None:
+        """``settings``: the service's config, whose common settings (``facestream.config``'s
+        ``http_port_setting`` and the like) the life reads: ``http_port``, ``http_host``,
+        ``stats_interval_s`` and, if it has one, ``stop_after_idle_s``."""
         self.bootstrap = bootstrap or kafka_clients.bootstrap_servers()
         self.readiness, self.stats = readiness, stats
-        self.http_port, self.http_host = http_port, http_host
-        self.stats_interval_s, self.stop_after_idle_s = stats_interval_s, stop_after_idle_s
+        self.http_port, self.http_host = settings.http_port, settings.http_host
+        self.stats_interval_s = settings.stats_interval_s
+        self.stop_after_idle_s: float | None = getattr(settings, "stop_after_idle_s", None)
         self.batch, self.wait_s = batch, wait_s
         self.registry = CollectorRegistry()  # the service registers its collectors when it has them
         self.member: Any = None  # the GroupMember, once joined

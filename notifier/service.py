@@ -71,20 +71,8 @@ class Notifier(Sink):
         self.url = config.database or default_url()
         self.engine = open_database(self.url)
         self.outbox = Outbox(self.engine, config.group)
-        super().__init__(
-            config.group,
-            (config.alerts_topic,),
-            self.outbox.positions,
-            session_timeout_s=config.session_timeout_s,
-            bootstrap=bootstrap,
-            readiness=health.Readiness("partitions_assigned"),
-            stats=self.stats,
-            http_port=config.http_port,
-            http_host=config.http_host,
-            stats_interval_s=config.stats_interval_s,
-            stop_after_idle_s=config.stop_after_idle_s,
-            batch=config.batch,
-        )
+        readiness = health.Readiness("partitions_assigned")
+        super().__init__((config.alerts_topic,), self.outbox.positions, bootstrap, readiness, self.stats, config)
         self.registry.register(self.stats)
         self.registry.register(TargetsCollector(self.stats, self.outbox))
 

@@ -4,27 +4,29 @@ past them in one transaction, and Kafka's committed offsets are set afterwards o
 show. The alert store and the notifier are sinks."""
 
 from collections.abc import Callable
+from typing import Any
 
-from facestream import kafka_clients
+from facestream import health
 from facestream.consumer_group import GroupMember
 from facestream.service import Service
 
 
 class Sink(Service):
-    """A ``Service`` on ``topics`` whose member starts each partition at ``positions(topic)``."""
+    """A ``Service`` on ``topics`` whose member starts each partition at ``positions(topic)``; its
+    group, session timeout and batch size come from ``settings`` (the service's config)."""
 
     def __init__(
         self,
-        group: str,
         topics: tuple[str, ...],
         positions: Callable[[str], dict[int, int]],
-        *,
-        session_timeout_s: float = kafka_clients.SESSION_TIMEOUT_S,
-        **service,
+        bootstrap: str | None,
+        readiness: health.Readiness,
+        stats: Any,
+        settings: Any,
     ) -> None:
-        super().__init__(**service)
-        self.group, self.topics, self.positions = group, topics, positions
-        self.session_timeout_s = session_timeout_s
+        super().__init__(bootstrap, readiness, stats, settings, batch=settings.batch)
+        self.group, self.topics, self.positions = settings.group, topics, positions
+        self.session_timeout_s: float = settings.session_timeout_s
 
     def join(self) -> GroupMember:
         return GroupMember(
