@@ -68,11 +68,11 @@ def run_fronts(config: DetectorConfig) -> dict:
             mine = DetectorService(front_config(config, 0), processor=RemoteProcessor(ends[0])).run()
         finally:
             watching.set()
-            _stop(others)
+            asked = _stop(others)
             owner.join(STOP_S)
             if owner.is_alive():
                 owner.kill()
-    failed = _failures(owner, others)
+    failed = _failures(owner, others, asked)
     if failed:
         raise FacestreamError("; ".join(failed))
     every = [mine, *_drain(summaries, len(others))]
@@ -87,8 +87,9 @@ def front_config(config: DetectorConfig, index: int) -> DetectorConfig:
 
 def _front(config: DetectorConfig, end: Connection, summaries) -> None:
     """A front process: the service with the owner as its processor; its exit code says how it ended.
-    Guarded by signals from start to exit: the first front stops the others with SIGTERM whenever it
-    ends, which may be while one is still starting or already exiting on its own."""
+    Guarded by signals while it works. The first front stops the others with SIGTERM whenever it
+    ends, which may be while one is still starting or already exiting on its own (flushing its summary):
+    the default handler then kills it, and run_fronts counts that as the stop it asked for."""
     logs.setup()
     with StopOnSignals("stopping with the other fronts"):
         try:
@@ -98,9 +99,15 @@ def _front(config: DetectorConfig, end: Connection, summaries) -> None:
             raise SystemExit(exc.exit_code) from None
 
 
-def _failures(owner: BaseProcess, others: Sequence[BaseProcess]) -> list[str]:
-    """The processes of the set that ended badly, each with how."""
-    gone = [f"front {i} {_how(p.exitcode)}" for i, p in enumerate(others, start=1) if p.exitcode]
+def _failures(owner: BaseProcess, others: Sequence[BaseProcess], asked: Sequence[BaseProcess] = ()) -> list[str]:
+    """The processes of the set that ended badly, each with how. A front in ``asked`` that our SIGTERM
+    killed ended well: its handler covers all its work, so the signal came while it was still
+    starting or already exiting, with nothing in hand."""
+    gone = [
+        f"front {i} {_how(p.exitcode)}"
+        for i, p in enumerate(others, start=1)
+        if p.exitcode and not (p in asked and p.exitcode == -signal.SIGTERM)
+    ]
     if owner.exitcode:
         gone.append(f"the GPU owner {_how(owner.exitcode)}")
     return gone
@@ -120,16 +127,18 @@ def _watch(owner: BaseProcess, others: list[BaseProcess], done: threading.Event)
             return
 
 
-def _stop(others: Sequence[BaseProcess]) -> None:
-    for process in others:
-        if process.is_alive() and process.pid is not None:  # started, so it has one
-            os.kill(process.pid, signal.SIGTERM)
+def _stop(others: Sequence[BaseProcess]) -> list[BaseProcess]:
+    """SIGTERM every front still alive and wait for it; the ones signalled."""
+    asked = [p for p in others if p.is_alive() and p.pid is not None]  # started, so it has one
+    for process in asked:
+        os.kill(process.pid, signal.SIGTERM)
     for process in others:
         process.join(STOP_S)
         if process.is_alive():
             log.error("%s did not stop within %.0f s: killed", process.name, STOP_S)
             process.kill()
             process.join()
+    return asked
 
 
 def _drain(summaries, count: int) -> list[dict]:
