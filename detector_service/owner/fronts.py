@@ -131,7 +131,7 @@ def _stop(others: Sequence[BaseProcess]) -> list[BaseProcess]:
     """SIGTERM every front still alive and wait for it; the ones signalled."""
     asked = [p for p in others if p.is_alive() and p.pid is not None]  # started, so it has one
     for process in asked:
-        os.kill(process.pid, signal.SIGTERM)
+        process.terminate()  # SIGTERM
     for process in others:
         process.join(STOP_S)
         if process.is_alive():
