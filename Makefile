@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 TEST_WORKERS ?= 3
 PIP := $(BIN)/pip install --disable-pip-version-check
 
-.PHONY: help setup demo test test-fast lint bench soak kafka-stop clean
+.PHONY: help setup demo test test-fast lint screenshots bench soak kafka-stop clean
 
 ## help: this list (each target's `## ` comment)
 help:
@@ -54,6 +54,14 @@ lint: $(VENV)/.test
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/python .ci/typecheck.py
+
+## screenshots: redraw docs/images/ (every page on a phone and at a desk) from a running demo, in Chromium
+screenshots: $(VENV)/.test
+	tests/system-packages.sh
+	$(BIN)/facestream models fetch
+	$(BIN)/facestream samples fetch
+	$(BIN)/facestream kafka start
+	FACESTREAM_SCREENSHOTS=$(abspath docs/images) $(BIN)/python -m pytest tests/e2e/test_demo.py -k streams_real_photos
 
 ## bench: the Kafka plumbing and CPU detector benchmarks on this machine (write bench/results/)
 bench: $(VENV)/.test

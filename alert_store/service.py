@@ -177,7 +177,7 @@ def _snapshots(writer: AlertWriter, config: AlertStoreConfig, stats: StoreStats,
                 pending = []
                 break
             status = "kept" if jpeg else ("gone" if alert.evidence else "none")
-            writer.keep_snapshot(alert.alert_id, status, jpeg)
+            writer.keep_snapshot(alert.alert_id, status, jpeg, alert.evidence[0].box if jpeg else None)
             stats.add("snapshots", status)
         if not pending:  # nothing to do, or Kafka away: not a busy loop
             stop.wait(SNAPSHOT_IDLE_S)

@@ -7,7 +7,8 @@
 has a snapshot; a stranger's names the recurring stranger its visit belongs to (``stranger``: label
 and name) and each stranger's or person_seen's links to its ``journey``. ``POST /api/alerts/review``
 with ``{"alert_ids": [...], "comment": "..."}`` marks them reviewed by the signed-in user (the comment,
-if any, kept as text). ``GET /snapshots/<alert_id>.jpg`` is the stored snapshot; each view is audited.
+if any, kept as text). ``GET /snapshots/<alert_id>.jpg`` is the stored snapshot (``?face=1``: cut to
+the face or person it shows, for a list's thumbnail); each view is audited.
 ``GET /api/kinds`` is the contract's table of kinds (``schemas/kinds.py``), the history filter's choices.
 Times are milliseconds in JSON, where nanoseconds would lose digits.
 """
@@ -23,6 +24,7 @@ from starlette.routing import Route
 
 from facestream.alertdb import audit, queries, strangers
 from facestream.dashboard.access import audit_entry, caller_of
+from facestream.dashboard.crop import face_crop
 from facestream.schemas import person_id_for
 from facestream.schemas.kinds import ALERT_KINDS
 
@@ -74,11 +76,13 @@ def routes(engine: Engine, page_html: bytes, as_seen: AsSeen) -> list[Route]:
 
     async def snapshot(request: Request) -> Response:
         alert_id = request.path_params["alert_id"]
-        jpeg = await run_in_threadpool(queries.snapshot, engine, alert_id)
+        jpeg, box = await run_in_threadpool(queries.snapshot, engine, alert_id)
         if not jpeg:
             return PlainTextResponse("no snapshot of that alert is kept", 404)
         await run_in_threadpool(audit.record, engine, audit_entry(caller_of(request), "snapshot", f"alert {alert_id}"))
         jpeg = await as_seen(request, alert_id, jpeg)
+        if request.query_params.get("face") == "1" and box:
+            jpeg = await run_in_threadpool(face_crop, jpeg, box)
         return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "private, no-store"})
 
     async def kinds(_request: Request) -> Response:
@@ -153,6 +157,7 @@ def _shown(row: dict, life: list[tuple[str, int]], stranger: tuple[int, str | No
         "updated_ts_ms": row["updated_ts_ns"] // MS,
         "ended_ts_ms": None if row["ended_ts_ns"] is None else row["ended_ts_ns"] // MS,
         "lifecycle": [state for state, _ in life],
+        "lifecycle_ts_ms": [ts // MS for _, ts in life],
         "snapshot": row["snapshot"] == "kept",
         "similarity": row["evidence"][0].get("similarity") if row["evidence"] else None,
         "person": person,

@@ -2,11 +2,12 @@
 over the visits the alert store groups (``facestream.alertdb.strangers``).
 
 ``GET /api/strangers`` lists them, the latest seen first: label (``unknown-17``), name once given, how
-many visits, on which cameras, first and last seen. ``GET /api/strangers/<label>/journey`` is one
-stranger's visits in the order they happened, across cameras: each its alert, camera, first and last
-seen and best face (the alert's snapshot). ``POST /api/strangers/<label>/name`` with
-``{"name": "..."}`` says who the stranger is: it names every visit and enrols the good faces of each
-(as teaching from an alert does; a visit whose faces Kafka no longer holds is said so and skipped).
+many visits, on which cameras, first and last seen, and a face (its latest visit's snapshot, cut to
+the face). ``GET /api/strangers/<label>/journey`` is one stranger's visits in the order they
+happened, across cameras: each its alert, camera, first and last seen and face.
+``POST /api/strangers/<label>/name`` with ``{"name": "..."}`` says who the stranger is: it names every
+visit and enrols the good faces of each (as teaching from an alert does; a visit whose faces Kafka no
+longer holds is said so and skipped).
 ``POST /api/strangers/<label>/split?alert=ID`` says that visit is not this person: it becomes a
 stranger of its own. Every journey shown and every change is written to the audit log.
 """
@@ -135,6 +136,7 @@ def summary(stranger: Stranger) -> dict:
         "first_ms": min((v.started_ts_ns for v in visits), default=0) // MS,
         "last_ms": max((v.updated_ts_ns for v in visits), default=0) // MS,
         "journey": f"/api/strangers/{stranger.label}/journey",
+        "face": _face(visits[-1].alert_id) if visits else None,
     }
 
 
@@ -144,5 +146,10 @@ def _visit(visit: VisitRow) -> dict:
         "camera_id": visit.camera_id,
         "first_ms": visit.started_ts_ns // MS,
         "last_ms": visit.updated_ts_ns // MS,
-        "face": f"/snapshots/{visit.alert_id}.jpg",
+        "face": _face(visit.alert_id),
     }
+
+
+def _face(alert_id: str) -> str:
+    """The face in the snapshot of visit ``alert_id``: the snapshot cut to it."""
+    return f"/snapshots/{alert_id}.jpg?face=1"

@@ -92,7 +92,7 @@ class Notifier(Sink):
 
     def _snapshot(self, alert) -> bytes | None:
         """The store's snapshot of the alert, else its evidence frame read back from Kafka now."""
-        return queries.snapshot(self.engine, alert.alert_id) or evidence_jpeg(alert, self.config.frames_topics)
+        return queries.snapshot(self.engine, alert.alert_id)[0] or evidence_jpeg(alert, self.config.frames_topics)
 
     def _decide(self, target: str, state: dict, alert) -> dict | None:
         """The note of the message the record owes ``target``, or None when it owes none."""

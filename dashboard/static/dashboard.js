@@ -136,14 +136,6 @@ function showState(tile, status) {
   tile.state.textContent = `${status.state}${attempts}${status.error ? ` · ${status.error}` : ""}`;
 }
 
-function clock(ms) {
-  return ms === null ? "" : new Date(ms).toLocaleTimeString();
-}
-
-function lifecycle(runs) {
-  return runs.map(([state, times]) => (times > 1 ? `${state} ×${times}` : state)).join(" → ");
-}
-
 function evidenceImage(alertId) {
   const img = element("img");
   img.alt = "evidence frame";

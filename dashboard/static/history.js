@@ -48,6 +48,16 @@ may("identity").then((ok) => {
 });
 may("reviewer").then((ok) => { document.querySelector(".actions .reviewing").hidden = !ok; });
 
+// The alert's life in short, and each of its records with its time a click away.
+function life(alert) {
+  const runs = runsOf(alert.lifecycle);
+  if (runs.length === alert.lifecycle.length) return element("div", "lifecycle", lifecycle(runs));
+  const shown = element("details", "lifecycle");
+  const whole = alert.lifecycle.map((state, i) => `${state} ${clock(alert.lifecycle_ts_ms[i])}`);
+  shown.append(element("summary", "", lifecycle(runs)), element("div", "whole", whole.join(" → ")));
+  return shown;
+}
+
 function item(alert) {
   const li = element("li", "alert");
   li.dataset.alertId = alert.alert_id;
@@ -77,7 +87,7 @@ function item(alert) {
     element("div", "kind", `${alert.kind}${alert.person ? ` · ${alert.person}` : ""}${stranger} · ${alert.state}`),
     element("div", "where", `${alert.camera_id}${alert.zone ? ` · ${alert.zone}` : ""} · count ${alert.count}${similarity}`),
     element("div", "reason", alert.reason || ""),
-    element("div", "lifecycle", alert.lifecycle.join(" → ")),
+    life(alert),
     element("div", "when", `${when(alert.started_ts_ms)}${ended}`),
     element("div", "review", reviewed),
     element("div", "comment", alert.comment || ""),

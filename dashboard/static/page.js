@@ -13,6 +13,24 @@ function when(ms) {
   return ms === null ? "" : new Date(ms).toLocaleString();
 }
 
+function clock(ms) {
+  return ms === null ? "" : new Date(ms).toLocaleTimeString();
+}
+
+// An alert's life in short: runs of one state counted, "new → update ×15 → end", as [state, times].
+function lifecycle(runs) {
+  return runs.map(([state, times]) => (times > 1 ? `${state} ×${times}` : state)).join(" → ");
+}
+
+function runsOf(states) {
+  const runs = [];
+  for (const state of states) {
+    if (runs.length && runs[runs.length - 1][0] === state) runs[runs.length - 1][1] += 1;
+    else runs.push([state, 1]);
+  }
+  return runs;
+}
+
 function say(text) {
   const said = document.getElementById("said");
   if (said) said.textContent = text;
@@ -58,4 +76,17 @@ const ROLES = ["viewer", "reviewer", "identity", "admin"];  // each with the rig
 async function may(role) {
   const me = await signedIn;
   return ROLES.indexOf(me.role) >= ROLES.indexOf(role);
+}
+
+// A table of class "cards" folds into one card per row on a phone (dashboard.css), each cell named by
+// its column: the names come from the table's head, whenever its rows are drawn.
+for (const table of document.querySelectorAll("table.cards")) {
+  const names = [...table.tHead.rows[0].cells].map((th) => th.textContent);
+  const name = () => {
+    for (const row of table.tBodies[0].rows) {
+      [...row.cells].forEach((cell, i) => { cell.dataset.label = names[i] || ""; });
+    }
+  };
+  new MutationObserver(name).observe(table.tBodies[0], { childList: true });
+  name();
 }

@@ -1,19 +1,29 @@
-// Recurring strangers: each label with its visits and cameras, a form to say who it is, and a journey
-// (the visits in the order they happened, across cameras, each with its snapshot) where a visit can be
-// split off ("not this person"). /strangers?label=unknown-17 opens a stranger's journey,
+// Recurring strangers: one row per label (its best face, visits, cameras, first and last seen) with a
+// form to say who it is, and a journey (the visits in the order they happened, across cameras, each
+// with its face) where a visit can be split off ("not this person"). /strangers?label=unknown-17 opens a stranger's journey,
 // /strangers?person=ID an enrolled person's (from search by face). Text goes in as text (never as HTML).
 "use strict";
 
+function cell(...children) {
+  const td = element("td");
+  td.append(...children);
+  return td;
+}
+
+// A picture of the API's, under this page's prefix; "no picture kept" where the store has none.
+function picture(path, alt) {
+  const img = element("img");
+  img.alt = alt;
+  img.loading = "lazy";
+  img.src = path.replace(/^\//, "");
+  img.addEventListener("error", () => img.replaceWith(element("span", "noevidence", "no picture kept")));
+  return img;
+}
+
 function stranger(item) {
-  const li = element("li", "alert stranger");
-  li.dataset.label = item.label;
-  const text = element("div");
+  const tr = element("tr", "stranger");
+  tr.dataset.label = item.label;
   const who = item.name ? `${item.name} (was ${item.label})` : item.label;
-  text.append(
-    element("div", "kind", who),
-    element("div", "where", `${item.visits} visit(s) · ${item.cameras.join(" → ")}`),
-    element("div", "when", `${when(item.first_ms)} – ${when(item.last_ms)}`),
-  );
   const open = element("button", "journey", "Journey");
   open.type = "button";
   open.addEventListener("click", () => showJourney({ label: item.label }));
@@ -21,6 +31,7 @@ function stranger(item) {
   const input = element("input");
   input.name = "name";
   input.placeholder = "this is ...";
+  input.setAttribute("aria-label", `name of ${item.label}`);
   const button = element("button", "", "Name");
   button.type = "submit";
   form.append(input, button);
@@ -40,20 +51,24 @@ function stranger(item) {
     say(`${item.label} is ${named.name}: ${named.taught} visit(s) enrolled${refused ? `; not enrolled: ${refused}` : ""}`);
     list();
   });
-  text.append(open, form);
-  li.append(text);
-  return li;
+  const actions = element("div", "row-actions");
+  actions.append(open, form);
+  tr.append(
+    cell(picture(item.face, `best face of ${item.label}`)),
+    cell(element("span", "kind", who)),
+    element("td", "visits", String(item.visits)),
+    element("td", "route", item.cameras.join(" → ")),
+    element("td", "when", when(item.first_ms)),
+    element("td", "when", when(item.last_ms)),
+    cell(actions),
+  );
+  return tr;
 }
 
 function visit(item, label) {
   const li = element("li", "alert visit");
   li.dataset.alertId = item.alert_id || "";
   li.dataset.camera = item.camera_id;
-  const picture = element("img");
-  picture.alt = "face";
-  picture.loading = "lazy";
-  picture.src = (item.face || item.best.frame).replace(/^\//, "");  // the API's paths, under this page's prefix
-  picture.addEventListener("error", () => picture.replaceWith(element("span", "noevidence", "no picture kept")));
   const text = element("div");
   text.append(
     element("div", "kind", item.camera_id),
@@ -73,7 +88,7 @@ function visit(item, label) {
     });
     text.append(split);
   }
-  li.append(picture, text);
+  li.append(picture(item.face || item.best.frame, "face"), text);
   return li;
 }
 
@@ -93,19 +108,26 @@ async function showJourney(of) {
   document.getElementById("journey-title").textContent = `Journey of ${title}`;
   document.getElementById("visits").replaceChildren(...journey.visits.map((v) => visit(v, of.label)));
   section.hidden = false;
+  section.scrollIntoView({ block: "nearest" });  // below the list on a narrow screen
   history.replaceState(null, "", `strangers?${new URLSearchParams(of)}`);
 }
 
 async function list() {
   const response = await fetch("api/strangers");
-  const shown = document.getElementById("strangers");
+  const shown = document.querySelector("#strangers tbody");
+  const note = (text) => {
+    const td = element("td", "empty", text);
+    td.colSpan = 7;
+    const tr = element("tr");
+    tr.append(td);
+    return tr;
+  };
   if (!response.ok) {
-    shown.replaceChildren(element("li", "empty", `unavailable: ${await response.text()}`));
+    shown.replaceChildren(note(`unavailable: ${await response.text()}`));
     return;
   }
   const found = (await response.json()).strangers;
-  shown.replaceChildren(...found.map(stranger));
-  if (!found.length) shown.append(element("li", "empty", "No stranger has been seen yet."));
+  shown.replaceChildren(...(found.length ? found.map(stranger) : [note("No stranger has been seen yet.")]));
 }
 
 list();

@@ -82,9 +82,11 @@ def latest_record(engine: Engine, alert_id: str) -> bytes | None:
     return max(rows, key=lambda r: (r.updated_ts_ns, STATE_ORDER[r.state])).payload if rows else None
 
 
-def snapshot(engine: Engine, alert_id: str) -> bytes | None:
+def snapshot(engine: Engine, alert_id: str) -> tuple[bytes | None, list[float] | None]:
+    """The alert's kept snapshot and the box drawn on it, (None, None) when none is kept."""
     with engine.connect() as conn:
-        return conn.execute(select(snapshots.c.jpeg).where(snapshots.c.alert_id == alert_id)).scalar_one_or_none()
+        row = conn.execute(select(snapshots.c.jpeg, snapshots.c.box).where(snapshots.c.alert_id == alert_id)).first()
+    return (row.jpeg, row.box) if row is not None else (None, None)
 
 
 def review(engine: Engine, alert_ids: list[str], by: str, comment: str | None = None, now_ns: int | None = None) -> int:

@@ -78,6 +78,7 @@ snapshots = Table(
     Column("bytes", Integer, nullable=False),
     Column("attempts", Integer, nullable=False),
     Column("stored_ts_ns", BigInteger, nullable=False),
+    Column("box", JSON),  # [x0, y0, x1, y1] of the sighting drawn on it, in its pixels; None without one
 )
 
 offsets = Table(

@@ -82,12 +82,16 @@ class AlertWriter(SinkWriter):
         with self.engine.connect() as conn:
             return [unpack_alert(payload) for (payload,) in conn.execute(latest)]
 
-    def keep_snapshot(self, alert_id: str, status: str, jpeg: bytes | None) -> None:
-        """``kept`` with its JPEG, ``gone`` (no longer in Kafka) or ``none`` (the alert has no evidence)."""
+    def keep_snapshot(
+        self, alert_id: str, status: str, jpeg: bytes | None, box: tuple[float, float, float, float] | None = None
+    ) -> None:
+        """``kept`` with its JPEG (and the box drawn on it), ``gone`` (no longer in Kafka) or ``none``
+        (the alert has no evidence)."""
         row = {
             "alert_id": alert_id,
             "status": status,
             "jpeg": jpeg,
+            "box": None if box is None else list(box),
             "bytes": len(jpeg or b""),
             "attempts": 1,
             "stored_ts_ns": time.time_ns(),

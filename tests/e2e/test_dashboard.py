@@ -8,26 +8,22 @@ import os
 import re
 import resource
 import signal
-import subprocess
 import time
 import urllib.error
 import urllib.request
-import uuid
 from pathlib import Path
 
 import cv2
 import numpy as np
-import pytest
-from helpers.accounts import api_token, make_users, sign_in_page
+from helpers.accounts import DASHBOARD_ADMIN as ADMIN
+from helpers.accounts import sign_in_page
 from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
-from helpers.http import free_port, get
+from helpers.http import get
 from helpers.store import OPENED, S, received
-from helpers.worker import dashboard_on
 
-from facestream import gallery, kafka_clients, kafka_topics
+from facestream import gallery, kafka_clients
 from facestream.alertdb import open_database
 from facestream.alertdb.writer import AlertWriter
-from facestream.dashboard.config import dashboard_command
 from facestream.schemas import (
     Alert,
     CameraStatus,
@@ -43,33 +39,7 @@ from facestream.schemas import (
 )
 from facestream.schemas.kinds import ALERT_KINDS, KINDS
 
-ADMIN = "ana"  # the fixture's account, and its API token for the requests the tests make themselves
 MODEL = ModelRef("yunet", "2023mar", "0" * 64)
-
-
-@pytest.fixture
-def page_on_topics(bootstrap: str, tmp_path: Path):
-    tag = uuid.uuid4().hex[:10]
-    names = {part: f"d-{tag}.{part}" for part in ("frames", "detections", "poses", "alerts", "status", "gallery")}
-    kafka_topics.ensure_topics(dict.fromkeys(names.values(), 2), bootstrap)
-    port, database = free_port(), f"sqlite:///{tmp_path / 'alerts.db'}"
-    make_users(database, {ADMIN: "admin"})
-    config = dashboard_on(
-        names,
-        port,
-        database,
-        zones={"gate": {"door": [[0, 0], [0.5, 0], [0.5, 1], [0, 1]], "drive": [[0.5, 0.5], [1, 0.5], [1, 1]]}},
-        lines={"gate": {"entrance": [[0.5, 0], [0.5, 1]]}},
-    )
-    log = tmp_path / "dashboard.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(dashboard_command(config), stdout=out, stderr=subprocess.STDOUT)
-    try:
-        wait_until("the dashboard ready", lambda: get(port, "/readyz")[0] == 200, 60)
-        yield names, port, log, config.database, {"Authorization": f"Bearer {api_token(database, ADMIN)}"}
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=30) == 0, log.read_text()[-3000:]
 
 
 def fetch(port: int, path: str, headers: dict | None = None) -> tuple[int, bytes, str]:

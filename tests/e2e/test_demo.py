@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 from helpers.accounts import Client, sign_in_page
-from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
+from helpers.browser import DESK, PAGES, at_size, chromium, console_errors, count, images_loaded, look_at, wait_until
 from helpers.http import free_port, get
 from helpers.receiver import Webhook
 
-# Where the screenshot goes besides the test's own folder (docs/images/dashboard.png is one made so).
-SCREENSHOT = os.environ.get("FACESTREAM_SCREENSHOT")
+# A folder for the pictures of every page on a phone and at a desk, besides the test's own folder
+# (`make screenshots` draws docs/images/ so); without it, the live page's alone.
+SCREENSHOTS = os.environ.get("FACESTREAM_SCREENSHOTS")
 
 
 @pytest.mark.alone  # bounds on time: six services and a browser
@@ -96,8 +97,8 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             assert "live" in page.find_element("id", "status").text
             settled(Client(port).sign_in("demo", said[2]), within_s=20)  # frames queued while warming up, worked off
             page.save_screenshot(str(tmp_path / "dashboard.png"))
-            if SCREENSHOT:
-                page.save_screenshot(SCREENSHOT)
+            if SCREENSHOTS:
+                every_page_drawn(page, port, Path(SCREENSHOTS))
             assert console_errors(page) == []
             page.get(f"http://127.0.0.1:{port}/history")  # the alert store kept it, with its snapshot
             wait_until("the stranger in the history with its snapshot", lambda: in_history(page, "portraits"), 90)
@@ -188,3 +189,17 @@ def test_a_demo_whose_dashboard_cannot_start_says_why(bootstrap: str, yunet_path
         )
     assert done.returncode == 1
     assert "the dashboard exited with code 2" in done.stderr and "is the port taken?" in done.stderr, done.stderr
+
+
+def every_page_drawn(page, port: int, folder: Path) -> None:
+    """Each page of the running demo at both sizes into ``folder`` (NAME-phone.png, NAME-desk.png, the
+    live page at a desk also as dashboard.png, the README's picture), laid out without a fault."""
+    folder.mkdir(parents=True, exist_ok=True)
+    base = f"http://127.0.0.1:{port}/"
+    problems = {name: look_at(page, base + path, name, folder) for name, path in PAGES.items()}
+    problems["login"] = look_at(page, base + "login", "login", folder)
+    at_size(page, DESK)
+    page.get(base)
+    wait_until("a frame on every tile again", lambda: len(tiles_showing_a_frame(page)) == 3, 30)
+    page.save_screenshot(str(folder / "dashboard.png"))
+    assert all(not found for sizes in problems.values() for found in sizes.values()), problems

@@ -9,6 +9,7 @@ from http.cookiejar import CookieJar
 from facestream.alertdb import accounts, open_database
 
 PASSWORD = "correct-horse-battery"  # every test account's
+DASHBOARD_ADMIN = "ana"  # the admin of tests/e2e/conftest.py's dashboard
 
 
 def make_users(database: str, roles: dict[str, str]) -> None:

@@ -5,6 +5,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -53,3 +54,56 @@ def images_loaded(driver, selector: str) -> int:
 
 def console_errors(driver) -> list[str]:
     return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+PHONE = (390, 844)  # the sizes every page is checked at: a phone held upright, and a desk's screen
+DESK = (1500, 1000)
+
+_LAYOUT = (Path(__file__).parent / "layout.js").read_text()  # a function body: returns the problems
+
+
+def layout_problems(driver) -> list[str]:
+    """What is wrong with the page's layout in the window it has now (layout.js says what it looks for), in
+    words; [] when nothing."""
+    return driver.execute_script(_LAYOUT)
+
+
+def at_size(driver, size: tuple[int, int]) -> None:
+    """The page laid out as a screen of ``size`` shows it: a phone's (narrower than 640 px) as a mobile
+    browser does, honouring the page's viewport tag and touch, a desk's as a desktop browser does."""
+    width, height = size
+    metrics = {"width": width, "height": height, "screenWidth": width, "screenHeight": height}
+    metrics |= {"deviceScaleFactor": 1, "mobile": width < 640}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": width < 640})
+
+
+SIZES = {"phone": PHONE, "desk": DESK}
+# The pages a signed-in user opens, by name -> path; the sign-in page ("login") is the sixth.
+PAGES = {"live": "", "history": "history", "search": "search", "strangers": "strangers", "admin": "admin"}
+
+# Drawn: loaded, a page of the dashboard (not an error's text), the menu shown (signed in), no list
+# still "Loading ..." and every picture in view loaded.
+_SETTLED = """
+const nav = document.querySelector("nav");
+const waiting = [...document.querySelectorAll(".empty")].some((e) => /^(Loading|Reading) /.test(e.textContent));
+const pictures = [...document.images].filter((i) => i.getBoundingClientRect().top < window.innerHeight);
+return document.readyState === "complete" && document.querySelector("header") !== null
+  && (!nav || nav.classList.contains("ready")) && !waiting
+  && pictures.every((i) => i.complete);
+"""
+
+
+def look_at(driver, url: str, name: str, shots: Path | None = None) -> dict[str, list[str]]:
+    """Open ``url`` at each of SIZES, let it settle and say what is wrong with its layout, per size;
+    with ``shots``, a screenshot of each there as ``NAME-SIZE.png``."""
+    found = {}
+    for size_name, size in SIZES.items():
+        at_size(driver, size)
+        driver.get(url)
+        wait_until(f"{name} drawn at {size_name} size", lambda: driver.execute_script(_SETTLED), 30)
+        time.sleep(0.3)  # a last layout pass after the lists fill in
+        found[size_name] = layout_problems(driver)
+        if shots is not None:
+            driver.save_screenshot(str(shots / f"{name}-{size_name}.png"))
+    return found
