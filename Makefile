@@ -47,7 +47,7 @@ test: $(VENV)/.test
 test-fast: $(VENV)/.test
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
-	$(BIN)/python -m pytest -m "not (kafka or e2e or browser or compose or postgres or rtsp or gpu or torch or helm or slow)"
+	$(BIN)/python -m pytest -m "not (kafka or e2e or browser or compose or postgres or rtsp or gpu or torch or helm or prometheus or slow)"
 
 ## lint: the formatter, the linter (ruff) and the type checker (mypy), configured in pyproject.toml, as CI runs them
 lint: $(VENV)/.test

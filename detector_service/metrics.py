@@ -26,6 +26,8 @@ class StatsCollector:
         for name in STAGES:
             stages.add_metric([name], getattr(s, f"{name}_s"))
         yield stages
+        for histogram in (s.latency, s.batch_size, s.batch_seconds):
+            yield histogram.family()
         provider = GaugeMetricFamily(
             "facestream_inference_provider",
             "1 for the execution provider that runs the model; fallback=true when a better one in the chain could not",

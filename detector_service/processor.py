@@ -326,7 +326,9 @@ class FrameProcessor:
         answer = self.answer(pending)
         t0 = time.perf_counter()
         done = outcomes(answer, pending.frames, pending.tags, self._describes)
-        self.stats.add_batch(answer.seconds, events_s=time.perf_counter() - t0, embedded=answer.embedded)
+        self.stats.add_batch(
+            len(pending.frames), answer.seconds, events_s=time.perf_counter() - t0, embedded=answer.embedded
+        )
         return done
 
     def warm_up(self) -> float:

@@ -1,6 +1,7 @@
 """Wires the stages: group member -> batcher -> processor (decode, engine, model) -> events -> offsets."""
 
 import dataclasses
+import functools
 import logging
 import os
 import socket
@@ -259,7 +260,8 @@ class DetectorService(Service):
                 self._dead_letter(outcome.tag, "decode", outcome.error)
             else:
                 event = self._announcing_skips(outcome.event)
-                self.publisher.event(event, self._on_done(outcome.tag, self.stats.count_event))
+                counted = functools.partial(self.stats.count_event, event.capture_ts_ns)
+                self.publisher.event(event, self._on_done(outcome.tag, counted))
 
     def _await(self, future: Future) -> None:
         """Wait for a batch; one slower than a quarter of ``max.poll.interval.ms`` (a heavy model on a

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from facestream.counters import Counters, counter
+from facestream.histograms import BATCH_S, BATCH_SIZE, LATENCY_S, Histogram
 
 log = logging.getLogger(__name__)
 
@@ -74,17 +75,41 @@ class Stats(Counters):
     embed_s: float = 0.0
     infer_s: float = 0.0
     postprocess_s: float = 0.0
+    # Distributions: how late the events are, and how full and how long the batches.
+    latency: Histogram = field(
+        default_factory=lambda: Histogram(
+            "facestream_capture_to_event_seconds",
+            "Seconds from a frame's capture to the broker's acknowledgement of its event",
+            LATENCY_S,
+        )
+    )
+    batch_size: Histogram = field(
+        default_factory=lambda: Histogram("facestream_batch_frames", "Frames in each batch inferred", BATCH_SIZE)
+    )
+    batch_seconds: Histogram = field(
+        default_factory=lambda: Histogram(
+            "facestream_batch_seconds",
+            "Seconds each batch held this service: decoding it did not hide, inference, embedding, events",
+            BATCH_S,
+        )
+    )
     started: float = field(default_factory=time.monotonic)
     _last_frames: int = 0
     _last_time: float = field(default_factory=time.monotonic)
 
-    def count_event(self) -> None:
+    def count_event(self, capture_ts_ns: int) -> None:
+        """An event the broker acknowledged, of a frame captured at ``capture_ts_ns``."""
         self.events += 1
+        self.latency.observe((time.time_ns() - capture_ts_ns) / 1e9)
 
-    def add_batch(self, seconds: dict[str, float], events_s: float, embedded: np.ndarray | None = None) -> None:
-        """One batch done: its time in each stage (``<stage>_s`` names), building its events counted as
-        postprocessing; with an embedder, which of its faces were ``embedded``."""
+    def add_batch(
+        self, frames: int, seconds: dict[str, float], events_s: float, embedded: np.ndarray | None = None
+    ) -> None:
+        """One batch of ``frames`` done: its time in each stage (``<stage>_s`` names), building its events
+        counted as postprocessing; with an embedder, which of its faces were ``embedded``."""
         self.batches += 1
+        self.batch_size.observe(frames)
+        self.batch_seconds.observe(sum(v for k, v in seconds.items() if k != "decode_s") + events_s)
         if embedded is not None:
             made = int(embedded.sum())
             self.faces_embedded += made

@@ -26,10 +26,13 @@ loop and decides what a record does; this module decides what a member does when
   member alive without fetching records it could not start yet.
 """
 
+import json
 import logging
 import threading
 import time
 from collections.abc import Callable
+
+from prometheus_client.core import GaugeMetricFamily
 
 from facestream import kafka_access, kafka_clients, kafka_reading
 from facestream.errors import BrokerError
@@ -41,6 +44,7 @@ IDLE_WARN_S = 10.0  # a member without partitions this long after a rebalance is
 REJOIN_SESSIONS = 5
 REJOIN_MIN_S = 30.0
 REACHABLE_EVERY_S = 5.0  # while waiting to rejoin past the limit: how often the broker is asked whether it is back
+LAG_EVERY_S = 5.0  # how often librdkafka measures the lag of the partitions held (a poll hands it over)
 COMMIT_RETRY_S = 1.0  # a failed commit of the positions is made again this much later
 Partitions = list  # of confluent_kafka.TopicPartition
 
@@ -102,10 +106,14 @@ class GroupMember:
                 "auto.offset.reset": "latest" if start_back_s is not None else start_at,
                 "partition.assignment.strategy": strategy,
                 **kafka_clients.membership(session_timeout_s),
+                # librdkafka's statistics, for the lag of each partition held (``collect``).
+                "statistics.interval.ms": int(LAG_EVERY_S * 1000),
                 **(config or {}),
                 "on_commit": self._committed,
+                "stats_cb": self._statistics,
             },
         )
+        self.lag: dict[tuple[str, int], int] = {}  # records behind the partition's end, as last measured
         # A batch that has run a quarter of the poll interval gets keep-alive polls from then on.
         self.keep_alive_s = max(0.5, int(self._config.get("max.poll.interval.ms", 300_000)) / 4000)
         self.consumer = self._subscribed()
@@ -203,6 +211,27 @@ class GroupMember:
         return not self.assigned and self.lost_at is not None and self.lost_at > (self.assigned_at or 0.0)
 
     # -- librdkafka's callbacks -------------------------------------------------------------
+
+    def _statistics(self, report: str) -> None:
+        """librdkafka's statistics (JSON, every LAG_EVERY_S, from a poll): each held partition's lag."""
+        lag = {}
+        for topic, held in json.loads(report).get("topics", {}).items():
+            for partition, figures in held.get("partitions", {}).items():
+                behind = figures.get("consumer_lag", -1)
+                if partition != "-1" and behind >= 0 and (topic, int(partition)) in self.assigned:
+                    lag[(topic, int(partition))] = behind
+        self.lag = lag
+
+    def collect(self):
+        """The lag as Prometheus reads it: register the member in a service's registry."""
+        family = GaugeMetricFamily(
+            "facestream_consumer_lag",
+            "Records between this member's position and the end of each partition it holds (librdkafka's measure)",
+            labels=["group", "topic", "partition"],
+        )
+        for (topic, partition), behind in sorted(self.lag.items()):
+            family.add_metric([self.group, topic, str(partition)], behind)
+        yield family
 
     def _committed(self, error, partitions) -> None:
         """The broker's answer to a commit: each partition's to ``on_committed``; a failed commit of

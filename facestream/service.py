@@ -117,6 +117,7 @@ class Service:
             try:
                 self.on_start()
                 self.member = self.join()
+                self.registry.register(self.member)  # its partitions' lag
                 self._loop(stop)
                 failed = False
             finally:

@@ -26,7 +26,7 @@ NEEDS_BY_HELPER = {"browser": (browser.chromium,), "compose": (compose.Stack, ku
 
 # The markers of the real parts: a test with none of them is in `make test-fast`'s tier (or its slow
 # tests) and may start none of their programs (helpers/programs.py).
-REAL_PARTS = {"kafka", "e2e", "browser", "compose", "postgres", "rtsp", "gpu", "helm"}
+REAL_PARTS = {"kafka", "e2e", "browser", "compose", "postgres", "rtsp", "gpu", "helm", "prometheus"}
 GUARD = programs.Guard(REAL_PARTS)
 NO_TURN = pytest.StashKey[str]()
 

@@ -30,6 +30,8 @@ done
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need "PostgreSQL's server (pg_ctl)" postgresql
 # The reverse proxy that signs users in before the dashboard (tests/e2e/test_access.py).
 [ -x /usr/sbin/nginx ] || need "nginx" nginx
+# The alert rules' checks and unit tests (tests/deploy/test_prometheus_rules.py).
+command -v promtool >/dev/null || need "promtool" prometheus
 # The network faults between containers (tests/deploy/test_network_faults.py): nftables and
 # iptables in a container's namespace, and NetfilterQueue (the `faults` extra, built against
 # libnetfilter_queue's headers) for the slow, lossy link.

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
         (["mosquitto", "-p", "1883"], "e2e"),
         (["/usr/sbin/nginx", "-p", "/tmp/x"], "e2e"),
         ([".venv/bin/helm", "template", "fs", "deploy/helm/facestream"], "helm"),
+        (["/usr/bin/promtool", "test", "rules", "x.test.yml"], "prometheus"),
         ([sys.executable, "-m", "facestream", "detect", "--help"], "kafka"),
         ([sys.executable, "-m", "facestream", "models", "fetch"], None),
         ([sys.executable, "-c", "print(1)"], None),

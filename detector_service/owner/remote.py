@@ -106,7 +106,9 @@ class RemoteProcessor:
         answer = self.boxes.resolve(pending.future.result())  # candidates -> boxes, timed as post-processing
         t0 = time.perf_counter()
         done = outcomes(answer, pending.frames, pending.tags, self.describes)
-        self.stats.add_batch(answer.seconds, events_s=time.perf_counter() - t0, embedded=answer.embedded)
+        self.stats.add_batch(
+            len(pending.frames), answer.seconds, events_s=time.perf_counter() - t0, embedded=answer.embedded
+        )
         return done
 
     def close(self) -> None:

@@ -1,12 +1,14 @@
 """A running detector's Prometheus metrics (counters move, the CPU fallback is visible there), and its
 /healthz and /readyz: alive from the start, ready once warmed up and assigned partitions."""
 
+import re
 import subprocess
 import time
 from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 from helpers.http import free_port, get, scrape
 from helpers.kafka import detector_config
 
@@ -39,6 +41,7 @@ def listening_on(port: int) -> list[str]:
     return found
 
 
+@pytest.mark.prometheus  # promtool checks the exposition
 def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet_path) -> None:
     port = free_port()
     detector = subprocess.Popen(
@@ -66,6 +69,15 @@ def test_metrics_show_counters_and_the_fallback(topics: dict, produce_raw, yunet
         assert 'facestream_stage_seconds_total{stage="infer"}' in text
         assert 'facestream_stage_seconds_total{stage="decode"}' in text
         assert listening_on(port) == ["127.0.0.1"]  # this machine only, unless --metrics-host says otherwise
+        # Distributions: the frames were captured in 1970, so their events came late, over every bound.
+        assert "facestream_capture_to_event_seconds_count 3.0" in text
+        assert 'facestream_capture_to_event_seconds_bucket{le="300.0"} 0.0' in text
+        assert re.search(r"^facestream_batch_frames_count [1-9]", text, re.M)
+        assert re.search(r"^facestream_batch_seconds_bucket\{le=\"\+Inf\"\} [1-9]", text, re.M)
+        # The lag of the partitions this member holds, as its client measures it (every 5 s).
+        text = scrape_until(port, f'facestream_consumer_lag{{group="{topics["group"]}"')
+        promtool = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        assert promtool.returncode == 0, promtool.stdout + promtool.stderr
     finally:
         detector.terminate()
         detector.wait(timeout=60)

@@ -192,3 +192,30 @@ def test_a_member_the_group_does_not_take_back_makes_a_new_consumer(bootstrap: s
         take(member, 4)
     finally:
         member.close()
+
+
+def test_the_member_measures_the_lag_of_each_partition_it_holds(bootstrap: str) -> None:
+    """Each partition's records between its end and the group's commit, from librdkafka's statistics,
+    exported for Prometheus."""
+    topic, group = names()
+    kafka_topics.ensure_topics({topic: 2}, bootstrap)
+    send(topic, 40, bootstrap)  # 20 a partition
+    member = GroupMember(bootstrap, group, topic, "lag-test", start_at="earliest")
+    try:
+        done, deadline = 0, time.monotonic() + 30
+        while len(member.lag) < 2:  # a record at a time, slowly, committed: most are behind at the measure
+            assert time.monotonic() < deadline, member.lag
+            done += len(member.readable(member.consume(1, 0.2)))
+            member.commit()
+            time.sleep(0.2)
+        assert 0 < sum(member.lag.values()) < 40, member.lag
+        take(member, 40 - done)
+        poll_until(member, lambda: sum(member.lag.values()) == 0, 20)
+        (family,) = member.collect()
+        assert {(s.labels["topic"], s.labels["partition"], s.value) for s in family.samples} == {
+            (topic, "0", 0),
+            (topic, "1", 0),
+        }
+        assert all(s.labels["group"] == group for s in family.samples)
+    finally:
+        member.close()

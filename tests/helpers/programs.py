@@ -26,6 +26,8 @@ DECLARED_BY = {
     "mosquitto": "e2e",
     "nginx": "e2e",
     "helm": "helm",
+    "promtool": "prometheus",
+    "prometheus": "prometheus",
     "nsenter": "compose",  # into a container's network namespace (helpers/network.py)
 }
 # `facestream COMMAND` run in a process of its own: the commands that need a broker.
