@@ -1,5 +1,6 @@
 """The alert rules shipped for Prometheus (deploy/prometheus/), checked and unit-tested by Debian's
-promtool: each alert fires on made-up series where it should, and stays quiet where it should not."""
+promtool: each alert fires on made-up series where it should, and stays quiet where it should not; and
+the example scrape configuration for the compose stack is valid."""
 
 import subprocess
 from pathlib import Path
@@ -20,6 +21,7 @@ def promtool(*args: str) -> str:
 def test_the_rules_are_valid_and_their_unit_tests_pass() -> None:
     assert "SUCCESS: 11 rules found" in promtool("check", "rules", "facestream-rules.yml")
     assert "SUCCESS" in promtool("test", "rules", "facestream-rules.test.yml")
+    assert "is valid prometheus config file" in promtool("check", "config", "prometheus.yml")  # the compose example
 
 
 def test_every_alert_has_a_case_that_fires_and_one_that_does_not() -> None:
