@@ -5,6 +5,7 @@ detector scaled by KEDA up to the partitions, and Strimzi's topics and users wit
 `facestream kafka acls` gives each role."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,10 +48,13 @@ EVERY_CHOICE = [
         "--set",
         "services.cameras.enabled=true",
     ],
+    ["--set", "monitoring.enabled=true"],
 ]
 
 
-@pytest.mark.parametrize("choice", EVERY_CHOICE, ids=["defaults", "gpu-keda", "strimzi-tls", "secrets-cameras"])
+@pytest.mark.parametrize(
+    "choice", EVERY_CHOICE, ids=["defaults", "gpu-keda", "strimzi-tls", "secrets-cameras", "monitoring"]
+)
 def test_every_rendered_manifest_decodes_strictly_into_its_kubernetes_type(choice: list[str]) -> None:
     assert VALIDATE.exists(), "k8s-validate missing: deploy/helm/tools.sh (make test runs it)"
     manifests = helm("template", "fs", str(CHART), *NEEDED, *choice)
@@ -66,6 +70,8 @@ def test_every_rendered_manifest_decodes_strictly_into_its_kubernetes_type(choic
         "KafkaUser",
         "ScaledObject",
         "TriggerAuthentication",
+        "PodMonitor",
+        "PrometheusRule",
     }  # CRDs
 
 
@@ -163,6 +169,28 @@ def test_with_strimzi_keda_reads_the_lag_as_the_detector_s_user() -> None:
     }
     (container,) = of_kind(docs, "Deployment")["fs-detector"]["spec"]["template"]["spec"]["containers"]
     assert {e["name"]: e.get("value") for e in container["env"]}["KAFKA_USERNAME"] == "fs-detector"
+
+
+def test_monitoring_scrapes_each_service_under_the_job_its_rules_name_and_carries_the_rules() -> None:
+    docs = rendered("--set", "monitoring.enabled=true", "--set", "services.cameras.enabled=true")
+    monitors = of_kind(docs, "PodMonitor")
+    deployments = of_kind(docs, "Deployment")
+    assert set(monitors) == set(deployments)
+    jobs = set()
+    for name, monitor in monitors.items():
+        (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+        (relabel,) = endpoint["relabelings"]
+        jobs.add(relabel["replacement"])
+        pod = deployments[name]["spec"]["template"]
+        assert monitor["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+        (container,) = pod["spec"]["containers"]
+        assert endpoint["port"] in {port["name"] for port in container["ports"]}
+    rules = yaml.safe_load((ROOT / "deploy" / "prometheus" / "facestream-rules.yml").read_text())
+    assert of_kind(docs, "PrometheusRule")["fs-facestream"]["spec"] == rules  # the file promtool tests
+    named = {
+        m for group in rules["groups"] for rule in group["rules"] for m in re.findall(r'job="([^"]+)"', rule["expr"])
+    }
+    assert named <= jobs and "facestream-producer" in jobs, (named, jobs)
 
 
 @pytest.mark.parametrize(
