@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack
+import numpy as np
 
 from facestream import gallery, health, kafka_clients
 from facestream.alerting import topics
@@ -34,6 +35,7 @@ from facestream.config import start_back_s
 from facestream.consumer_group import GroupMember
 from facestream.counters import Counters, counter
 from facestream.gallery import Gallery
+from facestream.histograms import LATENCY_S, Histogram
 from facestream.schemas import (
     Alert,
     CameraStatus,
@@ -93,11 +95,22 @@ class AlertingStats(Counters):
     alerts: dict = counter(
         "alerts", "facestream_alerts", "Alert records sent, by kind and state", labels=("kind", "state")
     )
+    latency: Histogram = field(
+        default_factory=lambda: Histogram(
+            "facestream_event_to_alert_seconds",
+            "Seconds from an event's record reaching Kafka to the broker's acknowledgement of an alert it made",
+            LATENCY_S,
+        )
+    )
     started: float = field(default_factory=time.monotonic)
 
     def line(self) -> str:
         rate = self.events / max(time.monotonic() - self.started, 1e-9)
         return f"{rate:.1f} events/s, {self.counted()}"
+
+    def collect(self, **names: str):
+        yield from super().collect(**names)
+        yield self.latency.family()
 
 
 def run(config: AlertingConfig, bootstrap: str | None = None) -> AlertingStats:
@@ -278,6 +291,10 @@ class Worker(Service):
         written = self.cameras.write_changed(self.producer) + self.offline.write_changed(self.producer)
         if alerts or written:
             check_written(self.producer, self.config.alerts_topic)
+        stamps = [source.timestamp() for _, source in alerts if hasattr(source, "timestamp")]  # its record's
+        made = [ms for kind, ms in stamps if kind]  # (kind 0: the record has none)
+        if made:
+            self.stats.latency.observe(time.time() - np.asarray(made) / 1000)
 
     def _dead_letter(self, source, stage: str, error: Exception, value: bytes | None = None, key: str = "") -> None:
         """To the dead-letter topic with why: ``value`` (else the record ``source`` as it came), the

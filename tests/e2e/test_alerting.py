@@ -308,10 +308,13 @@ def test_two_workers_one_killed_the_other_takes_its_cameras_with_their_state(
         assert len({a.alert_id for a in alerts if a.camera_id == camera}) == 1
 
 
-def test_a_worker_is_ready_once_its_gallery_is_loaded_and_it_owns_partitions(names: dict, tmp_path: Path) -> None:
+@pytest.mark.prometheus  # promtool checks the exposition
+def test_a_worker_is_ready_once_its_gallery_is_loaded_and_it_owns_partitions(
+    names: dict, bootstrap: str, tmp_path: Path
+) -> None:
     port = free_port()
     log = tmp_path / "alerting.log"
-    worker = alerting(names, log, http_port=port)
+    worker = alerting(names, log, http_port=port, rules="crowd")
     try:
         deadline = time.monotonic() + 60
         while get(port, "/readyz")[0] != 200:
@@ -320,6 +323,17 @@ def test_a_worker_is_ready_once_its_gallery_is_loaded_and_it_owns_partitions(nam
         assert get(port, "/healthz") == (200, {"alive": True})
         assert get(port, "/readyz")[1]["checks"] == {"gallery_loaded": True, "partitions_assigned": True}
         assert "facestream_alerting_detection_events_total 0.0" in scrape(port)
+        producer = kafka_clients.producer("test-latency", bootstrap)
+        crowd = [face(person(seed)) for seed in range(6)]
+        for seq in range(8):
+            kafka_clients.send(producer, names["detections"], pack_detection(event(seq, time.time(), *crowd)), b"gate")
+        assert producer.flush(30) == 0
+        while not re.search(r"^facestream_event_to_alert_seconds_count [1-9]", text := scrape(port), re.M):
+            assert time.monotonic() < deadline + 60 and worker.poll() is None, log.read_text()[-3000:]
+            time.sleep(0.5)
+        assert re.search(r'^facestream_consumer_lag\{group="[^"]+",partition="0"', text, re.M), text
+        promtool = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        assert promtool.returncode == 0, promtool.stdout + promtool.stderr
     finally:
         stop(worker, log)
 
