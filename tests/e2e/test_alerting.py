@@ -331,7 +331,10 @@ def test_a_worker_is_ready_once_its_gallery_is_loaded_and_it_owns_partitions(
         while not re.search(r"^facestream_event_to_alert_seconds_count [1-9]", text := scrape(port), re.M):
             assert time.monotonic() < deadline + 60 and worker.poll() is None, log.read_text()[-3000:]
             time.sleep(0.5)
-        assert re.search(r'^facestream_consumer_lag\{group="[^"]+",partition="0"', text, re.M), text
+        lag = re.compile(r'^facestream_consumer_lag\{group="[^"]+",partition="\d+"', re.M)  # measured every 5 s
+        while not lag.search(text := scrape(port)):
+            assert time.monotonic() < deadline + 90 and worker.poll() is None, text
+            time.sleep(0.5)
         promtool = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
         assert promtool.returncode == 0, promtool.stdout + promtool.stderr
     finally:

