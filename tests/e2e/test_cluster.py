@@ -232,7 +232,10 @@ def test_a_topic_asked_for_before_every_node_has_joined_is_made_once_they_have(
         finally:
             last.join()
         assert f"cannot create topic {name} yet" in caplog.text and "replicat" in caplog.text.lower()
-        metadata = kafka_clients.admin(nodes.bootstrap).list_topics(timeout=10).topics[name]
-        assert [len(p.replicas) for p in metadata.partitions.values()] == [3, 3]
+        admin, deadline = kafka_clients.admin(nodes.bootstrap), time.monotonic() + 30
+        while name not in (found := admin.list_topics(timeout=10).topics):  # a node answering may learn of it late
+            assert time.monotonic() < deadline, f"{name} made, yet not in the cluster's metadata after 30 s"
+            time.sleep(0.5)
+        assert [len(p.replicas) for p in found[name].partitions.values()] == [3, 3]
     finally:
         nodes.stop()
