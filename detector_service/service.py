@@ -10,7 +10,7 @@ import time
 from concurrent.futures import Future, wait
 
 from facestream import health, kafka_access, kafka_clients, kafka_topics, logs
-from facestream.detector_service import metrics, models
+from facestream.detector_service import gpu_metrics, metrics, models
 from facestream.detector_service.config import DetectorConfig, PoseConfig
 from facestream.detector_service.inference import gpu_choice
 from facestream.detector_service.inference.embedder import Embedder
@@ -119,6 +119,9 @@ class DetectorService(Service):
         self.stats = self.processor.stats
         events = "pose" if isinstance(cfg, PoseConfig) else "detection"
         self.registry.register(metrics.StatsCollector(self.stats, self.processor.describe(), events))
+        gpu = gpu_metrics.gpu_collector(self.stats.provider)
+        if gpu is not None:
+            self.registry.register(gpu)
         self.readiness.mark("model_warm")
         partitions = kafka_topics.pipeline_partitions()
         kafka_topics.ensure_topics(

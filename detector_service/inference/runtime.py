@@ -20,6 +20,7 @@ from pathlib import Path
 
 from facestream import paths
 from facestream.assets import sha256_of
+from facestream.detector_service.inference import gpu_choice
 from facestream.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -196,8 +197,8 @@ def gpu_name_query(env: Mapping[str, str]) -> list[str]:
     ``CUDA_VISIBLE_DEVICES`` (an index or a UUID, as ``--device`` sets it), else the first GPU. Without
     it, a cache made on a mixed host could be keyed to another GPU's model."""
     query = ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"]
-    visible = [d.strip() for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
-    return [*query, "-i", visible[0]] if visible else query
+    gpus = gpu_choice.visible(env)
+    return [*query, "-i", gpus[0]] if gpus else query
 
 
 def _trt_version() -> str:
