@@ -14,11 +14,11 @@ PIP := $(BIN)/pip install --disable-pip-version-check
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST) | awk '{i = index($$0, ": "); printf "  make %-10s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2)}'
 
-# The services alone (with search by face's index): what the demo needs.
+# Every service (`[all]`: with search by face's index): what the demo needs.
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) -q --upgrade pip
-	$(PIP) -e '.[search]'
+	$(PIP) -e '.[all]'
 	touch $@
 
 # Plus pytest and the export tools (PyTorch: a large download, cached by pip afterwards).
@@ -41,7 +41,7 @@ test: $(VENV)/.test
 	$(BIN)/facestream models fetch
 	$(BIN)/facestream samples fetch
 	$(BIN)/facestream kafka start
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## test-fast: the quick unit tests: no broker, browser, containers, database server, camera, GPU, PyTorch or Helm
 test-fast: $(VENV)/.test

@@ -19,6 +19,7 @@ from bench.settings import (
     EngineBenchConfig,
     FallBenchConfig,
     GateBenchConfig,
+    InstallBenchConfig,
     KafkaBenchConfig,
     LineBenchConfig,
     LiveBenchConfig,
@@ -150,6 +151,22 @@ def gate(**values) -> None:
     from bench.gate import run
 
     run(GateBenchConfig(**values), _command("gate"))
+
+
+@bench.command(
+    epilog="""\b
+Examples:
+  python -m bench install                    # pip install facestream beside facestream[all], and their images
+  python -m bench install --no-images
+""",
+    context_settings={"show_default": True},
+)
+@options(InstallBenchConfig)
+def install(**values) -> None:
+    """The edge producer's install beside every service's: environment, packages and image sizes."""
+    from bench.install import run
+
+    run(InstallBenchConfig(**values), _command("install"))
 
 
 @bench.command(

@@ -198,7 +198,7 @@ class _PyAv:
             self.arrived.wait(0.1)
             return None
         self.taken = picture.index
-        return picture.image()
+        return picture.frame.to_ndarray(format="bgr24")
 
     def close(self) -> None:
         self.source.stop()

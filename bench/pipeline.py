@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 from bench import save, settings_of
@@ -34,7 +33,8 @@ from facestream.detector_service.owner.remote import RemoteProcessor
 from facestream.detector_service.processor import FrameProcessor
 from facestream.detector_service.stats import STAGES, Stats
 from facestream.detector_service.tracks import Policy
-from facestream.producers.encoder import cover_crop
+from facestream.producers.encoder import JpegEncoder
+from facestream.producers.sources import read_image
 from facestream.schemas import Frame, PoseEvent, pack_detection, pack_pose
 
 
@@ -44,14 +44,9 @@ def jpeg_corpus(width: int, count: int, frame_size: tuple[int, int] | None = Non
     folder = samples.fetch()
     encoded = []
     for f in samples.PORTRAITS + samples.ANNOTATED:
-        image = samples.read_photo(folder / f.filename)
-        h, w = image.shape[:2]
-        if frame_size is not None:
-            image = cover_crop(image, *frame_size)
-        else:
-            image = cv2.resize(image, (width, max(1, round(h * width / w))), interpolation=cv2.INTER_AREA)
-        data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])[1].tobytes()
-        encoded.append((data, image.shape[1], image.shape[0]))
+        picture = read_image(folder / f.filename)
+        size = frame_size or (width, max(1, round(picture.height * width / picture.width)))
+        encoded.append(JpegEncoder(85, frame_size=size).encode(picture))
     return [
         Frame("bench", i, time.time_ns(), w, h, data)
         for i, (data, w, h) in ((i, encoded[i % len(encoded)]) for i in range(count))

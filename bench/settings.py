@@ -673,3 +673,12 @@ class CapacityBenchConfig(Checked):
     check_fps: float = setting(10.0, "Their frame rate.", minimum=0.1)
     check_seconds: float = setting(10.0, "How long they stream.", minimum=1)
     out: Path = setting(RESULTS / "capacity-cpu.json", "Result file.", metavar="FILE")
+
+
+@dataclass(frozen=True)
+class InstallBenchConfig(Checked):
+    """``bench install``: the edge producer's install beside every service's, and their images."""
+
+    extras: str = setting("all", "The full install's extras, as pip reads them inside [...].")
+    no_images: bool = setting(False, "Leave out the sizes of the two images (podman-compose build makes them).")
+    out: Path = setting(RESULTS / "install-sizes.json", "Result file.", metavar="FILE")

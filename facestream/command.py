@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from facestream import kafka_access, logs
+from facestream import extras, kafka_access, logs
 from facestream.errors import ConfigError, FacestreamError
 from facestream.text_limits import checked_texts
 
@@ -48,6 +48,12 @@ def run(command: click.Command, env_prefix: str, setup_logging: bool = True) -> 
         code = exc.exit_code
     except KeyboardInterrupt:
         code = 130
+    except ModuleNotFoundError as exc:  # a light install (an edge producer's) without this command's extra
+        sentence = extras.missing_extra(exc)
+        if sentence is None:
+            raise
+        click.echo(f"error: {sentence}", err=True)
+        code = ConfigError.exit_code
     except Exception as exc:  # a Kafka client's own exception: explained plainly when the ACLs are the reason
         refused = kafka_access.refusal_in(exc)
         if refused is None:

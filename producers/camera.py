@@ -7,8 +7,7 @@ status records, the metrics and the stats line show it.
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import Any
 
 from facestream.counters import counter
 from facestream.producers.live import LiveSource, LiveStatus, Picture
@@ -40,13 +39,13 @@ class Camera:
     taken: int = 0  # a live camera: the number of the last picture it took
     last_frame_ts_ns: int | None = None  # capture time of its last frame sent
     partition: int = -1  # of the frames topic, from the placement list; -1: where its key's hash puts it
-    _frames: Iterator[tuple[str | None, np.ndarray]] | None = field(default=None, repr=False)
+    _frames: Iterator[tuple[str | None, Any]] | None = field(default=None, repr=False)
 
     @property
     def live(self) -> LiveSource | None:
         return self.source if isinstance(self.source, LiveSource) else None
 
-    def read(self, loop: bool) -> tuple[str | None, np.ndarray] | None:
+    def read(self, loop: bool) -> tuple[str | None, Any] | None:
         """A file camera's next (key, frame), reopening the source at its end when looping; None when finished."""
         assert not isinstance(self.source, LiveSource)
         for _attempt in range(2):

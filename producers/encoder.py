@@ -1,10 +1,18 @@
-"""BGR image -> JPEG bytes: scaled down to a maximum width first (cameras often send more than needed),
-or made exactly one frame size, as a camera of that resolution would frame the scene."""
+"""A picture -> JPEG bytes: scaled down to a maximum width first (cameras often send more than needed),
+or made exactly one frame size, as a camera of that resolution would frame the scene.
+
+Pictures stay PyAV frames from the decoder to the JPEG: FFmpeg's scaler turns them into full-range
+YUV 4:2:0 at the size sent (one planar pass, no BGR copy), and libjpeg-turbo (``simplejpeg``) encodes
+those planes directly. With PyAV already there for live cameras this needs no OpenCV, which keeps the
+edge install light (docs/deploy.md, "A light producer install").
+"""
 
 from dataclasses import dataclass
 
-import cv2
 import numpy as np
+import simplejpeg
+
+JPEG_YUV = "yuvj420p"  # full-range YUV 4:2:0, as JFIF stores it (limited-range yuv420p would shift every colour)
 
 
 @dataclass(frozen=True)
@@ -13,27 +21,33 @@ class JpegEncoder:
     max_width: int = 1280  # 0 keeps the source's width
     frame_size: tuple[int, int] | None = None  # (width, height): every frame exactly this; max_width then unused
 
-    def encode(self, image: np.ndarray) -> tuple[bytes, int, int]:
-        """Return (jpeg bytes, width, height) of the image as sent."""
+    def encode(self, picture) -> tuple[bytes, int, int]:
+        """Return (jpeg bytes, width, height) of ``picture`` (an ``av.VideoFrame``) as sent."""
         if self.frame_size is not None:
-            image = cover_crop(image, *self.frame_size)
-        height, width = image.shape[:2]
-        if self.frame_size is None and self.max_width and width > self.max_width:
-            height = max(1, round(height * self.max_width / width))
-            width = self.max_width
-            image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
-        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, self.quality])
-        if not ok:
-            raise ValueError("OpenCV failed to encode a JPEG")
-        return buf.tobytes(), width, height
+            planes = cover_crop(picture, *self.frame_size)
+        else:
+            width, height = picture.width, picture.height
+            if self.max_width and width > self.max_width:
+                height = max(1, round(height * self.max_width / width))
+                width = self.max_width
+            planes = planes_of(picture.reformat(width=width, height=height, format=JPEG_YUV, interpolation="AREA"))
+        luma = planes[0]
+        return simplejpeg.encode_jpeg_yuv_planes(*planes, quality=self.quality), luma.shape[1], luma.shape[0]
 
 
-def cover_crop(image: np.ndarray, width: int, height: int) -> np.ndarray:
-    """Scale ``image`` to cover ``width`` x ``height`` (aspect kept), then cut the centre to exactly that."""
-    src_h, src_w = image.shape[:2]
-    scale = max(width / src_w, height / src_h)
-    cover_w, cover_h = max(width, round(src_w * scale)), max(height, round(src_h * scale))
-    interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
-    covered = cv2.resize(image, (cover_w, cover_h), interpolation=interp)
-    left, top = (cover_w - width) // 2, (cover_h - height) // 2
-    return covered[top : top + height, left : left + width]
+def planes_of(frame) -> list[np.ndarray]:
+    """A planar frame's planes as arrays (views of its buffers, each row cut to the plane's width)."""
+    return [np.frombuffer(p, np.uint8).reshape(p.height, p.line_size)[:, : p.width] for p in frame.planes]
+
+
+def cover_crop(picture, width: int, height: int) -> list[np.ndarray]:
+    """The YUV 4:2:0 planes of ``picture`` scaled to cover ``width`` x ``height`` (aspect kept), then
+    cut to exactly that about the centre (on even offsets, where the chroma samples fall)."""
+    scale = max(width / picture.width, height / picture.height)
+    cover_w, cover_h = max(width, round(picture.width * scale)), max(height, round(picture.height * scale))
+    interpolation = "AREA" if scale < 1 else "BILINEAR"
+    covered = picture.reformat(width=cover_w, height=cover_h, format=JPEG_YUV, interpolation=interpolation)
+    left, top = (cover_w - width) // 4 * 2, (cover_h - height) // 4 * 2
+    luma, blue, red = planes_of(covered)
+    chroma = np.s_[top // 2 : top // 2 + (height + 1) // 2, left // 2 : left // 2 + (width + 1) // 2]
+    return [luma[top : top + height, left : left + width], blue[chroma], red[chroma]]

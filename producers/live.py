@@ -3,7 +3,7 @@
 The thread keeps up with the stream, decoding every picture as it comes and keeping only the newest,
 so however slowly frames are sent, the one sent is as fresh as the stream allows (a reader that
 decoded one picture per frame due fell further behind every second). Pictures stay in the
-decoder's YUV until taken: only the few that are sent are converted to BGR. A source that cannot be
+decoder's YUV: only the few that are sent are scaled and encoded (``encoder.JpegEncoder``). A source that cannot be
 opened, drops or stalls (no picture for ``stall_s``) is opened again after a pause that doubles
 from ``retry_min_s`` up to ``retry_max_s``, for ever unless ``max_attempts`` says otherwise.
 
@@ -22,8 +22,6 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from facestream.counters import counted
 from facestream.redact import redact
@@ -50,14 +48,11 @@ class LiveSettings:
 
 @dataclass(frozen=True)
 class Picture:
-    """One decoded picture, converted to BGR only when it is sent."""
+    """One decoded picture, as the decoder made it."""
 
     index: int  # per source, from 1
     captured_ns: int  # wall clock when it came out of the decoder
     frame: Any  # av.VideoFrame
-
-    def image(self) -> np.ndarray:
-        return self.frame.to_ndarray(format="bgr24")
 
 
 @dataclass(frozen=True)

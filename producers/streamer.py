@@ -18,8 +18,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
-import numpy as np
 from confluent_kafka import KafkaException, Producer
 from prometheus_client import CollectorRegistry
 
@@ -248,7 +248,7 @@ class Streamer:
                 if picture is None:
                     return
                 camera.waiting = False
-            key, image, capture_ts_ns = None, picture.image(), picture.captured_ns
+            key, image, capture_ts_ns = None, picture.frame, picture.captured_ns
         else:
             read = camera.read(self.config.loop)
             if read is None:
@@ -304,8 +304,9 @@ class Streamer:
                 camera.late += 1
                 camera.due = now
 
-    def _encode(self, key: str | None, image: np.ndarray) -> tuple[bytes, int, int]:
-        """JPEG of ``image``; a still image (keyed by its path) is encoded once for every camera and loop."""
+    def _encode(self, key: str | None, image: Any) -> tuple[bytes, int, int]:
+        """JPEG of ``image`` (an ``av.VideoFrame``); a still image (keyed by its path) is encoded once
+        for every camera and loop."""
         if key is None:
             return self.encoder.encode(image)
         if key not in self._encoded:

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers import browser, compose, kube, programs, turns
+from helpers import browser, compose, kube, programs, prometheus, turns
 from helpers.kafka import make_topics
 
 from facestream import kafka_clients, samples
@@ -20,8 +20,12 @@ from facestream import kafka_clients, samples
 TESTS = Path(__file__).parent
 # The real parts a test needs, known from its fixtures: the markers `make test-fast` leaves out.
 NEEDS_BY_FIXTURE = {"bootstrap": "kafka", "postgres": "postgres", "rtsp_cameras": "rtsp"}
-# ... or from what its module uses: a browser, containers.
-NEEDS_BY_HELPER = {"browser": (browser.chromium,), "compose": (compose.Stack, kube.Play)}
+# ... or from what its module uses: a browser, containers, Prometheus.
+NEEDS_BY_HELPER = {
+    "browser": (browser.chromium,),
+    "compose": (compose.Stack, kube.Play),
+    "prometheus": (prometheus.check_metrics, prometheus.prometheus),
+}
 
 
 # The markers of the real parts: a test with none of them is in `make test-fast`'s tier (or its slow
@@ -40,6 +44,7 @@ HEAVY_FILES = {"tests/e2e/test_cluster.py"}
 def pytest_collection_modifyitems(config, items: list) -> None:
     """Mark every test by what it needs (pyproject.toml registers the markers): the end-to-end
     folder, its fixtures, the helpers its module uses, a GPU module's name, PyTorch imported."""
+    _FILE_ORDER.clear()
     for item in items:
         parts = item.path.relative_to(TESTS).parts
         needs = {mark for fixture, mark in NEEDS_BY_FIXTURE.items() if fixture in item.fixturenames}
@@ -59,6 +64,21 @@ def pytest_collection_modifyitems(config, items: list) -> None:
             item.add_marker(getattr(pytest.mark, mark))
         if "compose" in needs or f"tests/{'/'.join(parts)}" in HEAVY_FILES:
             item.add_marker(pytest.mark.alone)
+        order = 0 if item.get_closest_marker("alone") else 1 if needs & REAL_PARTS else 2
+        _FILE_ORDER[item.path] = min(order, _FILE_ORDER.get(item.path, 2))
+    items.sort(key=_turn_order)
+
+
+def _turn_order(item) -> int:
+    """Files with a test that runs alone first, then those with real parts, then the rest (a sort by
+    this key keeps each file's tests together, in their order). An alone test waits until the tests
+    beside it are done, with its workers idle meanwhile: run back to back at the start, the alone
+    tests wait for each other only, not for a drain each; the short unit tests last even out the
+    workers' ends. (`make test` hands out whole files, in this order: --dist loadfile.)"""
+    return _FILE_ORDER.get(item.path, 2)
+
+
+_FILE_ORDER: dict = {}
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

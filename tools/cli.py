@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from facestream import __version__, command, kafka_settings, logs
+from facestream import __version__, command, extras, kafka_settings, logs
 from facestream.config import renamed_options, warn_renamed
 from facestream.errors import ConfigError
 from facestream.text_limits import checked_texts
@@ -53,8 +53,42 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
-            return checked_texts(getattr(importlib.import_module(module), attr))
+            try:
+                return checked_texts(getattr(importlib.import_module(module), attr))
+            except ModuleNotFoundError as exc:
+                sentence = extras.missing_extra(exc, name)
+                if sentence is None:
+                    raise
+                return _not_installed(name, sentence)
         return super().get_command(ctx, name)
+
+    def invoke(self, ctx: click.Context):
+        """A module of an extra this install lacks, imported only once the command runs (as the
+        services import their engines): the same one sentence, naming the command's extra."""
+        try:
+            return super().invoke(ctx)
+        except ModuleNotFoundError as exc:
+            sentence = extras.missing_extra(exc, ctx.invoked_subcommand)
+            if sentence is None:
+                raise
+            raise ConfigError(f"facestream {ctx.invoked_subcommand}: {sentence}") from None
+
+
+def _not_installed(name: str, sentence: str) -> click.Command:
+    """A command whose extra this install lacks: listed by ``--help`` as such, and any use of it (its
+    own ``--help`` included) is the one sentence that says what to install."""
+
+    def refuse(args: tuple[str, ...]) -> None:
+        raise ConfigError(f"facestream {name}: {sentence}")
+
+    return click.Command(
+        name,
+        callback=refuse,
+        params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+        short_help=f"(not installed: {sentence.rsplit(': ', 1)[1]})",
+        add_help_option=False,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
 
 
 def load_config(path: Path) -> dict:

@@ -18,7 +18,8 @@ from facestream import paths
 from facestream.tools.cli import cli
 
 SPEC = yaml.safe_load(COMPOSE_FILE.read_text())
-FACESTREAM_SERVICES = [name for name, s in SPEC["services"].items() if s["image"].startswith("facestream:")]
+OUR_IMAGES = ("facestream:", "facestream-producer:")
+FACESTREAM_SERVICES = [name for name, s in SPEC["services"].items() if s["image"].startswith(OUR_IMAGES)]
 DOCKERFILES = [ROOT / "Dockerfile", ROOT / "deploy" / "gpu.Dockerfile", ROOT / "deploy" / "kafka" / "Dockerfile"]
 # Stand-ins for official images that start as root and drop to their own user, as the originals do.
 STAND_INS = [ROOT / "deploy" / "postgres" / "Dockerfile", ROOT / "deploy" / "mosquitto" / "Dockerfile"]
@@ -108,17 +109,32 @@ def pins(path) -> dict[str, str]:
     return {name.lower().replace("_", "-"): version for name, version in pairs}
 
 
+def requirement_names(requirements: list[str]) -> set[str]:
+    """The distributions a list of requirements names, less the project's own extras (``facestream[...]``)."""
+    names = {re.split(r"[<>=\[ ;]", requirement)[0].lower().replace("_", "-") for requirement in requirements}
+    return names - {"facestream"}
+
+
 def test_the_images_pin_every_package_the_services_need() -> None:
     cpu, gpu = pins(ROOT / "deploy" / "requirements.txt"), pins(ROOT / "deploy" / "requirements-gpu.txt")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    needed = project["dependencies"] + project["optional-dependencies"]["search"]  # search is on by a setting
-    for requirement in needed:
-        name = re.split(r"[<>=\[ ;]", requirement)[0].lower()
+    extras = project["optional-dependencies"]
+    services = ("detector", "alerting", "store", "notify", "dashboard", "search")  # what [all] brings
+    needed = requirement_names(project["dependencies"] + [r for extra in services for r in extras[extra]])
+    for name in needed:
         assert name in cpu, f"deploy/requirements.txt does not pin {name}"
     assert "torch" not in cpu and "torch" not in gpu  # exporting only; the services never import it
     swapped = {"onnxruntime": "onnxruntime-gpu"}
     for name, version in cpu.items():
         assert gpu.get(swapped.get(name, name)) == version or name in swapped, f"{name}: CPU and GPU pins differ"
+
+
+def test_the_producer_image_pins_the_light_install_as_the_services_image_does() -> None:
+    producer, cpu = pins(ROOT / "deploy" / "requirements-producer.txt"), pins(ROOT / "deploy" / "requirements.txt")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert requirement_names(project["dependencies"]) <= set(producer)
+    assert {name: cpu.get(name) for name in producer} == producer  # one version of each package
+    assert not {"onnxruntime", "opencv-python-headless", "sqlalchemy", "onnx"} & set(producer)
 
 
 def test_the_torch_variant_adds_the_pytorch_its_engine_was_measured_with() -> None:

@@ -16,6 +16,7 @@ from helpers.alert import event, face, person
 from helpers.http import free_port, get, scrape
 from helpers.kafka import read_topic
 from helpers.producer import wait_until
+from helpers.prometheus import check_metrics
 from sqlalchemy import func, select
 
 from facestream import kafka_clients, kafka_topics
@@ -193,6 +194,7 @@ def test_snapshots_are_read_back_from_kafka_once(names: dict, bootstrap: str, sa
             lambda: 'facestream_alert_store_snapshots_total{status="kept"} 1.0' in scrape_or_none(port), 60, "metrics"
         )
         assert get(port, "/readyz")[0] == 200
+        check_metrics(scrape(port))
     finally:
         _, said = store.communicate(timeout=120)
     assert store.returncode == 0, said[-3000:]

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from helpers.alert import event, face, person
 from helpers.http import free_port, get, scrape
 from helpers.kafka import detector_config, photos_to, read_topic, run_service
+from helpers.prometheus import check_metrics
 from helpers.worker import (
     alert_record,
     alerting,
@@ -335,8 +336,7 @@ def test_a_worker_is_ready_once_its_gallery_is_loaded_and_it_owns_partitions(
         while not lag.search(text := scrape(port)):
             assert time.monotonic() < deadline + 90 and worker.poll() is None, text
             time.sleep(0.5)
-        promtool = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
-        assert promtool.returncode == 0, promtool.stdout + promtool.stderr
+        check_metrics(text)
     finally:
         stop(worker, log)
 

@@ -13,6 +13,7 @@ from helpers.fault import keep_report
 from helpers.http import free_port, get, scrape
 from helpers.kafka import read_topic
 from helpers.producer import sent, start_producer, stop_producer, wait_until
+from helpers.prometheus import check_metrics
 from helpers.rtsp import SilentPort, staleness_ms
 
 from facestream.producers.config import ProducerConfig
@@ -151,6 +152,7 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
         )
         metrics = scrape(port)
         assert producer.poll() is None
+        check_metrics(metrics)
     finally:
         output = stop_producer(producer, log)
         silent.close()

@@ -3,6 +3,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from helpers.pictures import picture
 
 from facestream.errors import SourceError
 from facestream.producers.encoder import JpegEncoder
@@ -35,7 +36,7 @@ def test_unreadable_images_are_skipped_with_a_warning(tmp_path: Path, caplog) ->
         list(ImageSource([tmp_path / "broken.jpg"]).frames())
 
 
-def test_video_files_are_read_with_opencv(tmp_path: Path) -> None:
+def test_video_files_are_read_picture_by_picture(tmp_path: Path) -> None:
     path = tmp_path / "clip.avi"
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10, (64, 48))
     for i in range(5):
@@ -60,18 +61,33 @@ def test_unopenable_capture_is_a_source_error(tmp_path: Path) -> None:
 
 
 def test_encoder_scales_down_to_max_width() -> None:
-    data, width, height = JpegEncoder(quality=80, max_width=320).encode(np.zeros((480, 640, 3), np.uint8))
+    data, width, height = JpegEncoder(quality=80, max_width=320).encode(picture(np.zeros((480, 640, 3), np.uint8)))
     assert (width, height) == (320, 240)
     assert cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR).shape == (240, 320, 3)
-    assert JpegEncoder(max_width=0).encode(np.zeros((10, 4000, 3), np.uint8))[1:] == (4000, 10)
+    assert JpegEncoder(max_width=0).encode(picture(np.zeros((10, 4000, 3), np.uint8)))[1:] == (4000, 10)
+
+
+def test_the_jpeg_keeps_the_picture_s_colours() -> None:
+    """Full-range YUV, as JFIF stores it: a limited-range conversion would wash every colour out."""
+    rng = np.random.default_rng(1)
+    image = cv2.GaussianBlur(rng.integers(0, 256, (240, 320, 3), dtype=np.uint8), (15, 15), 0)
+    image[:40] = (0, 0, 0)
+    image[40:80] = (255, 255, 255)
+    image[80:120] = (40, 60, 220)
+    data, _, _ = JpegEncoder(quality=95).encode(picture(image))
+    decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    assert np.abs(decoded.astype(int) - image).mean() < 3
+    assert decoded[5:35].max() < 8 and decoded[45:75].min() > 247
 
 
 def test_encoder_frame_size_covers_and_crops_the_centre() -> None:
     portrait = np.zeros((800, 640, 3), np.uint8)
     portrait[160:640] = 255  # the middle 480 rows: what a 640x480 camera would keep
-    data, width, height = JpegEncoder(frame_size=(640, 480)).encode(portrait)
+    data, width, height = JpegEncoder(frame_size=(640, 480)).encode(picture(portrait))
     decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     assert (width, height) == (640, 480) and decoded.shape == (480, 640, 3)
     assert decoded[5:-5].min() > 200  # nothing of the black bands survives the crop
     small_wide = np.zeros((100, 400, 3), np.uint8)  # enlarged to cover 640x480, sides cut
-    assert JpegEncoder(frame_size=(640, 480), max_width=320).encode(small_wide)[1:] == (640, 480)
+    assert JpegEncoder(frame_size=(640, 480), max_width=320).encode(picture(small_wide))[1:] == (640, 480)
+    odd = JpegEncoder(frame_size=(333, 215)).encode(picture(np.zeros((500, 700, 3), np.uint8)))
+    assert odd[1:] == (333, 215) and cv2.imdecode(np.frombuffer(odd[0], np.uint8), 1).shape == (215, 333, 3)
