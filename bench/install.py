@@ -15,12 +15,17 @@ import tempfile
 from pathlib import Path
 
 from bench import save, settings_of
+from bench.figures import Target, newest, source
 from bench.machine import describe
 from bench.settings import InstallBenchConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_OWN = {"pip", "setuptools", "_distutils_hack", "pkg_resources", "distutils-precedence.pth"}
-IMAGES = {"producer": "localhost/facestream-producer:0.1.0", "full": "localhost/facestream:0.1.0"}
+IMAGES = {
+    "producer": "localhost/facestream-producer:0.1.0",
+    "full": "localhost/facestream:0.1.0",
+    "base": "docker.io/library/python:3.11-slim",  # what both stand on
+}
 
 
 def make_venv(folder: Path, extras: str = "") -> Path:
@@ -101,3 +106,44 @@ def run(cfg: InstallBenchConfig, command: str) -> dict:
         + f" -> {cfg.out}"
     )
     return result
+
+
+def _mb(value: int | None) -> str:
+    return "-" if value is None else f"{value / 1e6:.0f} MB"
+
+
+def render(result: dict) -> list[str]:
+    installs, images = result["installs"], result.get("images", {}).get("bytes", {})
+    producer, full = installs["producer"], installs["full"]
+    return [
+        f"**Install sizes, the edge producer's beside every service's** (`{result['command']}`; each in a fresh "
+        f"virtual environment from the checkout; images as `podman-compose build` makes them, both on a base "
+        f"of {_mb(images.get('base'))}):",
+        "",
+        "| install | environment | its packages (less pip and setuptools) | image |",
+        "|---|---|---|---|",
+        f"| `pip install facestream` (producer, `kafka`, `samples`) | {_mb(producer['venv_bytes'])} "
+        f"| {_mb(producer['packages_bytes'])} | {_mb(images.get('producer'))} |",
+        f"| `pip install 'facestream[{result['settings']['extras']}]'` (every service) | {_mb(full['venv_bytes'])} "
+        f"| {_mb(full['packages_bytes'])} | {_mb(images.get('full'))} |",
+        f"| producer / full | {result['venv_ratio']:.2f} | {result['packages_ratio']:.2f} "
+        f"| {result['image_ratio']:.2f} |"
+        if "image_ratio" in result
+        else "",
+        "",
+        source(result),
+    ]
+
+
+def targets(results: dict[str, dict]) -> list[Target]:
+    """The producer's install and image at most a third of the full ones."""
+    run = newest(results, "install")
+    if run is None:
+        return [Target("Producer install <= 1/3 of [all], venv and image", None, None, None)]
+    venv, image = run["venv_ratio"], run.get("image_ratio")
+    measured = f"environment {venv:.2f}, packages {run['packages_ratio']:.2f}, image " + (
+        "not built" if image is None else f"{image:.2f}"
+    )
+    met = venv <= 1 / 3 and image is not None and image <= 1 / 3
+    short = f"{venv:.2f}, image {'-' if image is None else f'{image:.2f}'}"
+    return [Target("Producer install <= 1/3 of [all], venv and image", measured, met, run["_file"], short)]

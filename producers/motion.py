@@ -12,6 +12,7 @@ when at least ``min_changed`` of its pixels did. ``python -m bench gate`` measur
 from typing import Any
 
 import numpy as np
+from av.video.reformatter import VideoReformatter
 
 from facestream.producers.encoder import planes_of
 
@@ -30,11 +31,12 @@ class MotionGate:
         self.phase_s = phase_s
         self._reference: np.ndarray | None = None  # the last frame sent, as compared
         self._sent_at = 0.0
+        self._scaler = VideoReformatter()  # keeps FFmpeg's scaling context: made anew, it costs 0.6 ms a frame
 
     def wants(self, picture: Any, now_s: float) -> bool:
         """True to send ``picture`` (an ``av.VideoFrame`` captured at monotonic ``now_s``): the first
         frame, a keyframe, or a changed scene; the frame sent becomes what later frames are compared with."""
-        small = comparable(picture)
+        small = comparable(picture, self._scaler)
         send = (
             self._reference is None
             or small.shape != self._reference.shape
@@ -52,11 +54,11 @@ def changed_fraction(a: np.ndarray, b: np.ndarray) -> float:
     return np.count_nonzero(np.abs(a - b) > PIXEL_DELTA) / a.size
 
 
-def comparable(picture: Any) -> np.ndarray:
+def comparable(picture: Any, scaler: VideoReformatter) -> np.ndarray:
     """The picture grey, shrunk and blurred (a 3x3 binomial kernel, the border mirrored), as int16."""
     factor = max(1, picture.width // WIDTH)
-    small = picture.reformat(
-        width=picture.width // factor, height=max(1, picture.height // factor), format="gray", interpolation="AREA"
+    small = scaler.reformat(
+        picture, picture.width // factor, max(1, picture.height // factor), "gray", interpolation="AREA"
     )
     grey = np.pad(planes_of(small)[0].astype(np.int16), 1, mode="symmetric")
     rows = grey[:-2] + 2 * grey[1:-1] + grey[2:]
