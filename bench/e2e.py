@@ -38,6 +38,7 @@ from facestream.config import command_line
 from facestream.detector_service import models
 from facestream.detector_service.config import DetectorConfig, detector_command
 from facestream.detector_service.stats import STAGES
+from facestream.histograms import interpolated_quantile
 from facestream.producers.config import ProducerConfig, producer_command
 from facestream.producers.placement import Placement, by_key
 from facestream.schemas import unpack_detection
@@ -85,6 +86,7 @@ def run(cfg: E2EConfig, command: str) -> dict:
                 bootstrap, f"e2e-{tag}", detectors, _camera_ids(f"s{step}", count), partitions, cfg.placement
             )
             row["stages"] = stages.summary()
+            row["histogram_latency_ms_p99"] = stages.histogram_p99_ms()
             row["detector_stats"] = [_last_stats_line(log) for log in log_files]
             if cfg.profile_s:
                 row["profile"] = {
@@ -410,6 +412,22 @@ class _Stages:
             )
         return out
 
+    def histogram_p99_ms(self) -> float | None:
+        """p99 capture -> event over the step as the replicas' own histograms give it (all replicas'
+        bucket counts added, then read as Prometheus's histogram_quantile does): the figure the
+        FacestreamEventsLate alert watches, beside the reader's per-event one."""
+        if len(self._samples) < 2:
+            return None
+        (_, first), (_, last) = self._samples[0], self._samples[-1]
+        bounds = sorted({float(k[3:]) for sample in last for k in sample if k.startswith("le:")})
+        cumulative = np.array(
+            [sum(b.get(f"le:{x:g}", 0.0) - a.get(f"le:{x:g}", 0.0) for a, b in zip(first, last)) for x in bounds]
+        )
+        total = sum(b.get("le:inf", 0.0) - a.get("le:inf", 0.0) for a, b in zip(first, last))
+        counts = np.diff(np.concatenate([[0.0], cumulative, [total]]))
+        p99 = interpolated_quantile(np.array(bounds), counts, 0.99)
+        return None if np.isnan(p99) else round(p99 * 1000, 1)
+
 
 def _share(embedded: float, carried: float) -> float | None:
     return round(embedded / (embedded + carried), 4) if embedded + carried else None
@@ -429,6 +447,9 @@ def _scrape(port: int) -> dict[str, float]:
                 found[name[len("facestream_") : -len("_total")]] = float(value)
             elif name.startswith('facestream_stage_seconds_total{stage="'):
                 found[name.split('"')[1]] = float(value)
+            elif name.startswith('facestream_capture_to_event_seconds_bucket{le="'):
+                bound = float(name.split('"')[1])
+                found[f"le:{bound:g}"] = float(value)
     return found
 
 

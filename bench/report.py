@@ -71,6 +71,7 @@ TARGETS: list[Callable[[dict[str, dict]], list[Target]]] = [
     pipeline.targets,
     embedding.targets,
     e2e_report.targets,
+    e2e_report.histogram_agrees,
     pose.targets,
     gate.targets,
     install.targets,
