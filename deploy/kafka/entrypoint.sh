@@ -31,7 +31,7 @@ while IFS='=' read -r name value; do
   echo "$key=$value" >> "$props"
 done < <(env)
 if [ ! -e "${KAFKA_LOG_DIRS:-/var/lib/kafka/data}/meta.properties" ]; then
-  /opt/kafka/bin/run-class.sh kafka.tools.StorageTool format --ignore-formatted \
+  /opt/kafka/bin/run-class.sh kafka.tools.StorageTool format --ignore-formatted --feature transaction.version=2 \
     -t "${CLUSTER_ID:-5L6g3nShT-eMCtK--X86sw}" -c "$props" >/dev/null
 fi
 exec /opt/kafka/bin/run-class.sh kafka.Kafka "$props"

@@ -75,3 +75,20 @@ def status() -> None:
         click.echo(f"{current.bootstrap}: {current.detail}")
     if not any(current.running for current in shown):
         raise click.exceptions.Exit(1)
+
+
+@kafka.command()
+def features() -> None:
+    """Print the cluster's finalized feature levels (kafka-features.sh describe), e.g. transaction.version.
+
+    \b
+    Examples:
+      facestream kafka features
+      KAFKA_BOOTSTRAP=broker:9092 facestream kafka features   # another cluster, with the local jars
+    """
+    from facestream.broker import LocalBroker
+
+    broker = LocalBroker()
+    broker.install_jars()
+    for name, level in sorted(broker.features(kafka_clients.external_bootstrap() or None).items()):
+        click.echo(f"{name}={level}")

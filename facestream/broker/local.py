@@ -28,6 +28,7 @@ from facestream.errors import BrokerError
 log = logging.getLogger(__name__)
 
 MIN_JAVA = 17
+TRANSACTION_VERSION = 2  # KIP-890's protocol; docs/guarantees.md says which clients take part in it
 DEFAULT_HEAP = "-Xms256m -Xmx1g"
 SERVER_PROPERTIES = """\
 # Written by `facestream kafka start`; edits are overwritten at the next start.
@@ -347,6 +348,9 @@ class LocalBroker:
             "format",
             *([] if self.quorum else ["--standalone"]),  # a cluster's quorum is its fixed voters
             f"--cluster-id={cid}",
+            # KIP-890's transaction protocol (transactions' server-side defence): Kafka 4 turns it on
+            # for a new cluster of the latest release; said here so that no default can change it.
+            f"--feature=transaction.version={TRANSACTION_VERSION}",
             "-c",
             str(self.config),
         ]
@@ -355,6 +359,24 @@ class LocalBroker:
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise BrokerError(f"formatting Kafka storage failed:\n{done.stdout}{done.stderr}")
+
+    def features(self, bootstrap: str | None = None) -> dict[str, str]:
+        """The finalized feature levels (KIP-584) of the cluster at ``bootstrap`` (this broker's by
+        default), as Kafka's own ``kafka-features.sh describe`` reads them with this broker's jars."""
+        cmd = [
+            find_java(),
+            f"-Dlog4j2.configurationFile={self.log4j_config()}",
+            "-cp",
+            f"{self.lib}/*",
+            "org.apache.kafka.tools.FeatureCommand",
+            "--bootstrap-server",
+            bootstrap or self.bootstrap,
+            "describe",
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise BrokerError(f"kafka-features describe failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        return dict(re.findall(r"Feature: (\S+)\s.*?FinalizedVersionLevel: (\S+)", done.stdout))
 
     def log4j_config(self) -> Path:
         """Kafka's log4j2 configuration, written into the broker folder (tools use it too)."""

@@ -55,3 +55,16 @@ def test_a_taken_controller_port_fails_before_anything_starts(bootstrap: str, ho
     assert done.returncode != 0
     assert f"cannot start Kafka on 127.0.0.1:{port + 1}: the port is taken by pid {os.getpid()}" in done.stderr
     assert not (home / "kafka" / "broker.pid").exists()
+
+
+def test_the_broker_runs_kip_890_s_transaction_protocol(bootstrap: str) -> None:
+    """`facestream kafka start` formats its storage with transaction.version=2, the server-side
+    defence against the races Jepsen found in transactions; `facestream kafka features` reads it
+    back from the running broker, as Kafka's kafka-features.sh does (docs/guarantees.md)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "facestream", "kafka", "features"], capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    levels = dict(line.split("=") for line in done.stdout.split())
+    assert levels["transaction.version"] == "2", done.stdout
+    assert levels["metadata.version"].startswith("4."), done.stdout  # Kafka 4's release, e.g. 4.1-IV1
