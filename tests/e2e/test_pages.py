@@ -3,10 +3,13 @@ scrolling, no text squeezed a word to a line, nothing over the header, controls 
 (helpers/layout.js), on a store with a dozen recurring strangers and an alert with a long life, and a
 live feed of three cameras."""
 
+import contextlib
 import dataclasses
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from confluent_kafka import Consumer
 from helpers.accounts import DASHBOARD_ADMIN, sign_in_page
 from helpers.alert import SFACE, person
 from helpers.browser import DESK, PAGES, at_size, chromium, console_errors, count, look_at, wait_until
@@ -95,11 +98,31 @@ def test_every_page_reads_on_a_phone_and_at_a_desk(bootstrap: str, sample_dir: P
         pages_of(bootstrap, names, port, database, sample_dir, tmp_path)
 
 
+@contextlib.contextmanager
+def a_member_as_the_services_name_theirs(bootstrap: str, names: dict) -> Iterator[None]:
+    """A group member with a client id as long as a service's ("<group>.alerting-worker"), held in
+    its group while the pages are looked at: the live page lists it beside the groups' names."""
+    member = Consumer(
+        kafka_clients.client_config(
+            bootstrap, **{"group.id": f"{names['frames']}.alerting", "client.id": f"{names['frames']}.alerting-worker"}
+        )
+    )
+    member.subscribe([names["frames"]])
+    deadline = time.monotonic() + 30
+    while not member.assignment():
+        assert time.monotonic() < deadline, "the member got no partition"
+        member.poll(0.5)
+    try:
+        yield
+    finally:
+        member.close()
+
+
 def pages_of(bootstrap: str, names: dict, port: int, database: str, sample_dir: Path, tmp_path: Path) -> None:
     stored(database, sample_dir, time.time_ns())
     live(bootstrap, names, sample_dir)
     base = f"http://127.0.0.1:{port}/"
-    with chromium() as page:
+    with chromium() as page, a_member_as_the_services_name_theirs(bootstrap, names):
         problems = {"login": look_at(page, base + "login", "login", tmp_path)}
         sign_in_page(page, port, DASHBOARD_ADMIN)
         wait_until("the live feed's alert", lambda: count(page, ".alert[data-kind=stranger]") == 1, 30)
