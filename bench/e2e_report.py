@@ -142,8 +142,8 @@ def _notes(result: dict) -> list[str]:
         pairs = ", ".join(f"{r['cameras']} cameras {r['histogram_latency_ms_p99']:.0f}" for r in agreed)
         notes.append(
             f"p99 ms from the replicas' own histogram (`facestream_capture_to_event_seconds`, all replicas' "
-            f"buckets added and read as Prometheus's histogram_quantile does; capture to the broker's ack of the "
-            f"event): {pairs}."
+            f"buckets added and read as Prometheus's histogram_quantile does; capture to the event handed to "
+            f"Kafka): {pairs}."
         )
     if "stages" in (result["rows"] or [{}])[0]:
         decoder = "OpenCV" if s.get("provider") == "cpu" else "nvImageCodec"

@@ -263,7 +263,7 @@ class DetectorService(Service):
                 self._dead_letter(outcome.tag, "decode", outcome.error)
             else:
                 event = self._announcing_skips(outcome.event)
-                counted = functools.partial(self.stats.count_event, event.capture_ts_ns)
+                counted = functools.partial(self.stats.count_event, event.capture_ts_ns, time.time_ns())
                 self.publisher.event(event, self._on_done(outcome.tag, counted))
 
     def _await(self, future: Future) -> None:

@@ -97,10 +97,12 @@ class Stats(Counters):
     _last_frames: int = 0
     _last_time: float = field(default_factory=time.monotonic)
 
-    def count_event(self, capture_ts_ns: int) -> None:
-        """An event the broker acknowledged, of a frame captured at ``capture_ts_ns``."""
+    def count_event(self, capture_ts_ns: int, sent_ns: int) -> None:
+        """An event the broker acknowledged, of a frame captured at ``capture_ts_ns``, handed to the
+        Kafka client at ``sent_ns``: its latency ends there, since the acknowledgement is seen only at
+        the service's next poll of the client (up to a batch's wait later, which no reader waits)."""
         self.events += 1
-        self.latency.observe((time.time_ns() - capture_ts_ns) / 1e9)
+        self.latency.observe((sent_ns - capture_ts_ns) / 1e9)
 
     def add_batch(
         self, frames: int, seconds: dict[str, float], events_s: float, embedded: np.ndarray | None = None
