@@ -3,9 +3,10 @@
 The thread keeps up with the stream, decoding every picture as it comes and keeping only the newest,
 so however slowly frames are sent, the one sent is as fresh as the stream allows (a reader that
 decoded one picture per frame due fell further behind every second). Pictures stay in the
-decoder's YUV: only the few that are sent are scaled and encoded (``encoder.JpegEncoder``). A source that cannot be
-opened, drops or stalls (no picture for ``stall_s``) is opened again after a pause that doubles
-from ``retry_min_s`` up to ``retry_max_s``, for ever unless ``max_attempts`` says otherwise.
+decoder's YUV: only the few that are sent are scaled and encoded (``encoder.JpegEncoder``). A
+source that cannot be opened, drops or stalls (no picture for ``stall_s``) is opened again after a
+pause that doubles from ``retry_min_s`` up to ``retry_max_s``, for ever unless ``max_attempts`` says
+otherwise.
 
 Decoded with PyAV (FFmpeg's libraries): against OpenCV's FFmpeg backend on the same 720p stream it
 costs the same CPU decoding every picture, hands over frames 40 ms fresher, and can decode only the
