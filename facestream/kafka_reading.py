@@ -96,11 +96,16 @@ def records(
 
 
 def read_to_end(
-    topic: str, bootstrap: str | None = None, timeout_s: float = 30.0, only: list[int] | None = None
+    topic: str,
+    bootstrap: str | None = None,
+    timeout_s: float = 30.0,
+    only: list[int] | None = None,
+    since_ms: int | None = None,
 ) -> list:
     """Every record of ``topic`` (of its partitions ``only``, if given) up to its end as of the call,
-    tombstones included (a compacted topic's current state); BrokerError if that cannot be read within
-    ``timeout_s``."""
+    tombstones included (a compacted topic's current state), or, with ``since_ms``, those from the first
+    one timestamped at or after it (a long topic's recent part, without reading it all); BrokerError if
+    that cannot be read within ``timeout_s``."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 
     # Never subscribes or commits: partitions are assigned by hand.
@@ -125,7 +130,11 @@ def read_to_end(
             only if only is not None else consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
         )
         ends = {(topic, p): end_of(p) for p in partitions}
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        starts = [TopicPartition(topic, p, OFFSET_BEGINNING if since_ms is None else since_ms) for p in partitions]
+        if since_ms is not None:  # -1 where no record is that recent: nothing to read there
+            starts = consumer.offsets_for_times(starts, timeout=timeout_s)
+            ends = {(s.topic, s.partition): ends[(s.topic, s.partition)] if s.offset >= 0 else 0 for s in starts}
+        consumer.assign(starts)
         return list(to_the_end(consumer, ends, deadline, f"could not read {topic} to its end within {timeout_s:.0f} s"))
     finally:
         consumer.close()

@@ -63,10 +63,8 @@ def topics(cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
 
 
 def two_replicas(topics: dict, tmp_path: Path) -> dict[Path, object]:
-    replicas = {}
-    for name in ("a", "b"):
-        log = tmp_path / f"{name}.log"
-        replicas[log] = replica(topics, log, stop_after_idle_s=12.0)
+    replicas = {log: replica(topics, log, stop_after_idle_s=12.0) for log in (tmp_path / "a.log", tmp_path / "b.log")}
+    for log in replicas:  # started together: each start is seconds of imports and a model on two cores
         wait_for_line(log, "assigned t-")
     return replicas
 

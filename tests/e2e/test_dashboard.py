@@ -19,6 +19,7 @@ from helpers.accounts import DASHBOARD_ADMIN as ADMIN
 from helpers.accounts import sign_in_page
 from helpers.browser import chromium, console_errors, count, images_loaded, wait_until
 from helpers.http import get
+from helpers.prometheus import check_metrics
 from helpers.store import OPENED, S, received
 
 from facestream import gallery, kafka_clients
@@ -118,6 +119,7 @@ def test_an_alert_s_evidence_frame_comes_back_from_kafka_and_the_page_shows_it(
     status, metrics, _ = fetch(port, "/metrics", auth)
     line = f'facestream_dashboard_unreadable_records_total{{topic="{names["detections"]}"}} 1.0'
     assert line in metrics.decode()
+    check_metrics(metrics.decode())
     assert f"unreadable record at {names['detections']}/" in log.read_text()
 
 

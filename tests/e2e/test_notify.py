@@ -14,7 +14,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers.http import free_port, scrape
 from helpers.producer import wait_until
+from helpers.prometheus import check_metrics
 from helpers.receiver import Mailbox, Mosquitto, Webhook
 from helpers.store import OPENED, S
 
@@ -123,7 +125,7 @@ def test_a_target_that_is_down_gets_everything_once_back_across_a_killed_notifie
 ) -> None:
     hook = Webhook()  # not listening yet: the target is down
     targets = {"ops": {"url": hook.url, "cooldown_s": 0}}
-    settings = config(names, tmp_path, targets, retry_max_s=1.0)
+    settings = config(names, tmp_path, targets, retry_max_s=1.0, http_port=free_port())
     send_alerts(bootstrap, names["alerts"], flood(20, 4, time.time_ns() - 60 * S))
     log = tmp_path / "notifier.log"
     with open(log, "ab") as out:
@@ -140,6 +142,7 @@ def test_a_target_that_is_down_gets_everything_once_back_across_a_killed_notifie
         send_alerts(bootstrap, names["alerts"], later)
         wait_until(lambda: len(hook.posts) >= 30, 60, "the later messages")
         time.sleep(3.0)  # anything sent twice would come now
+        metrics = scrape(settings.http_port)
     finally:
         notifier.send_signal(signal.SIGTERM)
         notifier.wait(timeout=60)
@@ -148,6 +151,7 @@ def test_a_target_that_is_down_gets_everything_once_back_across_a_killed_notifie
     assert "target ops (json://***)" in said and "trying again" in said  # failures logged by target name, URL masked
     ids = [post["message"].rsplit("alert=", 1)[1] for post in hook.posts]
     assert len(ids) == 30 == len(set(ids))
+    check_metrics(metrics)  # as an operator's lint reads the notifier's /metrics
 
 
 def test_a_state_target_mirrors_what_is_open_in_retained_topics_for_home_assistant(

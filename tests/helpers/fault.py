@@ -189,7 +189,8 @@ class AlertsBeside:
 
     def __init__(self, topics: dict, folder: Path) -> None:
         self.topics, self.folder, self.port = topics, folder, free_port()
-        self.live = self._worker("live", ready_port=free_port())
+        live_port = free_port()
+        self.live = self._worker("live", ready_port=live_port)
         page = DashboardConfig(
             http_port=self.port,
             database=f"sqlite:///{folder / 'alerts.db'}",
@@ -201,16 +202,18 @@ class AlertsBeside:
         )
         with open(folder / "dashboard.log", "wb") as out:
             self.page = subprocess.Popen(dashboard_command(page), stdout=out, stderr=subprocess.STDOUT)
-        # Ready before the fault: a page still starting when a node stops meets the fault at its start
-        # (e.g. its topics to create while only two nodes are registered), not while it serves.
+        # Both ready before the fault (started together, each seconds of imports on two cores): a page
+        # still starting when a node stops meets the fault at its start (e.g. its topics to create while
+        # only two nodes are registered), not while it serves; the worker has its partitions.
+        wait_ready(self.live, live_port, folder / "alerting-live.log")
         wait_ready(self.page, self.port, folder / "dashboard.log")
 
     def _name(self, part: str) -> str:
         return f"{self.topics['group']}.{part}"
 
     def _worker(self, run: str, ready_port: int = 0) -> subprocess.Popen:
-        """An alerting worker; with ``ready_port``, once it is ready (its partitions assigned), so that a
-        fault meets it working rather than starting."""
+        """An alerting worker, started; with ``ready_port`` it says there when it is ready (its
+        partitions assigned)."""
         config = AlertingConfig(
             http_port=ready_port,
             group=self._name(f"alerting-{run}"),
@@ -225,10 +228,7 @@ class AlertsBeside:
         )
         log = self.folder / f"alerting-{run}.log"
         with open(log, "wb") as out:
-            worker = subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
-        if ready_port:
-            wait_ready(worker, ready_port, log)
-        return worker
+            return subprocess.Popen(alerting_command(config), stdout=out, stderr=subprocess.STDOUT)
 
     def _finish(self, worker: subprocess.Popen, run: str, timeout_s: float = 120.0) -> list:
         """Once ``worker`` has committed every event: stop it; its alert records."""
