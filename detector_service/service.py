@@ -130,9 +130,11 @@ class DetectorService(Service):
         # Host and process: each member of the group (a replica, or each front of one) is told apart in
         # the group's description, as `kafka-consumer-groups --describe` and bench e2e show it.
         self.client_id = f"facestream-detector-{socket.gethostname()}-{os.getpid()}"
-        settings = {"compression.type": "lz4"}  # events compress
+        settings: dict = {"compression.type": "lz4"}  # events compress
         if cfg.exactly_once:
             settings |= transactions.producer_settings(self.client_id, cfg.group)
+            log.info("exactly-once: transactional.id %s", settings["transactional.id"])
+        self.transactional_id = settings.get("transactional.id", "")
         self.producer = kafka_clients.producer(self.client_id, self.bootstrap, **settings)
         self.publisher = Publisher(self.producer, cfg.detections_topic, cfg.dead_letter_topic, cfg.group)
         log.info(
@@ -150,6 +152,14 @@ class DetectorService(Service):
             cfg.detections_topic,
         )
 
+    def _transactions(self) -> transactions.Transactions | None:
+        """With --exactly-once, the producer's transactions, which the publisher tags each record with."""
+        if not self.config.exactly_once:
+            return None
+        found = transactions.Transactions(self.producer, self.transactional_id)
+        self.publisher.transactions = found
+        return found
+
     def join(self) -> FramesMember:
         cfg = self.config
         member = FramesMember(
@@ -161,7 +171,7 @@ class DetectorService(Service):
             start_at=cfg.start_at,
             start_back_s=cfg.start_back_s,
             session_timeout_s=cfg.session_timeout_s,
-            transactions=transactions.Transactions(self.producer) if cfg.exactly_once else None,
+            transactions=self._transactions(),
             fetch_queue_mb=cfg.fetch_queue_mb,
             on_ownership=self.owned,
             on_new_consumer=self._count_new_consumer,

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from confluent_kafka import KafkaError, KafkaException
 
 from facestream import kafka_clients
+from facestream.detector_service.kafka.transactions import Transactions
 from facestream.schemas import DetectionEvent, PoseEvent, pack_detection, pack_pose
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,7 @@ class Publisher:
         self.dead_letter_topic = dead_letter_topic
         self._group_id = group_id
         self._max_record_bytes = max_record_bytes
+        self.transactions: Transactions | None = None  # exactly-once: each record says its transaction
 
     def event(self, event: DetectionEvent | PoseEvent, on_done: OnDone) -> None:
         # Built here from the processor's arrays, so not checked again (the builders' tests check them).
@@ -85,6 +87,8 @@ class Publisher:
         def delivered(err, _msg) -> None:
             on_done(err)
 
+        if self.transactions is not None:
+            headers = [*(headers or []), self.transactions.header()]
         try:
             kafka_clients.send(self._producer, topic, value, key, headers, on_delivery=delivered)
         except KafkaException as exc:

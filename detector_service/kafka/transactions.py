@@ -31,14 +31,25 @@ def producer_settings(client_id: str, group: str) -> dict:
     }
 
 
+HEADER = "facestream.transaction"  # on every record: which transaction wrote it (an auditor's check)
+
+
 class Transactions:
     """The producer's open transaction: committed with the consumer's offsets, then the next begun."""
 
-    def __init__(self, producer, timeout_s: float = 30.0) -> None:
+    def __init__(self, producer, transactional_id: str, timeout_s: float = 30.0) -> None:
         self._producer = producer
         self._timeout_s = timeout_s
+        self.transactional_id = transactional_id
+        self.number = 0  # of the open transaction, counted from 0 by this producer
         self._call(producer.init_transactions, timeout_s)
         self._call(producer.begin_transaction)
+
+    def header(self) -> tuple[str, bytes]:
+        """``HEADER`` for a record of the open transaction: ``<transactional.id>#<number>``. A reader
+        that sees some records of one transaction as committed must see all of them (no torn or
+        aborted reads): ``tests/e2e/test_cluster.py`` checks that with this."""
+        return HEADER, f"{self.transactional_id}#{self.number}".encode()
 
     def commit(self, offsets: dict[tuple[str, int], int], group_metadata) -> None:
         """Commit every record produced since the last commit together with ``offsets``; begin anew."""
@@ -46,6 +57,7 @@ class Transactions:
             positions = [TopicPartition(t, p, o) for (t, p), o in offsets.items()]
             self._call(self._producer.send_offsets_to_transaction, positions, group_metadata, self._timeout_s)
         self._call(self._producer.commit_transaction, self._timeout_s)
+        self.number += 1
         self._call(self._producer.begin_transaction)
 
     def _call(self, fn, *args) -> None:

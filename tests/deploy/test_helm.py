@@ -102,6 +102,9 @@ def test_settings_become_only_environment_variables_their_command_knows() -> Non
     )  # fmt: skip
     assert {"fs-notifier", "fs-cameras"} <= set(of_kind(docs, "Deployment"))
     deployments, maps = of_kind(docs, "Deployment"), of_kind(docs, "ConfigMap")
+    images = {name: d["spec"]["template"]["spec"]["containers"][0]["image"] for name, d in deployments.items()}
+    assert images.pop("fs-cameras") == "facestream-producer:0.1.0"  # the light install's image
+    assert set(images.values()) == {"facestream:0.1.0"}
     for name, deployment in deployments.items():
         (container,) = deployment["spec"]["template"]["spec"]["containers"]
         command = cli.get_command(None, container["args"][0])  # type: ignore[arg-type]

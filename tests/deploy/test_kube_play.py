@@ -33,6 +33,7 @@ def chart_values(db_password: str) -> dict:
     a camera of the sample photos, its stranger rule, MQTT state for Home Assistant."""
     return {
         "image": {"repository": "localhost/facestream", "tag": "0.1.0", "pullPolicy": "Never"},
+        "producerImage": {"repository": "localhost/facestream-producer", "tag": "0.1.0"},
         "kafka": {"bootstrap": "kafka:9092", "partitions": 2, "replicationFactor": 1},
         "database": {"url": f"postgresql://facestream:{db_password}@postgres/facestream"},
         "admin": {"existingSecret": "fs-admin"},

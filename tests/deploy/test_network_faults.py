@@ -168,6 +168,7 @@ def account(
         "offered_kB_s": round(sum(len(f.data) for f in frames) / 1000 / ((until_ns - since_ns) / 1e9)),
         "capture_to_broker_p50_ms": round(percentile(to_broker, 50)),
         "capture_to_broker_p99_ms": round(percentile(to_broker, 99)),
+        "capture_to_broker_max_ms": round(to_broker[-1]) if to_broker else 0,
         "capture_to_detection_p50_ms": round(percentile(waits, 50)),
         "capture_to_detection_p99_ms": round(percentile(waits, 99)),
         "capture_to_detection_max_ms": round(waits[-1]) if waits else 0,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 from helpers.kafka import read_topic
 
 from facestream import kafka_topics
@@ -13,6 +14,7 @@ from facestream.producers.streamer import Streamer
 from facestream.schemas import unpack_frame
 
 
+@pytest.mark.alone  # bounds on time: a starved process wakes its cameras' threads together
 def test_cameras_start_spread_over_one_period(bootstrap: str, topics: dict, sample_dir: Path) -> None:
     cameras, fps = 4, 5.0  # a period of 200 ms: first frames about 50 ms apart
     photo = str(sample_dir / "obama.jpg")
