@@ -35,6 +35,7 @@ from bench import (
     soak,
     threshold,
     tracks,
+    transactions,
 )
 from bench.figures import ROOT, Target, load
 from facestream.dashboard.access import roles_table
@@ -63,6 +64,7 @@ RENDERERS: dict[str, Callable[[dict], list[str]]] = {
     "soak": soak.render,
     "threshold": threshold.render,
     "tracks": tracks.render,
+    "transactions-under-faults": transactions.render,
 }
 
 # The targets table's rows, in this order: the GPU's figures first, then the services'.

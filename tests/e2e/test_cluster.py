@@ -410,6 +410,26 @@ def check(bootstrap: str, topics: dict) -> dict:
     }
 
 
+def keep_result(path: Path, run: dict) -> None:
+    """``run`` added to the result file at ``path`` (made on the first run), as bench/results keeps them."""
+    from bench.machine import describe
+
+    found = (
+        json.loads(path.read_text())
+        if path.exists()
+        else {
+            "benchmark": "transactions-under-faults",
+            "command": f"FACESTREAM_FAULT_ROUNDS={ROUNDS} FACESTREAM_FAULT_MODES={','.join(MODES)} "
+            f"FACESTREAM_FAULT_RESULT={path.name} python -m pytest -s tests/e2e/test_cluster.py -k rounds",
+            "machine": describe(),
+            "settings": {"rounds_per_kind": ROUNDS, "cameras": CAMERAS, "fps": FPS, "down_s": DOWN_S},
+            "runs": [],
+        }
+    )
+    found["runs"].append(run)
+    path.write_text(json.dumps(found, indent=1) + "\n")
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("mode", MODES)
@@ -442,8 +462,7 @@ def test_rounds_of_faults_lose_nothing_and_exactly_once_shows_each_event_once(
     keep_report(result)
     print("fault report:", json.dumps(result), "\nreplica exits:", *crew.exits, sep="\n")
     if RESULT:
-        with open(RESULT, "a") as out:
-            out.write(json.dumps({**result, "exits": crew.exits}) + "\n")
+        keep_result(Path(RESULT), {**result, "exits": crew.exits})
     assert result["lost"] == 0 and result["out_of_order" if exactly_once else "lost"] == 0, result
     if exactly_once:
         assert (result["duplicates_read_committed"], result["aborted_reads"]) == (0, 0), result
