@@ -207,10 +207,15 @@ class DetectorService(Service):
         if self.member is not None:
             if not failed and self.pending is not None:
                 self._finish(self.pending)
-            left = self.publisher.flush(30.0)
-            if left:
-                log.error("%d records were not acknowledged at shutdown; their frames stay uncommitted", left)
-            self.member.commit(asynchronous=False)
+            if failed and self.config.exactly_once:
+                # Its open transaction cannot commit now (a fenced producer refuses every call, a flush
+                # included): the broker aborts it, and the next owner answers its frames again.
+                log.warning("exactly-once: the open transaction is left to be aborted; its frames go to the next owner")
+            else:
+                left = self.publisher.flush(30.0)
+                if left:
+                    log.error("%d records were not acknowledged at shutdown; their frames stay uncommitted", left)
+                self.member.commit(asynchronous=False)
         if self.processor is not None:
             self.processor.close()
 

@@ -281,7 +281,11 @@ class Crew:
         while self._open.is_set():
             for name, (process, log) in list(self.running.items()):
                 if process.poll() is not None and self._open.is_set():
-                    said = [line for line in log.read_text(errors="replace").splitlines() if "ERROR" in line]
+                    said = [  # its last words: the error, a traceback's last line, or why it stopped
+                        line
+                        for line in log.read_text(errors="replace").splitlines()
+                        if not line.startswith("%") and re.search(r"error|exception|stopping", line, re.IGNORECASE)
+                    ]
                     self.exits.append(f"{log.name} exit {process.returncode}: {said[-1][-300:] if said else ''}")
                     self._start(name)
             time.sleep(0.5)
@@ -420,7 +424,7 @@ def keep_result(path: Path, run: dict) -> None:
         else {
             "benchmark": "transactions-under-faults",
             "command": f"FACESTREAM_FAULT_ROUNDS={ROUNDS} FACESTREAM_FAULT_MODES={','.join(MODES)} "
-            f"FACESTREAM_FAULT_RESULT={path.name} python -m pytest -s tests/e2e/test_cluster.py -k rounds",
+            f"FACESTREAM_FAULT_RESULT={path} python -m pytest -s tests/e2e/test_cluster.py -k rounds",
             "machine": describe(),
             "settings": {"rounds_per_kind": ROUNDS, "cameras": CAMERAS, "fps": FPS, "down_s": DOWN_S},
             "runs": [],

@@ -152,7 +152,8 @@ def pages_of(bootstrap: str, names: dict, port: int, database: str, sample_dir: 
         page.get(base)
         wait_until(
             "the live feed's life in short",
-            lambda: "update ×15" in page.find_element("css selector", ".alert .lifecycle").text,
+            # find_elements: the feed is still being drawn after page.get, and find_element would raise
+            lambda: any("update ×15" in e.text for e in page.find_elements("css selector", ".alert .lifecycle")),
             30,
         )
         assert console_errors(page) == []
