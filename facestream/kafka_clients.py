@@ -95,6 +95,10 @@ def producer(client_id: str, bootstrap: str | None = None, **config):
                 # 30 s, frames waited up to 37 s (tests/deploy/test_network_faults.py); a healthy
                 # write takes milliseconds.
                 "request.timeout.ms": 10000,
+                # Metadata asked of any node every 5 s (librdkafka's default: 5 minutes): a leader cut
+                # off from the other brokers still says it leads, and a producer that asked only it went
+                # on writing there until the network came back; the other nodes name the new leader.
+                "topic.metadata.refresh.interval.ms": 5000,
                 "message.max.bytes": MAX_MESSAGE_BYTES,
                 "partitioner": "murmur2_random",
                 **config,
