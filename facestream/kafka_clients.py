@@ -48,11 +48,11 @@ def membership(session_timeout_s: float) -> dict:
     it stops answering (killed, hung, cut off). Heartbeats run on librdkafka's own thread, whatever a
     batch costs in Python. A leader cut off from the other brokers goes on answering fetches, with
     nothing new, and no error tells the member that another node leads now: only a metadata refresh
-    does, every 5 minutes by librdkafka's default, every 10 s here."""
+    does, every 5 minutes by librdkafka's default, every 5 s here."""
     return {
         "session.timeout.ms": int(session_timeout_s * 1000),
         "heartbeat.interval.ms": max(100, int(session_timeout_s * 1000 / 6)),
-        "topic.metadata.refresh.interval.ms": 10_000,
+        "topic.metadata.refresh.interval.ms": 5_000,
     }
 
 
