@@ -33,6 +33,7 @@ NEEDS_BY_HELPER = {
 REAL_PARTS = {"kafka", "e2e", "browser", "compose", "postgres", "rtsp", "gpu", "helm", "prometheus"}
 GUARD = programs.Guard(REAL_PARTS)
 NO_TURN = pytest.StashKey[str]()
+TURN = turns.Held()  # this worker's turn on the machine
 
 
 # Tests that start several JVMs or a stack of containers: under pytest-xdist each runs alone on the
@@ -90,12 +91,19 @@ def pytest_runtest_protocol(item, nextitem):
             shared = item.config._tmp_path_factory.getbasetemp().parent  # every worker's base is made in it
             alone = item.get_closest_marker("alone") is not None
             try:
-                stack.enter_context(turns.turn(shared, alone, item.nodeid))
+                TURN.take(shared, alone, item.nodeid)
             except turns.TurnTimeout as exc:
                 item.stash[NO_TURN] = str(exc)  # failed at set-up by machine_turn, as a test failure
+            if not (alone and _alone_in(nextitem, item.path)):  # else kept: the file's fixtures run on
+                stack.callback(TURN.release)
         GUARD.enter(item.nodeid, {mark.name for mark in item.iter_markers()})
         stack.callback(GUARD.leave)
         return (yield)
+
+
+def _alone_in(item, path: Path) -> bool:
+    """Whether ``item`` is an alone test of the file at ``path``."""
+    return item is not None and item.path == path and item.get_closest_marker("alone") is not None
 
 
 @pytest.fixture(autouse=True)

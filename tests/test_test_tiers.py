@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from helpers.programs import Guard, declared_by
-from helpers.turns import TurnTimeout, turn
+from helpers.turns import Held, TurnTimeout, turn
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,3 +82,15 @@ def test_a_turn_not_had_in_time_says_which_alone_test_held_the_machine(tmp_path:
     with turn(tmp_path, alone=False, nodeid="tests/x.py::test_small", wait_s=0.3):
         with turn(tmp_path, alone=False, nodeid="tests/x.py::test_other", wait_s=0.3):
             pass  # tests beside each other share the machine
+
+
+def test_a_turn_held_across_an_alone_files_tests_lets_nothing_in_until_released(tmp_path: Path) -> None:
+    held = Held()
+    held.take(tmp_path, alone=True, nodeid="tests/deploy/test_network_faults.py::test_first")
+    held.take(tmp_path, alone=True, nodeid="tests/deploy/test_network_faults.py::test_second")  # kept, not taken
+    with pytest.raises(TurnTimeout, match="test_network_faults.py::test_first"):
+        with turn(tmp_path, alone=False, nodeid="tests/x.py::test_small", wait_s=0.3):
+            pass
+    held.release()
+    with turn(tmp_path, alone=False, nodeid="tests/x.py::test_small", wait_s=0.3):
+        pass

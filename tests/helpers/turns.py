@@ -12,6 +12,7 @@ takes the turn before pytest-timeout starts its clock): a test that waited behin
 on a loaded machine is not reported as a test that hung, and one that waited too long says for whom.
 """
 
+import contextlib
 import fcntl
 import os
 import time
@@ -48,6 +49,25 @@ def turn(folder: Path, alone: bool, nodeid: str = "", wait_s: float = TURN_WAIT_
             if alone:
                 holder.unlink(missing_ok=True)
             fcntl.flock(main, fcntl.LOCK_UN)
+
+
+class Held:
+    """A worker's turn kept from one test to the next: an ``alone`` file's module fixtures (a stack of
+    containers, a cluster) go on running between its tests, so no other test may run beside them then."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.ExitStack()
+        self._held = False
+
+    def take(self, folder: Path, alone: bool, nodeid: str) -> None:
+        """Take a turn unless this worker holds one already (kept for this test by the one before)."""
+        if not self._held:
+            self._stack.enter_context(turn(folder, alone, nodeid))
+            self._held = True
+
+    def release(self) -> None:
+        self._stack.close()
+        self._held = False
 
 
 def _lock(file: IO, mode: int, deadline: float, holder: Path, what: str) -> None:

@@ -106,7 +106,8 @@ def test_a_camera_whose_server_dies_comes_back_by_itself_and_the_other_streams_o
             "other camera's longest gap s": round(np.diff(yard_times).max(), 2),
         }
     )
-    assert first_back - back < 10.0 and resumed - back < 10.0
+    attempts = "\n".join(line for line in output.splitlines() if "source door" in line)  # why, if slow
+    assert first_back - back < 10.0 and resumed - back < 10.0, attempts[-3000:]
     assert not any(killed + 1.0 < t < back for t in door_times)  # nothing stale out of a buffer meanwhile
     assert np.diff(yard_times).max() < 1.0  # the other camera never stopped
     states = [
