@@ -112,7 +112,7 @@ def test_a_camera_whose_server_dies_comes_back_by_itself_and_the_other_streams_o
     assert np.diff(yard_times).max() < 1.0  # the other camera never stopped
     states = [
         s.state
-        for s in map(unpack_camera_status, (r.value() for r in read_topic(bootstrap, status_topic, 0, timeout_s=5)))
+        for s in map(unpack_camera_status, (r.value() for r in read_topic(bootstrap, status_topic, 0, timeout_s=10)))
         if s.camera_id == "door"
     ]
     assert states[0] in ("connecting", "streaming") and "reconnecting" in states and states[-1] == "stopped"
@@ -165,7 +165,7 @@ def test_bad_sources_are_counted_states_and_the_producer_streams_on(
         ("wrong", "reconnecting"),
     ]:
         assert f'facestream_producer_camera_state{{camera="{camera}",state="{state}"}} 1.0' in metrics, camera
-    statuses = [unpack_camera_status(r.value()) for r in read_topic(bootstrap, status_topic, 0, timeout_s=5)]
+    statuses = [unpack_camera_status(r.value()) for r in read_topic(bootstrap, status_topic, 0, timeout_s=10)]
     errors = {s.camera_id: s.error for s in statuses if s.state == "reconnecting"}
     assert errors["refused"] == "Connection refused"
     assert errors["silent"] == "no answer within 2 s (timed out)"
