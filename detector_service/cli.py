@@ -75,7 +75,7 @@ def fetch(names: tuple[str, ...]) -> None:
 
     The pose model ships as TFLite: the first fetch converts it to ONNX in a converter environment of
     its own (TensorFlow, a few hundred MB) and checks the result against the TFLite interpreter."""
-    from facestream import paths
+    from facestream import assets, paths
     from facestream.detector_service import models
     from facestream.detector_service.inference import embedder
 
@@ -83,7 +83,9 @@ def fetch(names: tuple[str, ...]) -> None:
     for name in names or sorted(known):
         if name not in known:
             raise click.BadParameter(f"unknown model {name!r}; known: {', '.join(sorted(known))}")
-        click.echo(f"{name}: {known[name](paths.models_dir())}")
+    with assets.one_fetch_at_a_time():
+        for name in names or sorted(known):
+            click.echo(f"{name}: {known[name](paths.models_dir())}")
 
 
 @models.command(

@@ -7,6 +7,7 @@ fetched by pip (it builds their metadata first, and fails): those come straight 
 JSON API (PEP 691), which names each file's URL and sha256.
 """
 
+import fcntl
 import hashlib
 import json
 import re
@@ -17,9 +18,12 @@ import tarfile
 import tempfile
 import urllib.request
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from facestream import paths
 from facestream.errors import AssetError
 
 
@@ -36,6 +40,17 @@ class PackagedFile:
     @property
     def filename(self) -> str:
         return Path(self.member).name
+
+
+@contextmanager
+def one_fetch_at_a_time() -> Iterator[None]:
+    """Hold the home folder's fetch lock for the block: two fetches into one folder (two image builds
+    over one cache mount) take turns, and the second finds what the first made, rather than each
+    taking the other's half-written file or converter environment."""
+    paths.home().mkdir(parents=True, exist_ok=True)
+    with open(paths.home() / ".fetch.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def sha256_of(path: Path) -> str:

@@ -11,9 +11,11 @@ def samples() -> None:
 @samples.command(epilog="\b\nExample:\n  facestream samples fetch")
 def fetch() -> None:
     """Download and verify the sample photos; print the folder."""
+    from facestream import assets
     from facestream import samples as store
 
-    click.echo(store.fetch())
+    with assets.one_fetch_at_a_time():
+        click.echo(store.fetch())
 
 
 @samples.command(

@@ -1,4 +1,6 @@
 import hashlib
+import threading
+import time
 import zipfile
 from pathlib import Path
 
@@ -50,3 +52,25 @@ def test_samples_are_verified_on_disk(sample_dir: Path) -> None:
         assert assets.sha256_of(sample_dir / f.filename) == f.sha256
     points = samples.read_pts(sample_dir / "takeo.pts")
     assert points.shape == (68, 2)
+
+
+def test_two_fetches_into_one_home_take_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two image builds ran `models fetch` over one cache mount at once: one converted the pose model and
+    # removed its half-written file just as the other opened it. The second now waits for the first.
+    monkeypatch.setenv("FACESTREAM_HOME", str(tmp_path))
+    order: list[str] = []
+    first_in = threading.Event()
+
+    def second() -> None:
+        first_in.wait()
+        with assets.one_fetch_at_a_time():
+            order.append("second")
+
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    with assets.one_fetch_at_a_time():
+        first_in.set()
+        time.sleep(0.3)  # the other is at the lock by now, and must not get in
+        order.append("first")
+    waiter.join(5)
+    assert order == ["first", "second"]
