@@ -65,18 +65,19 @@ def pytest_collection_modifyitems(config, items: list) -> None:
             item.add_marker(getattr(pytest.mark, mark))
         if "compose" in needs or f"tests/{'/'.join(parts)}" in HEAVY_FILES:
             item.add_marker(pytest.mark.alone)
-        order = 0 if item.get_closest_marker("alone") else 1 if needs & REAL_PARTS else 2
+        order = 0 if item.get_closest_marker("alone") else 1 if needs & (REAL_PARTS | {"torch"}) else 2
         _FILE_ORDER[item.path] = min(order, _FILE_ORDER.get(item.path, 2))
     items.sort(key=_turn_order)
 
 
-def _turn_order(item) -> int:
-    """Files with a test that runs alone first, then those with real parts, then the rest (a sort by
-    this key keeps each file's tests together, in their order). An alone test waits until the tests
-    beside it are done, with its workers idle meanwhile: run back to back at the start, the alone
-    tests wait for each other only, not for a drain each; the short unit tests last even out the
-    workers' ends. (`make test` hands out whole files, in this order: --dist loadfile.)"""
-    return _FILE_ORDER.get(item.path, 2)
+def _turn_order(item) -> tuple[int, int]:
+    """Files with a test that runs alone first, then those with real parts or PyTorch, then the rest;
+    in a file, its alone tests first, else in their order. An alone test waits until the tests beside
+    it are done, with its workers idle meanwhile: run back to back at the start, the alone tests wait
+    for each other only, not for a drain each (an alone test after a file's others would wait for one
+    in the middle of the run); the short unit tests last even out the workers' ends. (`make test`
+    hands out whole files, in this order: --dist loadfile.)"""
+    return _FILE_ORDER.get(item.path, 2), 0 if item.get_closest_marker("alone") else 1
 
 
 _FILE_ORDER: dict = {}

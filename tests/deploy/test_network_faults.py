@@ -154,7 +154,7 @@ def account(
     deadline = time.monotonic() + 180
     events = answered()
     while len({(e.camera_id, e.frame_seq) for e in events}) < len(wanted) and time.monotonic() < deadline:
-        time.sleep(5)
+        time.sleep(2)
         events = answered()
     unique = {(e.camera_id, e.frame_seq): e for e in events}
     waits = sorted((e.detect_ts_ns - e.capture_ts_ns) / 1e6 for e in unique.values())
