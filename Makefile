@@ -3,9 +3,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# pytest-xdist workers for `make test` (CONTRIBUTING.md): 3 take 23-25 minutes on two cores; 0 runs
-# one process (43-47 minutes), for a test that misbehaves beside others.
-TEST_WORKERS ?= 3
+# pytest-xdist workers for `make test` (CONTRIBUTING.md): 4 on two cores, since the tests beside
+# each other leave a quarter of the processors idle waiting on real-time streams with 3; 0 runs one
+# process, for a test that misbehaves beside others.
+TEST_WORKERS ?= 4
 PIP := $(BIN)/pip install --disable-pip-version-check
 
 .PHONY: help setup demo test test-fast lint screenshots bench soak kafka-stop clean

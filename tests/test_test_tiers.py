@@ -3,6 +3,7 @@ that installs the tests' system packages looks for every GStreamer element the c
 
 import ast
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -94,3 +95,17 @@ def test_a_turn_held_across_an_alone_files_tests_lets_nothing_in_until_released(
     held.release()
     with turn(tmp_path, alone=False, nodeid="tests/x.py::test_small", wait_s=0.3):
         pass
+
+
+def test_an_alone_test_waiting_goes_before_the_tests_that_share_the_machine(tmp_path: Path) -> None:
+    waiter = subprocess.Popen(["sleep", "30"])  # a worker whose alone test waits for the gate
+    try:
+        (tmp_path / f"alone-waiting-{waiter.pid}").touch()
+        with pytest.raises(TurnTimeout, match="alone tests still waiting"):
+            with turn(tmp_path, alone=False, nodeid="tests/x.py::test_small", wait_s=0.3):
+                pass
+    finally:
+        waiter.kill()
+        waiter.wait()
+    with turn(tmp_path, alone=False, nodeid="tests/x.py::test_small", wait_s=0.3):
+        pass  # a worker that died waiting holds nobody up

@@ -5,7 +5,8 @@ runs with nothing beside it.
 
 A readers-writer lock over two lock files that every worker opens: a test takes the main lock shared,
 an ``alone`` test takes it exclusive. A gate in front of it keeps a waiting ``alone`` test from being
-starved: while it waits, no new test gets in.
+starved: while it waits, no new test gets in; and while an ``alone`` test waits to reach the gate
+(``alone-waiting-<pid>``), no other test goes for it, so alone tests follow each other directly.
 
 The wait for a turn has a deadline of its own and is not part of the test's time (tests/conftest.py
 takes the turn before pytest-timeout starts its clock): a test that waited behind slow ``alone`` tests
@@ -34,13 +35,21 @@ def turn(folder: Path, alone: bool, nodeid: str = "", wait_s: float = TURN_WAIT_
     """Hold this test's turn for the block: shared with other tests, or the machine to itself."""
     deadline = time.monotonic() + wait_s
     holder = folder / "alone-holder.txt"
+    waiting = folder / f"alone-waiting-{os.getpid()}"
+    if alone:
+        waiting.touch()
+    else:
+        _after_alone_tests_waiting(folder, deadline, holder)
     with open(folder / "gate.lock", "a") as gate, open(folder / "tests.lock", "a") as main:
-        _lock(gate, fcntl.LOCK_EX, deadline, holder, "the gate (an alone test waits for its turn or runs)")
         try:
-            _lock(main, fcntl.LOCK_EX if alone else fcntl.LOCK_SH, deadline, holder, "the tests under way")
+            _lock(gate, fcntl.LOCK_EX, deadline, holder, "the gate (an alone test waits for its turn or runs)")
+            try:
+                _lock(main, fcntl.LOCK_EX if alone else fcntl.LOCK_SH, deadline, holder, "the tests under way")
+            finally:
+                if not alone:
+                    fcntl.flock(gate, fcntl.LOCK_UN)
         finally:
-            if not alone:
-                fcntl.flock(gate, fcntl.LOCK_UN)
+            waiting.unlink(missing_ok=True)
         if alone:
             holder.write_text(f"{nodeid} (pid {os.getpid()}) since {time.strftime('%H:%M:%S')}")
         try:
@@ -70,6 +79,31 @@ class Held:
         self._held = False
 
 
+def _after_alone_tests_waiting(folder: Path, deadline: float, holder: Path) -> None:
+    """Let the alone tests waiting go first: when one ends, the next alone test, not a test of the
+    worker it ran on (whose next test takes the gate at once), gets the machine."""
+    while any(_alive(path) for path in folder.glob("alone-waiting-*")):
+        if time.monotonic() >= deadline:
+            raise TurnTimeout(f"no turn on the machine: alone tests still waiting; holding it alone: {_who(holder)}")
+        time.sleep(POLL_S)
+
+
+def _alive(waiting: Path) -> bool:
+    """Whether the worker that left ``waiting`` (``alone-waiting-<pid>``) still runs."""
+    try:
+        os.kill(int(waiting.name.rsplit("-", 1)[1]), 0)
+    except (ProcessLookupError, ValueError):
+        return False
+    return True
+
+
+def _who(holder: Path) -> str:
+    try:
+        return holder.read_text()
+    except FileNotFoundError:
+        return "no alone test (tests beside each other)"
+
+
 def _lock(file: IO, mode: int, deadline: float, holder: Path, what: str) -> None:
     """``flock`` with a deadline: TurnTimeout naming what it waited for and the alone test holding it."""
     waited = time.monotonic()
@@ -79,12 +113,8 @@ def _lock(file: IO, mode: int, deadline: float, holder: Path, what: str) -> None
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                try:
-                    who = holder.read_text()
-                except FileNotFoundError:
-                    who = "no alone test (tests beside each other)"
                 raise TurnTimeout(
                     f"no turn on the machine after {time.monotonic() - waited:.0f} s waiting for {what}; "
-                    f"holding it alone: {who}"
+                    f"holding it alone: {_who(holder)}"
                 ) from None
             time.sleep(POLL_S)
