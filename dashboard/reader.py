@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from confluent_kafka import KafkaException
 from prometheus_client import CollectorRegistry, Counter
 
 from facestream import kafka_reading
@@ -57,9 +58,17 @@ class RecordReader:
         threading.Thread(target=self._run, name="dashboard-records", daemon=True).start()
 
     def _assigned(self, consumer, partitions) -> None:
+        """Each partition from its end as of now, asked for before the page says it is ready: a record
+        written once /readyz answers is shown (librdkafka's own "end" is looked up later, and under load
+        it lands past what came in meanwhile)."""
         for tp in partitions:
             if tp.topic == self.config.alerts_topic:
                 tp.offset = OFFSET_TAIL_BASE - self.config.alerts_kept
+                continue
+            try:
+                tp.offset = consumer.get_watermark_offsets(tp, timeout=10.0)[1]
+            except KafkaException as exc:  # its end, looked up by librdkafka as before
+                log.warning("dashboard: where %s[%d] ends is not known yet: %s", tp.topic, tp.partition, exc)
         consumer.assign(partitions)
         self.readiness.mark("partitions_assigned", bool(partitions))
 
